@@ -1,0 +1,2 @@
+//! The heat1d solver (work in progress).
+fn main() {}

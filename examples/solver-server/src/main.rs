@@ -1,0 +1,2 @@
+//! The example solver server (work in progress).
+fn main() {}

@@ -1,0 +1,1 @@
+//! Procedural macros of hardened-mcp. Use them through `hardened_mcp::prelude`.

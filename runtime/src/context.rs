@@ -1,0 +1,118 @@
+//! The tool context: who is calling, whether the call was cancelled, and a
+//! channel for progress. It is a tool parameter that never appears in the
+//! input schema.
+
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::service::{Peer, RequestContext, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+use crate::identity::CallerId;
+
+/// Per-call context handed to a tool body.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    caller: CallerId,
+    cancel: CancellationToken,
+    progress: Progress,
+}
+
+impl ToolContext {
+    /// Builds the context of one MCP request.
+    ///
+    /// The caller is the [`CallerId`] the transport's authentication layer
+    /// stored in the request's extensions (directly, or in the HTTP request
+    /// parts rmcp's streamable-HTTP service stores there). When none is
+    /// present (stdio), the caller is [`CallerId::local`].
+    pub fn from_request(rc: &RequestContext<RoleServer>) -> Self {
+        let caller = rc
+            .extensions
+            .get::<CallerId>()
+            .or_else(|| {
+                rc.extensions
+                    .get::<http::request::Parts>()
+                    .and_then(|p| p.extensions.get::<CallerId>())
+            })
+            .cloned()
+            .unwrap_or_else(CallerId::local);
+        let progress = match rc.meta.get_progress_token() {
+            Some(token) => Progress::to_peer(rc.peer.clone(), token),
+            None => Progress::none(),
+        };
+        Self {
+            caller,
+            cancel: rc.ct.clone(),
+            progress,
+        }
+    }
+
+    /// A context for calls that do not come through MCP (tests, internal
+    /// callers): the given caller, a fresh cancellation token, no progress.
+    pub fn detached(caller: CallerId) -> Self {
+        Self {
+            caller,
+            cancel: CancellationToken::new(),
+            progress: Progress::none(),
+        }
+    }
+
+    /// Who is calling.
+    pub fn caller(&self) -> &CallerId {
+        &self.caller
+    }
+
+    /// Cancelled when the client cancels the request or the session ends.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Where progress reports go.
+    pub fn progress(&self) -> &Progress {
+        &self.progress
+    }
+}
+
+/// A progress reporter; reports are dropped when the client asked for none.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    target: Option<(Peer<RoleServer>, ProgressToken)>,
+}
+
+impl Progress {
+    /// A reporter that discards every report.
+    pub fn none() -> Self {
+        Self { target: None }
+    }
+
+    fn to_peer(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
+        Self {
+            target: Some((peer, token)),
+        }
+    }
+
+    /// Whether the client asked for progress.
+    pub fn is_requested(&self) -> bool {
+        self.target.is_some()
+    }
+
+    /// Sends one progress notification. `message` is server-authored text
+    /// (a `&'static str`), never solver output. Delivery failures are
+    /// ignored: progress is advisory.
+    pub async fn report(&self, progress: f64, total: Option<f64>, message: Option<&'static str>) {
+        let Some((peer, token)) = &self.target else {
+            return;
+        };
+        if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
+            return;
+        }
+        let mut param = ProgressNotificationParam::new(token.clone(), progress);
+        if let Some(total) = total {
+            param = param.with_total(total);
+        }
+        if let Some(message) = message {
+            param = param.with_message(message);
+        }
+        if let Err(e) = peer.notify_progress(param).await {
+            tracing::debug!(error = %e, "progress notification not delivered");
+        }
+    }
+}

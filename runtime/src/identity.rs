@@ -1,0 +1,101 @@
+//! Caller identity: who a tool call acts for, as established by the transport.
+//!
+//! A [`CallerId`] is authored by server code (the name configured next to a
+//! bearer token, or the fixed local identity of a stdio server). It is never
+//! taken from a tool argument or from `Mcp-Session-Id`, which is routing
+//! state only. Run ownership, per-caller concurrency and per-caller limits
+//! are all keyed by it.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// Longest accepted caller name, in bytes.
+pub const MAX_CALLER_LEN: usize = 64;
+
+/// An authenticated caller's identity.
+///
+/// Names are 1 to [`MAX_CALLER_LEN`] bytes of `[A-Za-z0-9._-]`, so they are
+/// safe to store in an owner record, a log line or a map key.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CallerId(Arc<str>);
+
+/// A caller name that does not satisfy [`CallerId`]'s rules.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid caller identity: 1 to 64 characters of A-Z a-z 0-9 . _ -")]
+pub struct InvalidCallerId;
+
+impl CallerId {
+    /// The identity of the single local user of a stdio server (the
+    /// process that spawned the server).
+    pub const LOCAL: &'static str = "local";
+
+    /// Builds a caller identity from a server-configured name.
+    pub fn new(name: &str) -> Result<Self, InvalidCallerId> {
+        let ok = !name.is_empty()
+            && name.len() <= MAX_CALLER_LEN
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+        if ok {
+            Ok(Self(Arc::from(name)))
+        } else {
+            Err(InvalidCallerId)
+        }
+    }
+
+    /// The local identity used when the transport authenticates nobody
+    /// (stdio, where the OS user that spawned the server is the caller).
+    pub fn local() -> Self {
+        Self(Arc::from(Self::LOCAL))
+    }
+
+    /// The caller's name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for CallerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("CallerId").field(&&*self.0).finish()
+    }
+}
+
+impl fmt::Display for CallerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_plain_names() {
+        for n in ["a", "alice", "svc-1.prod_x", &"x".repeat(MAX_CALLER_LEN)] {
+            assert_eq!(
+                CallerId::new(n).map(|c| c.as_str().to_owned()),
+                Ok(n.to_owned())
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_everything_else() {
+        let long = "x".repeat(MAX_CALLER_LEN + 1);
+        for n in [
+            "",
+            "a b",
+            "a/b",
+            "../x",
+            "a\n",
+            "é",
+            "a\0",
+            long.as_str(),
+            "a:b",
+        ] {
+            assert_eq!(CallerId::new(n), Err(InvalidCallerId), "{n:?}");
+        }
+    }
+}

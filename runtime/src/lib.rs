@@ -1,0 +1,9 @@
+#![doc = include_str!("../../README.md")]
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+pub mod context;
+pub mod identity;
+pub mod limits;
+
+pub use context::ToolContext;
+pub use identity::CallerId;

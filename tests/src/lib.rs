@@ -1,0 +1,1 @@
+//! Shared helpers of the hardened-mcp integration tests.
