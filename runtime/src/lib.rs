@@ -4,6 +4,7 @@
 pub mod context;
 pub mod identity;
 pub mod limits;
+pub mod transport;
 
 pub use context::ToolContext;
 pub use identity::CallerId;
