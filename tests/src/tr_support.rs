@@ -221,3 +221,178 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineClient<R, W> {
         Ok(response)
     }
 }
+
+/// A response read by [`http_request`].
+#[derive(Debug, Clone)]
+pub struct HttpReply {
+    /// Status code.
+    pub status: u16,
+    /// Header names (lowercase) and values, in order.
+    pub headers: Vec<(String, String)>,
+    /// Body bytes (for an SSE body: up to the first JSON-RPC response).
+    pub body: Vec<u8>,
+}
+
+impl HttpReply {
+    /// The first value of a header.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// The JSON-RPC response in the body (plain JSON or the first SSE event
+    /// carrying a `result` or an `error`).
+    pub fn rpc(&self) -> Option<Value> {
+        if let Ok(v) = serde_json::from_slice::<Value>(&self.body) {
+            return Some(v);
+        }
+        sse_events(&self.body)
+            .into_iter()
+            .filter_map(|data| serde_json::from_str::<Value>(&data).ok())
+            .find(|v| v.get("result").is_some() || v.get("error").is_some())
+    }
+
+    /// Everything a client receives, for leak searches.
+    pub fn everything(&self) -> String {
+        let mut all = format!("{}\n", self.status);
+        for (k, v) in &self.headers {
+            all.push_str(&format!("{k}: {v}\n"));
+        }
+        all.push_str(&self.text());
+        all
+    }
+}
+
+/// The `data` of each complete SSE event in `body`.
+fn sse_events(body: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(body).replace("\r\n", "\n");
+    text.split("\n\n")
+        .map(|event| {
+            event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .filter(|d| !d.is_empty())
+        .collect()
+}
+
+/// Sends one HTTP/1.1 request on a fresh loopback connection
+/// (`Connection: close`) and reads the reply, bounded by [`REPLY_TIMEOUT`].
+/// `headers` are sent as given (include `Host`); `Content-Length` is added.
+pub async fn http_request(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> std::io::Result<HttpReply> {
+    tokio::time::timeout(
+        REPLY_TIMEOUT,
+        http_request_inner(addr, method, path, headers, body),
+    )
+    .await
+    .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))?
+}
+
+async fn http_request_inner(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> std::io::Result<HttpReply> {
+    use tokio::io::AsyncReadExt;
+    assert!(addr.ip().is_loopback(), "tests talk to loopback only");
+    let mut stream = tokio::net::TcpStream::connect(addr).await?;
+    let mut head = format!("{method} {path} HTTP/1.1\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!(
+        "Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    ));
+    stream.write_all(head.as_bytes()).await?;
+    // The server may answer (401, 413) before reading the whole body.
+    let _ = stream.write_all(body).await;
+    let _ = stream.flush().await;
+
+    let mut reader = BufReader::new(stream);
+    let mut status_line = String::new();
+    reader.read_line(&mut status_line).await?;
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other("bad status line"))?;
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).await? == 0 {
+            break;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
+        }
+    }
+    let find = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v): &(String, String)| v.clone())
+    };
+    let is_sse = find("content-type").is_some_and(|v| v.starts_with("text/event-stream"));
+    let mut body = Vec::new();
+    if let Some(len) = find("content-length").and_then(|v| v.parse::<usize>().ok()) {
+        body.resize(len, 0);
+        reader.read_exact(&mut body).await?;
+    } else if find("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        loop {
+            let mut size = String::new();
+            if reader.read_line(&mut size).await? == 0 {
+                break;
+            }
+            let size = usize::from_str_radix(size.trim().split(';').next().unwrap_or(""), 16)
+                .map_err(|_| std::io::Error::other("bad chunk size"))?;
+            if size == 0 {
+                break;
+            }
+            let start = body.len();
+            body.resize(start + size, 0);
+            reader.read_exact(&mut body[start..]).await?;
+            let mut crlf = [0u8; 2];
+            reader.read_exact(&mut crlf).await?;
+            if is_sse {
+                let reply = HttpReply {
+                    status,
+                    headers: headers.clone(),
+                    body: body.clone(),
+                };
+                if reply.rpc().is_some() {
+                    break;
+                }
+            }
+        }
+    } else {
+        reader.read_to_end(&mut body).await?;
+    }
+    Ok(HttpReply {
+        status,
+        headers,
+        body,
+    })
+}
