@@ -396,3 +396,82 @@ async fn http_request_inner(
         body,
     })
 }
+
+/// One HTTP client of an MCP endpoint at `/mcp`: a Host header, maybe a
+/// bearer token, maybe a session; it keeps every reply it received.
+pub struct HttpClient {
+    /// Server address.
+    pub addr: std::net::SocketAddr,
+    /// Value of the Host header.
+    pub host: String,
+    /// Bearer token.
+    pub token: Option<String>,
+    /// Mcp-Session-Id.
+    pub session: Option<String>,
+    /// Every reply so far.
+    pub seen: Vec<HttpReply>,
+}
+
+// A test client: an I/O failure is a test failure, so it panics.
+#[allow(clippy::unwrap_used)]
+impl HttpClient {
+    /// A client of the server at `addr` (Host `127.0.0.1:port`).
+    pub fn new(addr: std::net::SocketAddr, token: Option<&str>) -> Self {
+        Self {
+            addr,
+            host: format!("127.0.0.1:{}", addr.port()),
+            token: token.map(str::to_owned),
+            session: None,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Sends one request with the client's headers plus `extra`.
+    pub async fn request(
+        &mut self,
+        method: &str,
+        extra: &[(&str, &str)],
+        body: &[u8],
+    ) -> HttpReply {
+        let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
+        let mut headers: Vec<(&str, &str)> = vec![
+            ("Host", &self.host),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        if let Some(auth) = &auth {
+            headers.push(("Authorization", auth));
+        }
+        if let Some(session) = &self.session {
+            headers.push(("Mcp-Session-Id", session));
+        }
+        headers.extend_from_slice(extra);
+        let reply = http_request(self.addr, method, "/mcp", &headers, body)
+            .await
+            .unwrap();
+        self.seen.push(reply.clone());
+        reply
+    }
+
+    /// POSTs one JSON-RPC message.
+    pub async fn post(&mut self, message: &Value) -> HttpReply {
+        let body = serde_json::to_vec(message).unwrap();
+        self.request("POST", &[], &body).await
+    }
+
+    /// Initializes a session; returns the initialize reply.
+    pub async fn connect(&mut self) -> HttpReply {
+        let reply = self.post(&initialize_request(1)).await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        self.session = reply.header("mcp-session-id").map(str::to_owned);
+        assert!(self.session.is_some(), "no session id");
+        let ack = self.post(&initialized_notification()).await;
+        assert_eq!(ack.status, 202, "{}", ack.text());
+        reply
+    }
+
+    /// Calls the `whoami` tool.
+    pub async fn whoami(&mut self) -> HttpReply {
+        self.post(&call(2, "whoami", json!({}))).await
+    }
+}

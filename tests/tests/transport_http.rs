@@ -4,16 +4,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hardened_mcp::transport::http::{SESSION_NOT_FOUND_BODY, UNAUTHORIZED_BODY};
 use hardened_mcp::transport::{BearerAuth, HttpServer, HttpServerBuilder, RunningHttpServer};
 use hardened_mcp_tests::tr_support::{
-    EchoServer, HttpReply, call, http_request, initialize_request, initialized_notification,
-    result_text,
+    EchoServer, HttpClient as Client, HttpReply, call, initialize_request,
+    initialized_notification, result_text,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 const ALICE: &str = "alice-tok-Q7rT2vX9pL4mN8kJ";
@@ -66,68 +65,6 @@ async fn start(
         .start(CancellationToken::new())
         .await
         .unwrap()
-}
-
-/// One client of the server: a host header, maybe a token, maybe a session.
-struct Client {
-    addr: SocketAddr,
-    host: String,
-    token: Option<String>,
-    session: Option<String>,
-    seen: Vec<HttpReply>,
-}
-
-impl Client {
-    fn new(addr: SocketAddr, token: Option<&str>) -> Self {
-        Self {
-            addr,
-            host: format!("127.0.0.1:{}", addr.port()),
-            token: token.map(str::to_owned),
-            session: None,
-            seen: Vec::new(),
-        }
-    }
-
-    async fn request(&mut self, method: &str, extra: &[(&str, &str)], body: &[u8]) -> HttpReply {
-        let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
-        let mut headers: Vec<(&str, &str)> = vec![
-            ("Host", &self.host),
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-        ];
-        if let Some(auth) = &auth {
-            headers.push(("Authorization", auth));
-        }
-        if let Some(session) = &self.session {
-            headers.push(("Mcp-Session-Id", session));
-        }
-        headers.extend_from_slice(extra);
-        let reply = http_request(self.addr, method, "/mcp", &headers, body)
-            .await
-            .unwrap();
-        self.seen.push(reply.clone());
-        reply
-    }
-
-    async fn post(&mut self, message: &Value) -> HttpReply {
-        let body = serde_json::to_vec(message).unwrap();
-        self.request("POST", &[], &body).await
-    }
-
-    /// Initializes a session; returns the initialize reply.
-    async fn connect(&mut self) -> HttpReply {
-        let reply = self.post(&initialize_request(1)).await;
-        assert_eq!(reply.status, 200, "{}", reply.text());
-        self.session = reply.header("mcp-session-id").map(str::to_owned);
-        assert!(self.session.is_some(), "no session id");
-        let ack = self.post(&initialized_notification()).await;
-        assert_eq!(ack.status, 202, "{}", ack.text());
-        reply
-    }
-
-    async fn whoami(&mut self) -> HttpReply {
-        self.post(&call(2, "whoami", json!({}))).await
-    }
 }
 
 fn assert_401(reply: &HttpReply) {
