@@ -1,1 +1,2 @@
 //! Shared helpers of the hardened-mcp integration tests.
+pub mod macros_fixture;
