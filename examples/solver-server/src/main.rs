@@ -1,2 +1,3 @@
 //! The example solver server (work in progress).
+mod plot;
 fn main() {}
