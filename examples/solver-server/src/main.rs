@@ -1,3 +1,2 @@
 //! The example solver server (work in progress).
-mod plot;
 fn main() {}
