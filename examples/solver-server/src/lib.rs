@@ -2,4 +2,5 @@
 //! hardened MCP tools. The binary `solver-server` has the modes `serve`
 //! (stdio), `serve --http ADDR` and `demo`.
 
+pub mod cli;
 pub mod plot;
