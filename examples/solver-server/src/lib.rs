@@ -3,4 +3,5 @@
 //! (stdio), `serve --http ADDR` and `demo`.
 
 pub mod cli;
+pub mod config;
 pub mod plot;
