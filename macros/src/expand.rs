@@ -259,14 +259,33 @@ fn spec_ident(i: usize) -> syn::Ident {
     syn::Ident::new(&format!("__HARDENED_SPEC_{i}"), Span::mixed_site())
 }
 
-/// `static` items holding every argument's spec.
-fn spec_statics(m: &ToolModel) -> TokenStream {
+/// Parameters that come from the argument object (all but the context).
+fn is_wire(p: &ArgModel) -> bool {
+    !matches!(p.kind, Kind::Context)
+}
+
+/// The type a parameter is parsed as: a run handle is parsed as a string.
+fn wire_ty(p: &ArgModel) -> TokenStream {
+    match p.kind {
+        Kind::RunDir => quote!(::std::string::String),
+        _ => {
+            let ty = &p.ty;
+            quote!(#ty)
+        }
+    }
+}
+
+/// `static` items holding the spec of every parameter `keep` selects.
+fn spec_statics(m: &ToolModel, keep: fn(&ArgModel) -> bool) -> TokenStream {
     let hm = hm();
     let mut out = TokenStream::new();
-    for (i, p) in m.params.iter().filter(|p| is_arg(p)).enumerate() {
+    for (i, p) in m.params.iter().filter(|p| keep(p)).enumerate() {
         let id = spec_ident(i);
-        let ty = &p.ty;
-        let spec = spec_tokens(p);
+        let ty = wire_ty(p);
+        let spec = match p.kind {
+            Kind::RunDir => quote!(#hm::run_handle_spec()),
+            _ => spec_tokens(p),
+        };
         out.extend(quote! {
             static #id: <#ty as #hm::Arg>::Spec = #spec;
         });
@@ -338,7 +357,7 @@ fn generate(attr: &ToolsAttr, self_ty: &Type, models: &[ToolModel], failed: bool
 fn validator(m: &ToolModel) -> TokenStream {
     let hm = hm();
     let (vname, name) = names(m);
-    let statics = spec_statics(m);
+    let statics = spec_statics(m, is_arg);
     let params = m.params.iter().filter(|p| is_arg(p)).map(|p| {
         let id = &p.ident;
         let ty = &p.ty;
@@ -398,8 +417,8 @@ fn validator(m: &ToolModel) -> TokenStream {
 fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
     let hm = hm();
     let (vname, name) = names(m);
-    let statics = spec_statics(m);
-    let args: Vec<&ArgModel> = m.params.iter().filter(|p| is_arg(p)).collect();
+    let statics = spec_statics(m, is_wire);
+    let args: Vec<&ArgModel> = m.params.iter().filter(|p| is_wire(p)).collect();
     let vars: Vec<syn::Ident> = (0..args.len())
         .map(|i| syn::Ident::new(&format!("__hardened_a{i}"), Span::mixed_site()))
         .collect();
@@ -407,7 +426,7 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
         .map(|i| syn::Ident::new(&format!("__hardened_s{i}"), Span::mixed_site()))
         .collect();
     let keys: Vec<String> = args.iter().map(|p| p.key()).collect();
-    let tys: Vec<&Type> = args.iter().map(|p| &p.ty).collect();
+    let tys: Vec<TokenStream> = args.iter().map(|p| wire_ty(p)).collect();
     let specs: Vec<syn::Ident> = (0..args.len()).map(spec_ident).collect();
 
     let obj = syn::Ident::new("__hardened_obj", Span::mixed_site());
@@ -438,12 +457,32 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
         }
     };
 
+    let validated: Vec<&syn::Ident> = args
+        .iter()
+        .zip(&vars)
+        .filter(|(p, _)| is_arg(p))
+        .map(|(_, v)| v)
+        .collect();
     let check = quote! {
         fn #check_fn(#obj: &#hm::JsonObject) -> #hm::Result<(), #hm::ToolError> {
             let (#(#vars,)*) = #parse_fn(#obj)?;
-            <#self_ty>::#vname(#(&#vars),*)
+            <#self_ty>::#vname(#(&#validated),*)
         }
     };
+    // Run handles are resolved through the server's run root, for this
+    // caller, before the body runs.
+    let resolves = args
+        .iter()
+        .zip(&vars)
+        .filter(|(p, _)| matches!(p.kind, Kind::RunDir))
+        .map(|(_, v)| {
+            quote! {
+                let #v = match #hm::HasRunRoot::run_root(#svc).resolve(&#v, #ctx.caller()) {
+                    #hm::Result::Ok(d) => d,
+                    #hm::Result::Err(e) => return #hm::ToolError::from(e).into_call_tool_result(),
+                };
+            }
+        });
 
     // The method call, in declared parameter order.
     let mut arg_iter = vars.iter();
@@ -478,6 +517,7 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
                     #hm::Result::Ok(v) => v,
                     #hm::Result::Err(e) => return #hm::ToolError::from(e).into_call_tool_result(),
                 };
+                #(#resolves)*
                 #hm::run::<#output, _>(&#meta, &#limiter, &#ctx, async { #invoke }).await
             })
         }
@@ -509,13 +549,13 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
         None => quote!(#hm::Option::None),
     };
     let schema_args = args.iter().enumerate().map(|(i, p)| {
-        let ty = &p.ty;
+        let ty = wire_ty(p);
         let key = p.key();
         let s = spec_ident(i);
         quote!(.arg::<#ty>(#key, &#s))
     });
     let self_tests = args.iter().enumerate().map(|(i, p)| {
-        let ty = &p.ty;
+        let ty = wire_ty(p);
         let key = p.key();
         let s = spec_ident(i);
         quote!(#hm::spec_fault::<#ty>(&mut #faults, #key, &#s);)

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::args::ArgError;
 use crate::limits::LimitError;
+use crate::runs::RunError;
 
 /// Why a tool call failed, as the caller may see it.
 ///
@@ -154,6 +155,23 @@ impl std::error::Error for ToolError {}
 impl From<ArgError> for ToolError {
     fn from(e: ArgError) -> Self {
         Self::InvalidArguments(e)
+    }
+}
+
+impl From<RunError> for ToolError {
+    /// Run-root failures: an unknown run stays indistinguishable from a
+    /// foreign one; storage failures become internal errors (logged).
+    fn from(e: RunError) -> Self {
+        match e {
+            RunError::UnknownRun => Self::UnknownRun,
+            RunError::FileNotFound => Self::NotFound,
+            RunError::InvalidFileName => Self::Rejected("invalid run file name"),
+            RunError::FileRefused => Self::Rejected("run file refused"),
+            RunError::FileExists => Self::Rejected("run file already exists"),
+            RunError::TooLarge => Self::Rejected("run file exceeds the size limit"),
+            RunError::NoSpace => Self::Rejected("no space left for run data"),
+            other => Self::internal(format_args!("run root: {other}")),
+        }
     }
 }
 

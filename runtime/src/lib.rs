@@ -9,6 +9,7 @@ pub mod limits;
 pub mod output;
 pub mod prelude;
 pub mod route;
+pub mod runs;
 pub mod schema;
 
 pub use context::ToolContext;

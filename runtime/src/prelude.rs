@@ -43,4 +43,5 @@ pub use crate::error::ToolError;
 pub use crate::identity::CallerId;
 pub use crate::output::{Artifact, Output};
 pub use crate::route::{HardenedTool, RouterError, ToolSet};
+pub use crate::runs::{HasRunRoot, RunDir, RunRoot};
 pub use hardened_mcp_macros::{ToolEnum, bounded, hardened_tool, hardened_tools};

@@ -15,6 +15,7 @@ pub use crate::route::{
     CallFn, CheckFn, HardenedTool, RouterError, ToolDecl, ToolMeta, ToolSet, check_cost, describe,
     output_schema_of, router_or_panic, run,
 };
+pub use crate::runs::HasRunRoot;
 pub use crate::schema::InputSchema;
 
 pub use ::futures::future::BoxFuture;
@@ -63,5 +64,25 @@ pub fn rule(holds: bool, reason: &'static str) -> Result<(), ArgError> {
         Ok(())
     } else {
         Err(ArgError::check_failed(reason))
+    }
+}
+
+/// The longest handle the pattern admits: a 16-character prefix, `_`, 80
+/// characters of body (see `RunHandle::pattern`).
+const RUN_HANDLE_MAX_LEN: usize = 16 + 1 + 80;
+
+/// The spec of a run-handle parameter: a string matching the handle
+/// pattern, no longer than the longest handle.
+pub const fn run_handle_spec() -> StrSpec {
+    StrSpec {
+        min_len: None,
+        max_len: Some(RUN_HANDLE_MAX_LEN),
+        pattern: Some(Pattern::new(crate::runs::RunHandle::pattern())),
+        charset: None,
+        default: None,
+        doc: Doc {
+            description: Some("A run handle returned by an earlier call."),
+            units: None,
+        },
     }
 }

@@ -2,9 +2,11 @@
 //! the macro tests (end-to-end, differential, canary, revalidation).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use hardened_mcp::prelude::*;
+use hardened_mcp::runs::FileName;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
@@ -74,6 +76,7 @@ pub struct Session {
 #[derive(Clone)]
 pub struct Solver {
     router: ToolRouter<Self>,
+    runs: RunRoot,
     /// Released by tests to let `hold` return.
     pub gate: Arc<Notify>,
 }
@@ -85,14 +88,31 @@ impl Default for Solver {
 }
 
 impl Solver {
-    /// The server with its merged router (hardened tools + one rmcp tool).
+    /// The server with its merged router (hardened tools + one rmcp tool)
+    /// and a fresh run root under the system temporary directory.
     pub fn new() -> Self {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "hm-macros-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let runs = RunRoot::open(&dir).expect("run root under the temp dir");
         Self {
             router: Self::hardened_tool_router() + Self::rmcp_router(),
+            runs,
             gate: Arc::new(Notify::new()),
         }
     }
 }
+
+impl HasRunRoot for Solver {
+    fn run_root(&self) -> &RunRoot {
+        &self.runs
+    }
+}
+
+const NOTE: FileName = FileName::fixed("note.txt");
 
 #[tool_router(router = rmcp_router)]
 impl Solver {
@@ -189,6 +209,25 @@ impl Solver {
     pub async fn hold(&self) -> Result<Output<bool>, ToolError> {
         self.gate.notified().await;
         Ok(Output::new(true))
+    }
+
+    /// Creates a run and returns its handle.
+    #[hardened_tool(max_cost = 1, units = "runs", cost = 1.0)]
+    pub async fn run_create(&self, ctx: ToolContext) -> Result<Output<String>, ToolError> {
+        let (handle, _dir) = self.runs.create(ctx.caller())?;
+        Ok(Output::new(handle.as_str().to_owned()))
+    }
+
+    /// Writes a note into a run.
+    #[hardened_tool(max_cost = 64, units = "characters", cost = text.chars().count() as f64)]
+    pub async fn run_note(
+        &self,
+        run: RunDir,
+        #[bounded(max_len = 64, charset = "printable")] text: String,
+    ) -> Result<Output<String>, ToolError> {
+        run.write_atomic(&NOTE, text.as_bytes())?;
+        let back = run.read_bounded(&NOTE, 64)?;
+        Ok(Output::new(String::from_utf8_lossy(&back).into_owned()))
     }
 
     /// Fails inside the server.

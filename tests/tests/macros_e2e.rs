@@ -347,6 +347,42 @@ async fn limits_and_failures_have_fixed_texts() {
     client.cancel().await.unwrap();
 }
 
+#[tokio::test]
+async fn run_handles_are_resolved_before_the_body() {
+    let client = connect(Solver::new()).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let s = Value::Object((*tool(&tools, "run_note").input_schema).clone());
+    assert_eq!(
+        s["properties"]["run"]["pattern"],
+        hardened_mcp::runs::RunHandle::pattern()
+    );
+    assert_eq!(s["required"], json!(["run", "text"]));
+
+    let r = call(&client, "run_create", json!({})).await;
+    let handle = r.structured_content.unwrap()["data"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = call(&client, "run_note", json!({"run": handle, "text": "hello"})).await;
+    assert_eq!(r.structured_content.unwrap()["data"], "hello");
+
+    // Path syntax never reaches the run root: the pattern refuses it.
+    let r = call(
+        &client,
+        "run_note",
+        json!({"run": "../../etc", "text": "x"}),
+    )
+    .await;
+    assert_eq!(error_of(&r)["code"], "pattern_mismatch");
+    assert!(!text(&r).contains("etc"));
+    // A well-formed handle that was never issued: the fixed unknown-run answer.
+    let forged = format!("{}_{}", handle.split('_').next().unwrap(), "A".repeat(22));
+    let r = call(&client, "run_note", json!({"run": forged, "text": "x"})).await;
+    assert_eq!(error_of(&r)["kind"], "unknown_run");
+    assert_eq!(text(&r), "unknown run handle");
+    client.cancel().await.unwrap();
+}
+
 #[test]
 fn secret_like_output_fields_fail_at_router_build() {
     let e = LeakyServer::try_hardened_tool_router().unwrap_err();
