@@ -1,6 +1,8 @@
 //! A server with one hardened tool per parameter kind and limit, shared by
 //! the macro tests (end-to-end, differential, canary, revalidation).
 
+#![allow(clippy::expect_used)] // test support: a missing temp dir is a broken test machine
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
