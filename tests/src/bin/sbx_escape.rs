@@ -1,7 +1,7 @@
 //! Sandbox test probe: one escape attempt per invocation. Exit 0 means the
 //! attempt succeeded (the control expects 0), exit 1 that it was denied.
 //!
-//! Modes: `write <path>`, `env <name>`, `connect <port>`, `fd <n>`,
+//! Modes: `write <path>`, `read <path>`, `env <name>`, `connect <port>`, `fd <n>`,
 //! `cpu <seconds>`, `fsize <bytes>`, `nofile <count>`, `sleep <ms>`,
 //! `progress <steps>`, `exit <code>`.
 
@@ -28,6 +28,10 @@ fn main() {
         "write" => {
             let path = args.get(2).unwrap_or_else(|| std::process::exit(2));
             verdict(std::fs::write(path, b"escaped").is_ok())
+        }
+        "read" => {
+            let path = args.get(2).unwrap_or_else(|| std::process::exit(2));
+            verdict(std::fs::read(path).is_ok_and(|b| !b.is_empty()))
         }
         "env" => {
             let name = args.get(2).unwrap_or_else(|| std::process::exit(2));
