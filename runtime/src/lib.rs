@@ -4,6 +4,7 @@
 pub mod context;
 pub mod identity;
 pub mod limits;
+pub mod runs;
 pub mod sandbox;
 
 pub use context::ToolContext;

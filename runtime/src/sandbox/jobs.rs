@@ -79,6 +79,12 @@ impl fmt::Display for JobId {
 pub trait StatusSink: Send + Sync + 'static {
     /// Stores the JSON status document of the job, replacing the previous one.
     fn write_status(&self, json: &[u8]) -> std::io::Result<()>;
+
+    /// Stores the captured logs of the finished job (default: nothing).
+    fn write_logs(&self, outcome: &Outcome) -> std::io::Result<()> {
+        let _ = outcome;
+        Ok(())
+    }
 }
 
 /// The state of a job.
@@ -186,6 +192,11 @@ impl Jobs {
         let job = id.clone();
         tokio::spawn(async move {
             let outcome = run.wait().await;
+            if let Some(sink) = sink.as_deref()
+                && let Err(e) = sink.write_logs(&outcome)
+            {
+                tracing::warn!(error = %e, "job logs not persisted");
+            }
             write_sink(sink.as_deref(), &finished_json(&outcome));
             if let Some(table) = table.upgrade() {
                 let mut table = table.lock().unwrap_or_else(PoisonError::into_inner);

@@ -28,6 +28,7 @@ mod outcome;
 mod progress;
 mod registry;
 mod run;
+mod rundir;
 mod spawn;
 
 pub use containment::{Containment, Requirements, TreeKill};
@@ -43,3 +44,4 @@ pub use progress::{
 };
 pub use registry::{MAX_SOLVER_ID_LEN, Solver, SolverRegistry, SolverRegistryBuilder};
 pub use run::{RunRequest, RunningSolver, Sandbox, SandboxConfig};
+pub use rundir::{JOB_STATUS_FILE, STDERR_LOG_FILE, STDOUT_LOG_FILE, write_captured_log};
