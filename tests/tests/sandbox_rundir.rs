@@ -8,9 +8,9 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hardened_mcp::runs::RunRoot;
+use hardened_mcp::runs::{FileName, RunRoot};
 use hardened_mcp::sandbox::{
-    JOB_STATUS_FILE, JobState, Jobs, RunRequest, STDERR_LOG_FILE, STDOUT_LOG_FILE,
+    JOB_STATUS_FILE, JobState, Jobs, RunRequest, STDERR_LOG_FILE, STDOUT_LOG_FILE, Termination,
 };
 use support::*;
 use tokio_util::sync::CancellationToken;
@@ -65,4 +65,54 @@ async fn detached_job_persists_status_and_logs_in_its_run_dir() {
     let omitted = (1u64 << 20) + 18 - 2 * (64 << 10);
     let marker = format!("\n[hardened-mcp: {omitted} bytes omitted]\n");
     assert!(err.windows(marker.len()).any(|w| w == marker.as_bytes()));
+}
+
+/// With `write_only_in`, the server's records in the run directory (here
+/// the run root's owner record) are read-only to the solver; the control
+/// shows that without it a solver can rewrite them and lose the run for its
+/// owner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_only_in_protects_the_run_records() {
+    const WORK: FileName = FileName::fixed("work");
+    let tmp = tempfile::tempdir().unwrap();
+    let root = RunRoot::open(tmp.path().join("runs")).unwrap();
+    let alice = caller("alice");
+    let (handle, dir) = root.create(&alice).unwrap();
+    let path = tmp.path().join("runs").join(handle.as_str());
+    assert!(
+        path.join(".owner").exists(),
+        "run layout as expected by this test"
+    );
+    let owner = path.join(".owner").to_str().unwrap().to_owned();
+    let inside = path.join("work/out.txt").to_str().unwrap().to_owned();
+    let sb = sandbox();
+    let t = CancellationToken::new();
+    let confined = |target: &str| {
+        RunRequest::new("escape")
+            .args(["write", target])
+            .write_only_in(WORK)
+    };
+    let o = sb.run_in(&alice, &dir, confined(&owner), &t).await.unwrap();
+    assert_eq!(o.termination, Termination::Exited(1), "{o:?}");
+    assert!(root.resolve(handle.as_str(), &alice).is_ok());
+    let o = sb
+        .run_in(&alice, &dir, confined(&inside), &t)
+        .await
+        .unwrap();
+    assert!(o.success(), "{o:?}");
+    // Control: the whole run directory writable.
+    let o = sb
+        .run_in(
+            &alice,
+            &dir,
+            RunRequest::new("escape").args(["write", owner.as_str()]),
+            &t,
+        )
+        .await
+        .unwrap();
+    assert!(o.success(), "{o:?}");
+    assert!(
+        root.resolve(handle.as_str(), &alice).is_err(),
+        "the solver rewrote the owner record"
+    );
 }

@@ -56,12 +56,16 @@ impl FsPolicy {
     }
 
     /// Builds a ruleset for one run; `None` when the kernel has no Landlock.
+    /// `writable` is where the solver may write (the run directory itself,
+    /// or a subdirectory of it, in which case the run directory is only
+    /// readable).
     pub(crate) fn ruleset(
         &self,
         run_dir: BorrowedFd<'_>,
+        writable: Option<BorrowedFd<'_>>,
         solver: BorrowedFd<'_>,
     ) -> Result<Option<OwnedFd>, SandboxError> {
-        self.build(run_dir, solver).map_err(|e| {
+        self.build(run_dir, writable, solver).map_err(|e| {
             tracing::error!(error = %e, "landlock ruleset not built");
             SandboxError::Internal
         })
@@ -70,6 +74,7 @@ impl FsPolicy {
     fn build(
         &self,
         run_dir: BorrowedFd<'_>,
+        writable: Option<BorrowedFd<'_>>,
         solver: BorrowedFd<'_>,
     ) -> Result<Option<OwnedFd>, landlock::RulesetError> {
         let all = AccessFs::from_all(POLICY_ABI);
@@ -82,8 +87,13 @@ impl FsPolicy {
             .handle_access(AccessNet::from_all(POLICY_ABI))?
             .scope(Scope::from_all(POLICY_ABI))?
             .create()?
-            .add_rule(PathBeneath::new(run_dir, all))?
             .add_rule(PathBeneath::new(solver, file_read))?;
+        rs = match writable {
+            None => rs.add_rule(PathBeneath::new(run_dir, all))?,
+            Some(w) => rs
+                .add_rule(PathBeneath::new(run_dir, read))?
+                .add_rule(PathBeneath::new(w, all))?,
+        };
         for fd in &self.read {
             rs = rs.add_rule(PathBeneath::new(fd.as_fd(), read))?;
         }

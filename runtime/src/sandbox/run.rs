@@ -27,6 +27,7 @@ use super::registry::SolverRegistry;
 use super::spawn::{self, ChildPlan, ExitRecord, RECORD_LEN, RlimitPlan};
 use crate::identity::CallerId;
 use crate::limits::{ConcurrencyLimiter, Permit};
+use crate::runs::FileName;
 
 /// Server-side configuration of the sandbox.
 #[derive(Debug, Clone)]
@@ -92,6 +93,7 @@ pub struct RunRequest {
     args: Vec<OsString>,
     env: Vec<(String, OsString)>,
     limits: Limits,
+    write_subdir: Option<FileName>,
 }
 
 impl RunRequest {
@@ -102,7 +104,20 @@ impl RunRequest {
             args: Vec::new(),
             env: Vec::new(),
             limits: Limits::default(),
+            write_subdir: None,
         }
+    }
+
+    /// Confines the solver's writes to the subdirectory `name` of the run
+    /// directory (created, mode 0700, if missing; refused if it is anything
+    /// but a plain directory). The run directory itself, with the server's
+    /// own records in it (owner record, job status, persisted logs), stays
+    /// read-only to the solver; its working directory is still the run
+    /// directory. Without this, the solver may write anywhere beneath the
+    /// run directory. Effective where Landlock is available.
+    pub fn write_only_in(mut self, name: FileName) -> Self {
+        self.write_subdir = Some(name);
+        self
     }
 
     /// Appends one argument.
@@ -211,12 +226,18 @@ impl Sandbox {
         request.limits.check_within(&inner.config.ceilings)?;
         self.check_arguments(&request)?;
         let run_dir = dup_dir(run_dir.as_fd())?;
+        let writable = match &request.write_subdir {
+            Some(name) => Some(open_subdir(run_dir.as_fd(), name)?),
+            None => None,
+        };
         solver.verify_unchanged()?;
         let ruleset = if inner.containment.landlock_abi > 0 {
-            inner.policy.ruleset(run_dir.as_fd(), solver.fd())?
+            let w = writable.as_ref().map(AsFd::as_fd);
+            inner.policy.ruleset(run_dir.as_fd(), w, solver.fd())?
         } else {
             None
         };
+        drop(writable);
         let (control_rd, control_wr) = pipe_with(PipeFlags::CLOEXEC).map_err(internal)?;
         let (status_rd, status_wr) =
             pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map_err(internal)?;
@@ -473,6 +494,27 @@ fn dup_dir(fd: std::os::fd::BorrowedFd<'_>) -> Result<OwnedFd, SandboxError> {
         return Err(SandboxError::RunDirUnusable);
     }
     rustix::io::fcntl_dupfd_cloexec(fd, 3).map_err(internal)
+}
+
+/// Opens (creating if needed) the plain subdirectory `name` of `dir`.
+fn open_subdir(dir: std::os::fd::BorrowedFd<'_>, name: &FileName) -> Result<OwnedFd, SandboxError> {
+    use rustix::fs::{Mode, OFlags};
+    let unusable = |e: rustix::io::Errno| {
+        tracing::error!(error = %e, "run subdirectory unusable");
+        SandboxError::RunDirUnusable
+    };
+    match rustix::fs::mkdirat(dir, name.as_str(), Mode::RWXU) {
+        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+        Err(e) => return Err(unusable(e)),
+    }
+    let fd = rustix::fs::openat(
+        dir,
+        name.as_str(),
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(unusable)?;
+    Ok(fd)
 }
 
 fn valid_env_name(k: &str) -> bool {
