@@ -10,6 +10,7 @@ pub mod output;
 pub mod prelude;
 pub mod route;
 pub mod runs;
+pub mod sandbox;
 pub mod schema;
 
 pub use context::ToolContext;
