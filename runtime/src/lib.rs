@@ -4,6 +4,10 @@
 pub mod context;
 pub mod identity;
 pub mod limits;
+pub mod paging;
+pub mod redact;
+pub mod secret;
+pub mod untrusted;
 
 pub use context::ToolContext;
 pub use identity::CallerId;
