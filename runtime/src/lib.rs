@@ -2,6 +2,7 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod context;
+pub mod deck;
 pub mod identity;
 pub mod limits;
 pub mod paging;
