@@ -4,6 +4,7 @@
 pub mod context;
 pub mod deck;
 pub mod identity;
+pub mod image;
 pub mod limits;
 pub mod paging;
 pub mod redact;
