@@ -131,6 +131,16 @@ impl<F: DeckFormat> DeckValue<F> {
         Ok(Self::new(Repr::Named(key, Box::new(value.repr))))
     }
 
+    /// An identifier checked for `F`.
+    pub fn from_ident(ident: DeckIdent<F>) -> Self {
+        Self::new(Repr::Ident(ident.ident))
+    }
+
+    /// Free text checked for `F`.
+    pub fn from_text(text: DeckText<F>) -> Self {
+        Self::new(Repr::Text(text.text))
+    }
+
     /// Appends the rendered value.
     pub fn write(&self, out: &mut String) {
         self.repr.write(out);
@@ -172,6 +182,14 @@ impl<F: DeckFormat> IntoDeckValue<F> for DeckValue<F> {
     }
 }
 
+/// A checked value that may have failed its check: the error is passed on,
+/// so `deck.set("label", DeckText::new(text))` reports the text's error.
+impl<F: DeckFormat, V: IntoDeckValue<F>> IntoDeckValue<F> for Result<V, DeckError> {
+    fn into_deck_value(self) -> Result<DeckValue<F>, DeckError> {
+        self?.into_deck_value()
+    }
+}
+
 impl<F: DeckFormat> IntoDeckValue<F> for f64 {
     fn into_deck_value(self) -> Result<DeckValue<F>, DeckError> {
         DeckValue::number(self)
@@ -209,13 +227,13 @@ impl<F: DeckFormat, T: DeckToken> IntoDeckValue<F> for T {
 
 impl<F: DeckFormat> IntoDeckValue<F> for DeckIdent<F> {
     fn into_deck_value(self) -> Result<DeckValue<F>, DeckError> {
-        Ok(DeckValue::new(Repr::Ident(self.ident)))
+        Ok(DeckValue::from_ident(self))
     }
 }
 
 impl<F: DeckFormat> IntoDeckValue<F> for DeckText<F> {
     fn into_deck_value(self) -> Result<DeckValue<F>, DeckError> {
-        Ok(DeckValue::new(Repr::Text(self.text)))
+        Ok(DeckValue::from_text(self))
     }
 }
 
