@@ -8,6 +8,7 @@ pub mod image;
 pub mod limits;
 pub mod paging;
 pub mod redact;
+pub mod runs;
 pub mod secret;
 pub mod untrusted;
 

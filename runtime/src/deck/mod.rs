@@ -45,6 +45,8 @@ mod value;
 
 use std::collections::BTreeSet;
 
+use crate::runs::{FileName, RunDir, RunError};
+
 pub use format::{ControlSyntax, DeckFormat};
 pub use key_value::KeyValue;
 pub use spice::Spice;
@@ -103,9 +105,11 @@ pub enum DeckError {
     /// format's rules; never expected).
     #[error("the deck was refused by its final control-syntax check")]
     ControlSyntax,
-    /// Writing the deck to the run directory failed (detail in the log).
-    #[error("the deck could not be written")]
-    Write,
+    /// Writing the deck to the run directory failed; the run error's text
+    /// is fixed too (detail in the server log). The previous file content is
+    /// intact.
+    #[error("the deck could not be written: {0}")]
+    Storage(#[from] RunError),
 }
 
 /// One line of a deck, already validated.
@@ -212,5 +216,34 @@ impl<F: DeckFormat> Deck<F> {
             return Err(DeckError::TooLarge);
         }
         Ok(out.into_bytes())
+    }
+
+    /// Renders the deck and writes it atomically to the fixed file `name`
+    /// in the run directory ([`RunDir::write_atomic`]: a temporary file,
+    /// fsync, rename, mode 0600). Nothing is written when rendering fails,
+    /// and a failed write leaves the previous content of `name` intact.
+    ///
+    /// ```
+    /// use hardened_mcp::CallerId;
+    /// use hardened_mcp::deck::{Deck, KeyValue};
+    /// use hardened_mcp::runs::{FileName, RunRoot};
+    ///
+    /// const DECK: FileName = FileName::fixed("input.deck");
+    ///
+    /// # let tmp = tempfile::tempdir()?;
+    /// let root = RunRoot::open(tmp.path().join("runs"))?;
+    /// let (_handle, run) = root.create(&CallerId::local())?;
+    /// let mut deck = Deck::<KeyValue>::new();
+    /// deck.set("cells", 200_u32)?;
+    /// deck.write_to(&run, &DECK)?;
+    /// assert_eq!(run.read_bounded(&DECK, 1024)?, b"cells = 200\n");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_to(&self, dir: &RunDir, name: &FileName) -> Result<(), DeckError> {
+        let bytes = self.render()?;
+        dir.write_atomic(name, &bytes).map_err(|e| {
+            tracing::warn!(format = F::NAME, error = %e, "deck write failed");
+            DeckError::Storage(e)
+        })
     }
 }

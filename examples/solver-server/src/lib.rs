@@ -1,0 +1,7 @@
+//! The example solver server: a 1-D heat-diffusion solver (`heat1d`) behind
+//! hardened MCP tools. The binary `solver-server` has the modes `serve`
+//! (stdio), `serve --http ADDR` and `demo`.
+
+pub mod cli;
+pub mod config;
+pub mod plot;

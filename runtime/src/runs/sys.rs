@@ -1,0 +1,219 @@
+//! The run root's system calls: single-component opens beneath a directory
+//! descriptor, metadata checks, and link-safe recursive removal.
+//!
+//! Everything here works on directory file descriptors and one path
+//! component at a time. No function in this file accepts a path with a `/`.
+
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags, Stat};
+use rustix::io::Errno;
+
+use super::RunError;
+
+/// How every component is resolved when `openat2` is available: beneath the
+/// directory, never through any symlink or magic link, never across a mount.
+const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
+    .union(ResolveFlags::NO_SYMLINKS)
+    .union(ResolveFlags::NO_MAGICLINKS)
+    .union(ResolveFlags::NO_XDEV);
+
+const UNKNOWN: u8 = 0;
+const AVAILABLE: u8 = 1;
+const MISSING: u8 = 2;
+
+/// Whether this kernel has `openat2` (probed on first use).
+static OPENAT2: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+/// Deepest directory nesting [`remove_contents`] descends into.
+const MAX_REMOVE_DEPTH: usize = 64;
+/// Directory scans per level before [`remove_contents`] gives up (something
+/// keeps creating entries).
+const MAX_REMOVE_PASSES: usize = 16;
+
+/// True if `name` is exactly one non-special path component.
+fn is_component(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.bytes().any(|b| b == b'/' || b == 0)
+}
+
+/// Opens the single component `name` beneath `dir`, never following a
+/// symlink: `openat2` with [`RESOLVE`] where the kernel has it, otherwise
+/// `openat` with `O_NOFOLLOW` (equivalent for a single component).
+/// `O_NOFOLLOW | O_CLOEXEC` are always added.
+pub(crate) fn open_beneath(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    flags: OFlags,
+    mode: Mode,
+) -> Result<OwnedFd, Errno> {
+    if !is_component(name) {
+        return Err(Errno::INVAL);
+    }
+    let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    if OPENAT2.load(Ordering::Relaxed) != MISSING {
+        match rustix::fs::openat2(dir, name, flags, mode, RESOLVE) {
+            Err(Errno::NOSYS) => {
+                tracing::info!("run root: openat2 unavailable, using openat with O_NOFOLLOW");
+                OPENAT2.store(MISSING, Ordering::Relaxed);
+            }
+            other => {
+                OPENAT2.store(AVAILABLE, Ordering::Relaxed);
+                return other;
+            }
+        }
+    }
+    rustix::fs::openat(dir, name, flags, mode)
+}
+
+/// Opens the directory `name` beneath `dir` for reading entries.
+pub(crate) fn open_dir_beneath(dir: BorrowedFd<'_>, name: &str) -> Result<OwnedFd, Errno> {
+    open_beneath(dir, name, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())
+}
+
+/// The file type in a `stat` result.
+pub(crate) fn file_type(st: &Stat) -> FileType {
+    FileType::from_raw_mode(st.st_mode)
+}
+
+/// A directory owned by `uid` with no group or other permission bits.
+pub(crate) fn is_private_dir(st: &Stat, uid: u32) -> bool {
+    file_type(st) == FileType::Directory && st.st_uid == uid && st.st_mode & 0o077 == 0
+}
+
+/// A regular file owned by `uid` with exactly one link.
+pub(crate) fn is_plain_file(st: &Stat, uid: u32) -> bool {
+    file_type(st) == FileType::RegularFile && st.st_uid == uid && st.st_nlink == 1
+}
+
+/// Maps a storage errno to the caller-facing error, logging the detail.
+/// Out-of-space conditions become [`RunError::NoSpace`], the rest
+/// [`RunError::Io`].
+pub(crate) fn storage_error(op: &'static str, e: Errno) -> RunError {
+    match e {
+        Errno::NOSPC | Errno::DQUOT | Errno::FBIG => {
+            tracing::warn!(op, errno = e.raw_os_error(), "run root: out of space");
+            RunError::NoSpace
+        }
+        _ => {
+            tracing::warn!(op, errno = e.raw_os_error(), error = %e, "run root: storage error");
+            RunError::Io
+        }
+    }
+}
+
+/// The same mapping for `std::io::Error`.
+pub(crate) fn io_error(op: &'static str, e: &std::io::Error) -> RunError {
+    storage_error(op, Errno::from_io_error(e).unwrap_or(Errno::IO))
+}
+
+/// A fresh random hidden name, `.{kind}-{128 random bits}`. Hidden names
+/// can never collide with a [`FileName`](super::FileName) or a handle.
+pub(crate) fn random_hidden_name(kind: &str) -> Result<String, RunError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        tracing::error!(error = %e, "run root: no randomness for a private name");
+        RunError::Io
+    })?;
+    let mut s = String::with_capacity(kind.len() + 24);
+    s.push('.');
+    s.push_str(kind);
+    s.push('-');
+    URL_SAFE_NO_PAD.encode_string(bytes, &mut s);
+    Ok(s)
+}
+
+/// Removes everything inside the directory `dir`, without following any
+/// link: symlinks are unlinked as links, subdirectories are opened beneath
+/// `dir` with `O_NOFOLLOW` and emptied the same way. `dir` itself stays.
+pub(crate) fn remove_contents(dir: BorrowedFd<'_>) -> Result<(), Errno> {
+    remove_contents_at(dir, 0)
+}
+
+fn remove_contents_at(dir: BorrowedFd<'_>, depth: usize) -> Result<(), Errno> {
+    if depth > MAX_REMOVE_DEPTH {
+        return Err(Errno::LOOP);
+    }
+    for _ in 0..MAX_REMOVE_PASSES {
+        let mut entries: Vec<(CString, FileType)> = Vec::new();
+        let mut reader = Dir::read_from(dir)?;
+        while let Some(entry) = reader.read() {
+            let entry = entry?;
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            entries.push((name.to_owned(), entry.file_type()));
+        }
+        drop(reader);
+        if entries.is_empty() {
+            return Ok(());
+        }
+        for (name, kind) in &entries {
+            remove_entry(dir, name, *kind, depth)?;
+        }
+    }
+    Err(Errno::NOTEMPTY)
+}
+
+fn remove_entry(
+    dir: BorrowedFd<'_>,
+    name: &CStr,
+    kind: FileType,
+    depth: usize,
+) -> Result<(), Errno> {
+    if kind != FileType::Directory && kind != FileType::Unknown {
+        // A file, symlink, fifo, socket or device: unlink the entry itself.
+        match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => return Ok(()),
+            // The entry became a directory since the scan: handle it below.
+            Err(Errno::ISDIR | Errno::PERM) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+        Ok(sub) => {
+            remove_contents_at(sub.as_fd(), depth + 1)?;
+            drop(sub);
+            match rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR) {
+                Ok(()) | Err(Errno::NOENT) => Ok(()),
+                Err(e) => Err(e),
+            }
+        }
+        // Not a directory (any more): a symlink or file, unlinked as such.
+        Err(Errno::NOTDIR | Errno::LOOP) => match rustix::fs::unlinkat(dir, name, AtFlags::empty())
+        {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(e) => Err(e),
+        },
+        Err(Errno::NOENT) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn components() {
+        for ok in ["a", ".owner", "run_x", "a.b"] {
+            assert!(is_component(ok), "{ok}");
+        }
+        for bad in ["", ".", "..", "a/b", "/", "a\0"] {
+            assert!(!is_component(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn hidden_names_are_hidden_and_random() {
+        let a = random_hidden_name("tmp");
+        let b = random_hidden_name("tmp");
+        assert!(matches!(&a, Ok(s) if s.starts_with(".tmp-") && s.len() == 27));
+        assert_ne!(a, b);
+    }
+}
