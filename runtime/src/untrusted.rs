@@ -15,9 +15,8 @@
 //! | DEL U+007F | `␡` |
 //! | C1 controls U+0080–U+009F (including the 8-bit CSI U+009B) | `<U+009B>` |
 //! | bidi controls U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069 | `<U+202E>` |
-//! | invisible format characters: U+00AD, U+180E, U+200B–U+200D, U+2060–U+2064, U+206A–U+206F, U+FEFF, U+FFF9–U+FFFB | `<U+200B>` |
 //! | line and paragraph separators U+2028, U+2029 | `<U+2028>` |
-//! | tag characters U+E0000–U+E007F and variation selectors U+E0100–U+E01EF (used to hide text from humans) | `<U+E0041>` |
+//! | every other default-ignorable code point (invisible: soft hyphen, zero-width space and joiners, word joiner, BOM, Hangul fillers, Mongolian selectors, tag characters U+E0000–U+E007F, …, up to U+E0FFF), and the interlinear annotation characters U+FFF9–U+FFFB; not the variation selectors U+FE00–U+FE0F that emoji need | `<U+200B>`, `<U+E0041>` |
 //! | invalid UTF-8 | U+FFFD `�` (one per maximal invalid sequence) |
 //!
 //! An ANSI sequence such as `ESC [ 3 1 m` therefore arrives as the
@@ -256,7 +255,7 @@ impl Untrusted<String> {
             truncated: start > 0 || keep > 0,
             total_bytes: bytes.len() as u64,
             total_lines,
-            first_line: total_lines - shown_lines,
+            first_line: total_lines.saturating_sub(shown_lines),
             shown_lines,
             data,
         }
@@ -434,16 +433,21 @@ fn classify(c: char) -> Shown {
         '\u{7f}' => Shown::Picture('\u{2421}'),
         '\u{80}'..='\u{9f}'
         | '\u{ad}'
+        | '\u{34f}'
         | '\u{61c}'
-        | '\u{180e}'
+        | '\u{115f}'..='\u{1160}'
+        | '\u{17b4}'..='\u{17b5}'
+        | '\u{180b}'..='\u{180f}'
         | '\u{200b}'..='\u{200f}'
         | '\u{2028}'..='\u{202e}'
-        | '\u{2060}'..='\u{2064}'
-        | '\u{2066}'..='\u{206f}'
+        | '\u{2060}'..='\u{206f}'
+        | '\u{3164}'
         | '\u{feff}'
-        | '\u{fff9}'..='\u{fffb}'
-        | '\u{e0000}'..='\u{e007f}'
-        | '\u{e0100}'..='\u{e01ef}' => Shown::Code,
+        | '\u{ffa0}'
+        | '\u{fff0}'..='\u{fffb}'
+        | '\u{1bca0}'..='\u{1bca3}'
+        | '\u{1d173}'..='\u{1d17a}'
+        | '\u{e0000}'..='\u{e0fff}' => Shown::Code,
         _ => Shown::Same,
     }
 }

@@ -12,9 +12,10 @@ use serde_json::{Value, json};
 fn is_dangerous(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
         || matches!(c,
-            '\u{ad}' | '\u{61c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}'
-            | '\u{e0000}'..='\u{e007f}' | '\u{e0100}'..='\u{e01ef}')
+            '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+            | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{feff}' | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}'
+            | '\u{1bca0}'..='\u{1bca3}' | '\u{1d173}'..='\u{1d17a}' | '\u{e0000}'..='\u{e0fff}')
 }
 
 /// An independent model of the neutralisation the module documents.
@@ -284,6 +285,7 @@ fn hostile_bytes() -> impl Strategy<Value = Vec<u8>> {
         Just("\u{202e}".as_bytes().to_vec()),
         Just("\u{e0041}".as_bytes().to_vec()),
         Just("\u{9b}".as_bytes().to_vec()),
+        Just("\u{3164}\u{fe0f}\u{200d}\u{e0100}".as_bytes().to_vec()),
         Just("é€😀".as_bytes().to_vec()),
         proptest::collection::vec(any::<u8>(), 0..8),
         "[a-z ]{0,12}".prop_map(String::into_bytes),
