@@ -17,6 +17,7 @@ pub mod runs;
 pub mod sandbox;
 pub mod schema;
 pub mod secret;
+pub mod transport;
 pub mod untrusted;
 
 pub use context::ToolContext;
