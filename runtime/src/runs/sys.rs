@@ -29,11 +29,15 @@ const MISSING: u8 = 2;
 /// Whether this kernel has `openat2` (probed on first use).
 static OPENAT2: AtomicU8 = AtomicU8::new(UNKNOWN);
 
-/// Deepest directory nesting [`remove_contents`] descends into.
-const MAX_REMOVE_DEPTH: usize = 64;
-/// Directory scans per level before [`remove_contents`] gives up (something
-/// keeps creating entries).
+/// Nesting [`remove_contents`] descends into before it moves a deeper
+/// subtree up to the top directory (bounding descriptors and stack use).
+const MAX_REMOVE_DEPTH: usize = 32;
+/// Directory scans per nested level before giving up (something keeps
+/// creating entries).
 const MAX_REMOVE_PASSES: usize = 16;
+/// Scans of the top directory; each one that is not the last makes progress
+/// (removes entries or lifts a deep subtree), so this bounds only pathology.
+const MAX_TOP_PASSES: usize = 1 << 16;
 
 /// True if `name` is exactly one non-special path component.
 fn is_component(name: &str) -> bool {
@@ -128,38 +132,50 @@ pub(crate) fn random_hidden_name(kind: &str) -> Result<String, RunError> {
 
 /// Removes everything inside the directory `dir`, without following any
 /// link: symlinks are unlinked as links, subdirectories are opened beneath
-/// `dir` with `O_NOFOLLOW` and emptied the same way. `dir` itself stays.
+/// their parent with `O_NOFOLLOW` and emptied the same way. `dir` itself
+/// stays. Trees deeper than [`MAX_REMOVE_DEPTH`] are handled by renaming the
+/// deep subtree up into `dir` and continuing from there, so any depth is
+/// removed with bounded descriptors and stack.
 pub(crate) fn remove_contents(dir: BorrowedFd<'_>) -> Result<(), Errno> {
-    remove_contents_at(dir, 0)
-}
-
-fn remove_contents_at(dir: BorrowedFd<'_>, depth: usize) -> Result<(), Errno> {
-    if depth > MAX_REMOVE_DEPTH {
-        return Err(Errno::LOOP);
-    }
-    for _ in 0..MAX_REMOVE_PASSES {
-        let mut entries: Vec<(CString, FileType)> = Vec::new();
-        let mut reader = Dir::read_from(dir)?;
-        while let Some(entry) = reader.read() {
-            let entry = entry?;
-            let name = entry.file_name();
-            if name == c"." || name == c".." {
-                continue;
-            }
-            entries.push((name.to_owned(), entry.file_type()));
-        }
-        drop(reader);
-        if entries.is_empty() {
+    for _ in 0..MAX_TOP_PASSES {
+        if empty_pass(dir, dir, 0)? {
             return Ok(());
         }
-        for (name, kind) in &entries {
-            remove_entry(dir, name, *kind, depth)?;
+    }
+    Err(Errno::NOTEMPTY)
+}
+
+/// Removes what one scan of `dir` finds; true if the scan found nothing.
+fn empty_pass(top: BorrowedFd<'_>, dir: BorrowedFd<'_>, depth: usize) -> Result<bool, Errno> {
+    let mut entries: Vec<(CString, FileType)> = Vec::new();
+    let mut reader = Dir::read_from(dir)?;
+    while let Some(entry) = reader.read() {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name == c"." || name == c".." {
+            continue;
+        }
+        entries.push((name.to_owned(), entry.file_type()));
+    }
+    drop(reader);
+    for (name, kind) in &entries {
+        remove_entry(top, dir, name, *kind, depth)?;
+    }
+    Ok(entries.is_empty())
+}
+
+/// Empties a nested directory completely (a bounded number of scans).
+fn empty_nested(top: BorrowedFd<'_>, dir: BorrowedFd<'_>, depth: usize) -> Result<(), Errno> {
+    for _ in 0..MAX_REMOVE_PASSES {
+        if empty_pass(top, dir, depth)? {
+            return Ok(());
         }
     }
     Err(Errno::NOTEMPTY)
 }
 
 fn remove_entry(
+    top: BorrowedFd<'_>,
     dir: BorrowedFd<'_>,
     name: &CStr,
     kind: FileType,
@@ -174,10 +190,19 @@ fn remove_entry(
             Err(e) => return Err(e),
         }
     }
+    if depth >= MAX_REMOVE_DEPTH {
+        // Too deep to descend further: lift the subtree into the top
+        // directory, where a later top-level pass removes it.
+        let lifted = random_hidden_name("deep").map_err(|_| Errno::IO)?;
+        return match rustix::fs::renameat(dir, name, top, lifted.as_str()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(e) => Err(e),
+        };
+    }
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     match rustix::fs::openat(dir, name, flags, Mode::empty()) {
         Ok(sub) => {
-            remove_contents_at(sub.as_fd(), depth + 1)?;
+            empty_nested(top, sub.as_fd(), depth + 1)?;
             drop(sub);
             match rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR) {
                 Ok(()) | Err(Errno::NOENT) => Ok(()),

@@ -351,3 +351,47 @@ fn try_clone_and_remove_file() {
     run.remove_file(&DATA).unwrap();
     assert_eq!(twin.remove_file(&DATA).err(), Some(RunError::FileNotFound));
 }
+
+#[test]
+fn remove_handles_trees_deeper_than_the_descent_limit() {
+    let (_tmp, path, root) = fresh();
+    let (handle, run) = root.create(&caller("a")).unwrap();
+    let mut deep = path.join(handle.as_str());
+    for i in 0..150 {
+        deep.push(format!("d{i}"));
+    }
+    fs::create_dir_all(&deep).unwrap();
+    fs::write(deep.join("bottom.txt"), b"x").unwrap();
+    run.remove().unwrap();
+    assert!(names_in(&path).is_empty());
+}
+
+#[test]
+fn fifo_is_refused_without_blocking() {
+    let (_tmp, path, root) = fresh();
+    let (handle, run) = root.create(&caller("a")).unwrap();
+    let dir = fs::File::open(path.join(handle.as_str())).unwrap();
+    rustix::fs::mknodat(
+        &dir,
+        "pipe",
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        0,
+    )
+    .unwrap();
+    let pipe = FileName::new("pipe").unwrap();
+    assert_eq!(
+        run.read_bounded(&pipe, 10).err(),
+        Some(RunError::FileRefused)
+    );
+    assert_eq!(
+        run.tail_lines(&pipe, 1, 10).err(),
+        Some(RunError::FileRefused)
+    );
+    assert_eq!(
+        run.write_atomic(&pipe, b"x").err(),
+        Some(RunError::FileRefused)
+    );
+    run.remove().unwrap();
+    assert!(names_in(&path).is_empty());
+}
