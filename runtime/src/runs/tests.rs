@@ -395,3 +395,27 @@ fn fifo_is_refused_without_blocking() {
     run.remove().unwrap();
     assert!(names_in(&path).is_empty());
 }
+
+#[test]
+fn files_lists_plain_files_only() {
+    let (tmp, path, root) = fresh();
+    let (handle, run) = root.create(&caller("a")).unwrap();
+    let dir = path.join(handle.as_str());
+    run.write_atomic(&FileName::new("b.txt").unwrap(), b"b")
+        .unwrap();
+    run.write_atomic(&DATA, b"d").unwrap();
+    let outside = tmp.path().join("o");
+    fs::write(&outside, b"o").unwrap();
+    symlink(&outside, dir.join("link")).unwrap();
+    fs::hard_link(&outside, dir.join("hard")).unwrap();
+    fs::create_dir(dir.join("sub")).unwrap();
+    fs::write(dir.join(".hidden"), b"h").unwrap();
+    let names: Vec<String> = run
+        .files(10)
+        .unwrap()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    assert_eq!(names, ["b.txt", "data.txt"]);
+    assert_eq!(run.files(1).unwrap().len(), 1);
+}
