@@ -86,7 +86,10 @@ impl RunRoot {
 
     /// Like [`RunRoot::open`], with a chosen handle prefix.
     pub fn open_with(path: impl AsRef<Path>, prefix: HandlePrefix) -> Result<RunRoot, RunError> {
-        let path = path.as_ref();
+        // Normalised: a trailing `/` would make the kernel follow a symlink
+        // in the last component despite O_NOFOLLOW.
+        let path: std::path::PathBuf = path.as_ref().components().collect();
+        let path = path.as_path();
         let uid = rustix::process::geteuid().as_raw();
         let created = match rustix::fs::mkdir(path, Mode::RWXU) {
             Ok(()) => true,

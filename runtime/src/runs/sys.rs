@@ -58,12 +58,17 @@ pub(crate) fn open_beneath(
         return Err(Errno::INVAL);
     }
     let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    if OPENAT2.load(Ordering::Relaxed) != MISSING {
+    let state = OPENAT2.load(Ordering::Relaxed);
+    if state != MISSING {
         match rustix::fs::openat2(dir, name, flags, mode, RESOLVE) {
-            Err(Errno::NOSYS) => {
+            // ENOSYS: an old kernel. EPERM on the very first call: a seccomp
+            // filter that denies the unknown syscall (older container
+            // runtimes); with these flags EPERM has no other cause.
+            Err(Errno::NOSYS) | Err(Errno::PERM) if state == UNKNOWN => {
                 tracing::info!("run root: openat2 unavailable, using openat with O_NOFOLLOW");
                 OPENAT2.store(MISSING, Ordering::Relaxed);
             }
+            Err(Errno::NOSYS) => OPENAT2.store(MISSING, Ordering::Relaxed),
             other => {
                 OPENAT2.store(AVAILABLE, Ordering::Relaxed);
                 return other;

@@ -61,6 +61,19 @@ fn open_refuses_bad_roots() {
         Some(RunError::InvalidRoot(RootProblem::Symlink))
     );
 
+    let mut trailing = link.clone().into_os_string();
+    trailing.push("/");
+    assert_eq!(
+        RunRoot::open(&trailing).err(),
+        Some(RunError::InvalidRoot(RootProblem::Symlink))
+    );
+    let mut dotted = link.clone().into_os_string();
+    dotted.push("/.");
+    assert_eq!(
+        RunRoot::open(&dotted).err(),
+        Some(RunError::InvalidRoot(RootProblem::Symlink))
+    );
+
     let file = tmp.path().join("file");
     fs::write(&file, b"x").unwrap();
     assert_eq!(
