@@ -183,3 +183,142 @@ fn naive_resolver_under_the_same_race_for_comparison() {
     attacker.join().unwrap();
     eprintln!("naive: {escapes} of {NAIVE_ATTEMPTS} attempts escaped the root");
 }
+
+const REMOVE_RUNS: usize = 500;
+
+/// A temporary directory on tmpfs where there is one (creating and removing
+/// runs fsyncs; on a disk that would dominate the test's time).
+fn fast_tempdir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::tempdir_in(shm)
+    {
+        return dir;
+    }
+    tempfile::tempdir().unwrap()
+}
+const REMOVE_TRIES_PER_RUN: usize = 50;
+
+/// Deletion under the same attack: while runs are removed, an attacker keeps
+/// exchanging the current run's entry with a symlink to an outside
+/// directory. A removal either deletes the run or answers `UnknownRun`; the
+/// outside directory is never touched and no tombstone is left behind.
+#[test]
+fn symlink_swap_race_never_deletes_outside() {
+    use std::sync::Mutex;
+
+    let tmp = fast_tempdir();
+    let root_path = tmp.path().join("root");
+    let outside_path = tmp.path().join("outside");
+    let root = RunRoot::open(&root_path).unwrap();
+    let alice = CallerId::new("alice").unwrap();
+    fs::create_dir(&outside_path).unwrap();
+    fs::write(outside_path.join("secret.txt"), b"keep me").unwrap();
+    symlink(&outside_path, root_path.join(DECOY)).unwrap();
+    // Positive control: through the decoy, the outside file is deletable.
+    fs::write(root_path.join(DECOY).join("victim"), b"x").unwrap();
+    fs::remove_file(root_path.join(DECOY).join("victim")).unwrap();
+    assert!(!outside_path.join("victim").exists());
+
+    let current = Arc::new(Mutex::new(String::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicU64::new(0));
+    let attacker = {
+        let root_fd = open_dir(&root_path);
+        let (current, stop, swaps) = (current.clone(), stop.clone(), swaps.clone());
+        thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                // The lock is held across the exchange so the main thread's
+                // restoration below is never interleaved with a swap.
+                let h = current.lock().unwrap();
+                if !h.is_empty()
+                    && rustix::fs::renameat_with(
+                        &root_fd,
+                        &*h,
+                        &root_fd,
+                        DECOY,
+                        RenameFlags::EXCHANGE,
+                    )
+                    .is_ok()
+                {
+                    swaps.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+    };
+
+    let payload = FileName::fixed("payload");
+    let (mut removed, mut refused) = (0usize, 0u64);
+    let started = Instant::now();
+    for _ in 0..REMOVE_RUNS {
+        let (handle, run) = root.create(&alice).unwrap();
+        run.write_atomic(&payload, b"run data").unwrap();
+        drop(run);
+        *current.lock().unwrap() = handle.as_str().to_owned();
+        // Let the attacker get going on this run before removing it.
+        let target = swaps.load(Ordering::Relaxed) + 20;
+        while swaps.load(Ordering::Relaxed) < target {
+            thread::yield_now();
+        }
+        for _ in 0..REMOVE_TRIES_PER_RUN {
+            match root
+                .resolve(handle.as_str(), &alice)
+                .map(|run| run.remove())
+            {
+                Ok(Ok(())) => {
+                    removed += 1;
+                    break;
+                }
+                Ok(Err(RunError::UnknownRun)) | Err(RunError::UnknownRun) => refused += 1,
+                Ok(Err(e)) | Err(e) => panic!("unexpected error under race: {e:?}"),
+            }
+        }
+        // Restore the plain arrangement before the next run.
+        let mut cur = current.lock().unwrap();
+        let decoy_is_link = fs::symlink_metadata(root_path.join(DECOY))
+            .unwrap()
+            .file_type()
+            .is_symlink();
+        if !decoy_is_link {
+            let root_fd = open_dir(&root_path);
+            exchange(&root_fd, &cur, DECOY);
+        }
+        cur.clear();
+    }
+    stop.store(true, Ordering::Relaxed);
+    attacker.join().unwrap();
+    let swaps = swaps.load(Ordering::Relaxed);
+    eprintln!(
+        "remove race: {REMOVE_RUNS} runs, {removed} removed, {refused} refused, {swaps} swaps, {:?}",
+        started.elapsed()
+    );
+
+    let mut outside_entries: Vec<_> = fs::read_dir(&outside_path)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    outside_entries.sort();
+    assert_eq!(outside_entries, ["secret.txt"]);
+    assert_eq!(
+        fs::read(outside_path.join("secret.txt")).unwrap(),
+        b"keep me"
+    );
+    assert!(
+        fs::symlink_metadata(root_path.join(DECOY))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let tombs = fs::read_dir(&root_path)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".tomb-")
+        })
+        .count();
+    assert_eq!(tombs, 0, "tombstones left behind");
+    assert!(removed > 0 && refused > 0, "the swap never interleaved");
+}
