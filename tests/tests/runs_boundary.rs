@@ -49,9 +49,8 @@ fn snapshot(dir: &Path) -> Snapshot {
     out
 }
 
-/// A temporary world: the run root, and an outside directory holding a
-/// secret and a copy of a valid owner record for `alice` (so that only the
-/// confinement, not the owner check, keeps a planted link out).
+/// A temporary world: the run root with one run of alice's, and an outside
+/// directory holding a secret (and a copy of that run's owner record).
 struct World {
     _tmp: tempfile::TempDir,
     base: PathBuf,
@@ -258,35 +257,54 @@ fn unknown_foreign_and_deleted_handles_are_one_answer() {
     assert_refused_everywhere(&w, gone.as_str(), &w.alice, "deleted");
 }
 
-fn plant_symlinked_run(w: &World, target: &Path, what: &str) {
-    let name = format!("run_{}", "Pl4ntedSymL1nk_ToOutside");
-    let planted = w.root_path.join(&name);
-    symlink(target, &planted).unwrap();
-    // Positive control: unconfined, the planted entry reaches the outside
-    // secret and a valid owner record for alice.
+/// Plants, under a well-formed handle name, a symlink to a directory outside
+/// the root that is a complete, valid run of alice's (moved out of the root),
+/// so that only the confinement keeps the resolver out.
+fn plant_symlinked_run(w: &World, relative: bool, what: &str) {
+    let (planted, run) = w.root.create(&w.alice).unwrap();
+    run.write_atomic(&DATA, SECRET).unwrap();
+    drop(run);
+    let name = planted.as_str().to_owned();
+    // Positive control 1: while inside the root, the run resolves for alice.
     assert_eq!(
-        fs::read(planted.join("secret.txt")).unwrap(),
-        SECRET,
-        "{what}"
+        attempt(&w.root, Op::ReadBounded, &name, &w.alice).unwrap(),
+        SECRET
     );
+
+    let moved = w.outside.join("moved-run");
+    fs::rename(w.root_path.join(&name), &moved).unwrap();
+    let target = if relative {
+        PathBuf::from("../outside/moved-run")
+    } else {
+        moved.clone()
+    };
+    symlink(&target, w.root_path.join(&name)).unwrap();
+    // Positive control 2: unconfined, the planted entry reaches the run.
     assert_eq!(
-        fs::read(planted.join(".owner")).unwrap(),
-        fs::read(w.run_path().join(".owner")).unwrap()
+        fs::read(w.root_path.join(&name).join("data.txt")).unwrap(),
+        SECRET
     );
+
     assert_refused_everywhere(w, &name, &w.alice, what);
-    fs::remove_file(&planted).unwrap();
+    // Moved back, it is a run again: the refusal came from the symlink.
+    fs::remove_file(w.root_path.join(&name)).unwrap();
+    fs::rename(&moved, w.root_path.join(&name)).unwrap();
+    assert_eq!(
+        attempt(&w.root, Op::ReadBounded, &name, &w.alice).unwrap(),
+        SECRET
+    );
 }
 
 #[test]
 fn planted_symlinked_run_dir_absolute_target() {
     let w = World::new();
-    plant_symlinked_run(&w, &w.outside.clone(), "absolute symlink");
+    plant_symlinked_run(&w, false, "absolute symlink");
 }
 
 #[test]
 fn planted_symlinked_run_dir_relative_target() {
     let w = World::new();
-    plant_symlinked_run(&w, Path::new("../outside"), "relative symlink");
+    plant_symlinked_run(&w, true, "relative symlink");
 }
 
 #[test]
@@ -385,7 +403,11 @@ fn removing_a_run_with_planted_links_spares_the_outside() {
     let run = w.root.resolve(w.handle.as_str(), &w.alice).unwrap();
     run.remove().unwrap();
     assert!(!run_path.exists());
-    assert_eq!(fs::read_dir(&w.root_path).unwrap().count(), 0);
+    assert_eq!(
+        fs::read_dir(&w.root_path).unwrap().count(),
+        1,
+        "only the root key remains"
+    );
     // The hard link's removal drops the outside file's link count back.
     let mut expect = outside_before;
     for v in expect.values_mut() {

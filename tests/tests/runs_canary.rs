@@ -166,6 +166,7 @@ fn every_error_text_is_fixed() {
         RunError::InvalidRoot(RootProblem::NotDirectory),
         RunError::InvalidRoot(RootProblem::NotOwned),
         RunError::InvalidRoot(RootProblem::Permissions),
+        RunError::InvalidRoot(RootProblem::KeyUnusable),
         RunError::InvalidRoot(RootProblem::Unavailable),
         RunError::Io,
     ];

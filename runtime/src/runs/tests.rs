@@ -263,7 +263,7 @@ fn remove_unlinks_links_without_following() {
     assert_eq!(fs::read(dir.join("dirlink/keep.txt")).unwrap(), b"keep");
 
     run.remove().unwrap();
-    assert!(names_in(&path).is_empty());
+    assert_eq!(names_in(&path), [".key"]);
     assert_eq!(names_in(&outside), ["keep.txt"]);
     assert_eq!(fs::read(outside.join("keep.txt")).unwrap(), b"keep");
 }
@@ -351,7 +351,7 @@ fn open_sweeps_tombstones() {
     fs::write(tomb.join("x/y/z"), b"1").unwrap();
     drop(root);
     let _root = RunRoot::open(&path).unwrap();
-    assert!(names_in(&path).is_empty());
+    assert_eq!(names_in(&path), [".key"]);
 }
 
 #[test]
@@ -376,7 +376,7 @@ fn remove_handles_trees_deeper_than_the_descent_limit() {
     fs::create_dir_all(&deep).unwrap();
     fs::write(deep.join("bottom.txt"), b"x").unwrap();
     run.remove().unwrap();
-    assert!(names_in(&path).is_empty());
+    assert_eq!(names_in(&path), [".key"]);
 }
 
 #[test]
@@ -406,7 +406,7 @@ fn fifo_is_refused_without_blocking() {
         Some(RunError::FileRefused)
     );
     run.remove().unwrap();
-    assert!(names_in(&path).is_empty());
+    assert_eq!(names_in(&path), [".key"]);
 }
 
 #[test]
@@ -431,4 +431,74 @@ fn files_lists_plain_files_only() {
         .collect();
     assert_eq!(names, ["b.txt", "data.txt"]);
     assert_eq!(run.files(1).unwrap().len(), 1);
+}
+
+#[test]
+fn owner_records_cannot_be_forged_or_moved() {
+    let (_tmp, path, root) = fresh();
+    let (a, b) = (caller("alice"), caller("bob"));
+    let (ha, _) = root.create(&a).unwrap();
+    let (ha2, _) = root.create(&a).unwrap();
+    let (hb, _) = root.create(&b).unwrap();
+    let record = |h: &RunHandle| path.join(h.as_str()).join(".owner");
+
+    // A record moved from another run of the same owner does not verify.
+    fs::copy(record(&ha2), record(&ha)).unwrap();
+    assert_eq!(
+        root.resolve(ha.as_str(), &a).err(),
+        Some(RunError::UnknownRun)
+    );
+
+    // Nor does bob's record copied into alice's run, for bob or alice.
+    let (hc, _) = root.create(&a).unwrap();
+    fs::copy(record(&hb), record(&hc)).unwrap();
+    assert_eq!(
+        root.resolve(hc.as_str(), &b).err(),
+        Some(RunError::UnknownRun)
+    );
+    assert_eq!(
+        root.resolve(hc.as_str(), &a).err(),
+        Some(RunError::UnknownRun)
+    );
+
+    // A record rewritten to name bob, with a made-up MAC, does not verify.
+    let forged = fs::read(record(&ha2)).unwrap();
+    let text = String::from_utf8(forged)
+        .unwrap()
+        .replace("\nalice\n", "\nbob\n");
+    fs::write(record(&ha2), text).unwrap();
+    assert_eq!(
+        root.resolve(ha2.as_str(), &b).err(),
+        Some(RunError::UnknownRun)
+    );
+
+    // Positive control: an untouched record still verifies.
+    assert!(root.resolve(hb.as_str(), &b).is_ok());
+}
+
+#[test]
+fn records_survive_reopening_the_root() {
+    let (_tmp, path, root) = fresh();
+    let a = caller("alice");
+    let (h, _) = root.create(&a).unwrap();
+    drop(root);
+    let again = RunRoot::open(&path).unwrap();
+    assert!(again.resolve(h.as_str(), &a).is_ok());
+}
+
+#[test]
+fn unusable_key_file_refuses_the_root() {
+    let (_tmp, path, root) = fresh();
+    drop(root);
+    fs::write(path.join(".key"), b"too short").unwrap();
+    assert_eq!(
+        RunRoot::open(&path).err(),
+        Some(RunError::InvalidRoot(RootProblem::KeyUnusable))
+    );
+    fs::remove_file(path.join(".key")).unwrap();
+    symlink("/dev/zero", path.join(".key")).unwrap();
+    assert_eq!(
+        RunRoot::open(&path).err(),
+        Some(RunError::InvalidRoot(RootProblem::KeyUnusable))
+    );
 }
