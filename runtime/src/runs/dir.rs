@@ -215,6 +215,12 @@ fn rename_noreplace(dir: BorrowedFd<'_>, from: &str, to: &str) -> Result<(), Err
     }
 }
 
+impl AsFd for RunDir {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.dir.as_fd()
+    }
+}
+
 impl fmt::Debug for RunDir {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RunDir")

@@ -156,11 +156,6 @@ impl RunRoot {
         self.inner.prefix.pattern()
     }
 
-    /// The root's directory descriptor.
-    pub fn as_fd(&self) -> BorrowedFd<'_> {
-        self.inner.fd.as_fd()
-    }
-
     /// Creates a new run owned by `owner`: a fresh random handle, its run
     /// directory (mode 0700) and its owner record, written atomically and
     /// fsynced. A failure leaves no partial run behind.
