@@ -502,3 +502,44 @@ fn unusable_key_file_refuses_the_root() {
         Some(RunError::InvalidRoot(RootProblem::KeyUnusable))
     );
 }
+
+mod props {
+    use std::sync::LazyLock;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// One root for all cases, holding one real run.
+    static SHARED: LazyLock<(tempfile::TempDir, RunRoot)> = LazyLock::new(|| {
+        let (tmp, _path, root) = fresh();
+        root.create(&caller("alice")).unwrap();
+        (tmp, root)
+    });
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Arbitrary text never resolves, never panics, always gets the one
+        /// answer.
+        #[test]
+        fn arbitrary_handles_are_unknown(text in any::<String>(), tail in "[A-Za-z0-9_./\\\\-]{0,90}") {
+            let root = &SHARED.1;
+            let a = caller("alice");
+            for candidate in [text.clone(), format!("run_{tail}"), format!("run_{text}")] {
+                prop_assert_eq!(root.resolve(&candidate, &a).err(), Some(RunError::UnknownRun));
+            }
+        }
+
+        /// Every accepted file name is one harmless path component.
+        #[test]
+        fn accepted_file_names_are_single_plain_components(text in "[ -~]{0,70}|\\PC{0,10}") {
+            if let Ok(name) = FileName::new(&text) {
+                let s = name.as_str();
+                prop_assert!(!s.is_empty() && s.len() <= MAX_FILE_NAME_LEN);
+                prop_assert!(!s.contains('/') && !s.contains("..") && !s.starts_with(['.', '-']));
+                prop_assert!(s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)));
+            }
+        }
+    }
+}
