@@ -79,8 +79,11 @@ impl RunRoot {
     /// server-configured `path`, issuing handles with the prefix `run`.
     ///
     /// Refuses a root that is a symlink, not a directory, not owned by the
-    /// server's effective user, or accessible to group or others. Leftover
-    /// tombstones of interrupted removals are cleaned up.
+    /// server's effective user, or accessible to group or others. On first
+    /// use it creates the root key (`.key`, 32 random bytes, 0600) that
+    /// authenticates owner records; a key file that is not a plain 32-byte
+    /// file of ours refuses the root. Leftover tombstones of interrupted
+    /// removals are cleaned up.
     ///
     /// `path` is configuration, never a tool argument.
     pub fn open(path: impl AsRef<Path>) -> Result<RunRoot, RunError> {
