@@ -75,6 +75,18 @@ pub(crate) fn open_beneath(
             }
         }
     }
+    open_fallback(dir, name, flags, mode)
+}
+
+/// The `openat2`-less path of [`open_beneath`]: `flags` must already hold
+/// `O_NOFOLLOW`, and `name` must be a single component, so no symlink is
+/// followed anywhere.
+fn open_fallback(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    flags: OFlags,
+    mode: Mode,
+) -> Result<OwnedFd, Errno> {
     rustix::fs::openat(dir, name, flags, mode)
 }
 
@@ -226,6 +238,7 @@ fn remove_entry(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -237,6 +250,44 @@ mod tests {
         for bad in ["", ".", "..", "a/b", "/", "a\0"] {
             assert!(!is_component(bad), "{bad:?}");
         }
+    }
+
+    /// Both the `openat2` path and the fallback refuse symlinks (to
+    /// directories and files, absolute and relative) and open real entries.
+    #[test]
+    fn both_open_paths_refuse_symlinks() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path();
+        std::fs::create_dir(base.join("real")).unwrap();
+        std::fs::write(base.join("file"), b"x").unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("abs")).unwrap();
+        std::os::unix::fs::symlink("real", base.join("rel")).unwrap();
+        std::os::unix::fs::symlink("file", base.join("flink")).unwrap();
+        let dir = std::fs::File::open(base).unwrap();
+        let dir = dir.as_fd();
+        let nofollow = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let dflags = nofollow | OFlags::DIRECTORY;
+        // ELOOP or ENOTDIR (O_DIRECTORY | O_NOFOLLOW on a link).
+        let refused = |e: Option<Errno>| matches!(e, Some(Errno::LOOP | Errno::NOTDIR));
+        for link in ["abs", "rel"] {
+            assert!(refused(open_dir_beneath(dir, link).err()), "{link}");
+            assert!(
+                refused(open_fallback(dir, link, dflags, Mode::empty()).err()),
+                "{link}"
+            );
+        }
+        assert_eq!(
+            open_beneath(dir, "flink", OFlags::RDONLY, Mode::empty()).err(),
+            Some(Errno::LOOP)
+        );
+        assert_eq!(
+            open_fallback(dir, "flink", nofollow, Mode::empty()).err(),
+            Some(Errno::LOOP)
+        );
+        assert!(open_dir_beneath(dir, "real").is_ok());
+        assert!(open_fallback(dir, "real", dflags, Mode::empty()).is_ok());
+        assert_eq!(open_dir_beneath(dir, "../x").err(), Some(Errno::INVAL));
+        assert_eq!(open_dir_beneath(dir, "..").err(), Some(Errno::INVAL));
     }
 
     #[test]
