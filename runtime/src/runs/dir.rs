@@ -5,7 +5,7 @@ use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
-use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, Stat};
+use rustix::fs::{AtFlags, Dir, Mode, OFlags, RenameFlags, Stat};
 use rustix::io::Errno;
 
 use super::file::{self, Tail};
@@ -130,6 +130,34 @@ impl RunDir {
         })
     }
 
+    /// The names of the plain files in the run (regular, singly linked, ours,
+    /// with a name [`FileName`] accepts), sorted, at most `max` of them.
+    /// Hidden records, subdirectories, links and special files are skipped.
+    pub fn files(&self, max: usize) -> Result<Vec<FileName>, RunError> {
+        let mut reader =
+            Dir::read_from(self.dir.as_fd()).map_err(|e| storage_error("read run", e))?;
+        let mut names = Vec::new();
+        while let Some(entry) = reader.read() {
+            let entry = entry.map_err(|e| storage_error("read run", e))?;
+            let Some(name) = entry
+                .file_name()
+                .to_str()
+                .ok()
+                .and_then(|n| FileName::new(n).ok())
+            else {
+                continue;
+            };
+            match rustix::fs::statat(self.dir.as_fd(), name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) if sys::is_plain_file(&st, self.root.uid) => names.push(name),
+                Ok(_) | Err(Errno::NOENT) => {}
+                Err(e) => return Err(storage_error("stat run file", e)),
+            }
+        }
+        names.sort_unstable();
+        names.truncate(max);
+        Ok(names)
+    }
+
     /// Deletes the run.
     ///
     /// The run directory is first renamed to a random tombstone name under
@@ -184,6 +212,12 @@ fn rename_noreplace(dir: BorrowedFd<'_>, from: &str, to: &str) -> Result<(), Err
     match rustix::fs::renameat_with(dir, from, dir, to, RenameFlags::NOREPLACE) {
         Err(Errno::INVAL | Errno::NOSYS) => rustix::fs::renameat(dir, from, dir, to),
         other => other,
+    }
+}
+
+impl AsFd for RunDir {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.dir.as_fd()
     }
 }
 

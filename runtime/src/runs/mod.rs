@@ -22,6 +22,7 @@ mod dir;
 mod error;
 mod file;
 mod handle;
+mod key;
 mod name;
 mod owner;
 mod root;
