@@ -207,3 +207,29 @@ async fn a_solver_replaced_after_start_is_refused() {
         .unwrap_err();
     assert_eq!(e, SandboxError::SolverChanged);
 }
+
+#[tokio::test]
+async fn an_exec_failure_is_a_fixed_error_and_returns_the_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_with_mode(dir.path(), 0o755);
+    let sb =
+        hardened_mcp::sandbox::Sandbox::new(build("heat", &p).unwrap(), SandboxConfig::default())
+            .unwrap();
+    // Same inode, still not writable by others, but no longer executable.
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (_run, fd) = run_dir();
+    let t0 = std::time::Instant::now();
+    let e = sb
+        .run(
+            &caller("x"),
+            &fd,
+            RunRequest::new("heat"),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e, SandboxError::SpawnFailed);
+    assert_eq!(e.to_string(), "the solver could not be started");
+    assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(sb.limiter().in_use(), 0);
+}

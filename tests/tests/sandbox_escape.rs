@@ -74,6 +74,18 @@ async fn write_outside_the_run_dir_is_denied() {
 }
 
 #[tokio::test]
+async fn reading_another_run_dir_is_denied() {
+    let (run, fd) = run_dir();
+    let (other, _ofd) = run_dir();
+    let secret = other.path().join("result.txt");
+    std::fs::write(&secret, b"another caller's data").unwrap();
+    let s = secret.to_str().unwrap();
+    let o = sandboxed(&fd, &["read", s], Limits::default()).await;
+    assert!(denied(&o), "{o:?}");
+    assert_eq!(control(run.path(), &["read", s]), 0);
+}
+
+#[tokio::test]
 async fn parent_environment_is_not_inherited() {
     let (run, fd) = run_dir();
     // Set by cargo for the test process: a value the parent certainly has.

@@ -56,7 +56,9 @@ impl Limits {
         }
     }
 
-    /// Checks these limits against `ceilings` (and basic sanity).
+    /// Checks these limits against `ceilings` (and basic sanity: non-zero
+    /// times, at least 3 open files). When the ceilings set an address-space
+    /// limit, every run must set one at or below it.
     pub fn check_within(&self, ceilings: &Limits) -> Result<(), SandboxError> {
         let sane = !self.wall_time.is_zero() && !self.cpu_time.is_zero() && self.open_files >= 3;
         let within = self.wall_time <= ceilings.wall_time
