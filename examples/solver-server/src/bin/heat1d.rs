@@ -1,2 +1,0 @@
-//! The heat1d solver (work in progress).
-fn main() {}

@@ -1,0 +1,202 @@
+//! Command-line parsing for `solver-server`: modes `serve` and `demo`, each
+//! with `--help`. Hand-written: a handful of options need no framework.
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Serve MCP over stdio, or over streamable HTTP when `http` is set.
+    Serve(ServeOptions),
+    /// Run the in-process demo.
+    Demo(DemoOptions),
+    /// Print this help text and exit.
+    Help(&'static str),
+}
+
+/// Options shared by every mode.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CommonOptions {
+    /// Where runs live (default: the user's state directory, else a temp dir).
+    pub run_root: Option<PathBuf>,
+    /// The heat1d executable (default: next to this binary).
+    pub solver: Option<PathBuf>,
+}
+
+/// `serve` options.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServeOptions {
+    /// Shared options.
+    pub common: CommonOptions,
+    /// Listen address for streamable HTTP; stdio when absent.
+    pub http: Option<SocketAddr>,
+    /// File of bearer tokens (`caller-name=token` lines) for HTTP.
+    pub tokens_file: Option<PathBuf>,
+}
+
+/// `demo` options.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DemoOptions {
+    /// Shared options.
+    pub common: CommonOptions,
+    /// Where to save the plot PNG (default: `heat-profile.png` in the current directory).
+    pub plot: Option<PathBuf>,
+}
+
+/// Top-level help.
+pub const HELP: &str = "\
+solver-server: a 1-D heat-diffusion solver behind hardened MCP tools
+
+USAGE:
+    solver-server [serve] [OPTIONS]     serve MCP over stdio (the default)
+    solver-server serve --http ADDR     serve MCP over streamable HTTP
+    solver-server demo [OPTIONS]        run an in-process client session that shows every protection
+    solver-server <MODE> --help         options of a mode
+";
+
+/// `serve --help`.
+pub const SERVE_HELP: &str = "\
+solver-server serve: serve the heat tools over MCP
+
+USAGE:
+    solver-server serve [--http ADDR] [--tokens-file FILE] [--run-root DIR] [--solver PATH]
+
+OPTIONS:
+    --http ADDR          listen for streamable HTTP on ADDR (e.g. 127.0.0.1:8080) instead of stdio;
+                         the MCP endpoint is http://ADDR/mcp
+    --tokens-file FILE   bearer tokens for HTTP, one `caller-name=token` per line, file readable
+                         by its owner only (else: the SOLVER_SERVER_TOKENS environment variable,
+                         same format, comma-separated); required when ADDR is not loopback
+    --run-root DIR       directory holding the runs (created 0700; default: $XDG_STATE_HOME or
+                         ~/.local/state, else the temp dir, + /hardened-mcp-solver)
+    --solver PATH        the heat1d executable (default: heat1d next to this binary)
+";
+
+/// `demo --help`.
+pub const DEMO_HELP: &str = "\
+solver-server demo: an in-process MCP client session against the server
+
+Lists the tools, starts a run with a progress bar, shows its status and result, saves
+the profile plot, and sends a handful of hostile calls that are each refused with a
+fixed error. Finishes in seconds.
+
+USAGE:
+    solver-server demo [--plot FILE] [--run-root DIR] [--solver PATH]
+
+OPTIONS:
+    --plot FILE          where to save the profile plot (default: heat-profile.png)
+    --run-root DIR       as for serve (default: a fresh temporary directory)
+    --solver PATH        as for serve
+";
+
+/// A command line that does not parse; the text is fixed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}; see solver-server --help")]
+pub struct UsageError(&'static str);
+
+/// Parses the arguments after the program name.
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageError> {
+    let mut args = args.into_iter().peekable();
+    let mode = match args.peek().and_then(|a| a.to_str()) {
+        Some("serve") => {
+            args.next();
+            "serve"
+        }
+        Some("demo") => {
+            args.next();
+            "demo"
+        }
+        Some("--help" | "-h" | "help") => return Ok(Command::Help(HELP)),
+        Some(a) if !a.starts_with("--") => return Err(UsageError("unknown mode")),
+        None | Some(_) => "serve",
+    };
+    let mut serve = ServeOptions::default();
+    let mut demo = DemoOptions::default();
+    while let Some(flag) = args.next() {
+        let flag = flag
+            .to_str()
+            .ok_or(UsageError("unknown option"))?
+            .to_owned();
+        if flag == "--help" || flag == "-h" {
+            return Ok(Command::Help(if mode == "serve" {
+                SERVE_HELP
+            } else {
+                DEMO_HELP
+            }));
+        }
+        let mut value = || {
+            args.next()
+                .ok_or(UsageError("an option is missing its value"))
+        };
+        let common = if mode == "serve" {
+            &mut serve.common
+        } else {
+            &mut demo.common
+        };
+        match (mode, flag.as_str()) {
+            (_, "--run-root") => common.run_root = Some(value()?.into()),
+            (_, "--solver") => common.solver = Some(value()?.into()),
+            ("serve", "--http") => {
+                let v = value()?;
+                let addr = v.to_str().and_then(|s| s.parse().ok());
+                serve.http =
+                    Some(addr.ok_or(UsageError("--http takes an address like 127.0.0.1:8080"))?);
+            }
+            ("serve", "--tokens-file") => serve.tokens_file = Some(value()?.into()),
+            ("demo", "--plot") => demo.plot = Some(value()?.into()),
+            _ => return Err(UsageError("unknown option")),
+        }
+    }
+    Ok(if mode == "serve" {
+        Command::Serve(serve)
+    } else {
+        Command::Demo(demo)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Command, UsageError> {
+        parse(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn defaults_to_stdio_serve() {
+        assert_eq!(p(&[]), Ok(Command::Serve(ServeOptions::default())));
+    }
+
+    #[test]
+    fn parses_http_and_tokens() {
+        let Ok(Command::Serve(s)) = p(&["serve", "--http", "127.0.0.1:9000", "--tokens-file", "t"])
+        else {
+            panic!("not serve")
+        };
+        assert_eq!(s.http, Some("127.0.0.1:9000".parse().unwrap()));
+        assert_eq!(s.tokens_file, Some(PathBuf::from("t")));
+    }
+
+    #[test]
+    fn help_for_every_mode() {
+        assert_eq!(p(&["--help"]), Ok(Command::Help(HELP)));
+        assert_eq!(p(&["serve", "--help"]), Ok(Command::Help(SERVE_HELP)));
+        assert_eq!(p(&["demo", "-h"]), Ok(Command::Help(DEMO_HELP)));
+    }
+
+    #[test]
+    fn rejects_unknown_things_without_echoing_them() {
+        for bad in [
+            &["bogus"][..],
+            &["serve", "--plot", "x"],
+            &["demo", "--http", "1.2.3.4:1"],
+            &["serve", "--http"],
+        ] {
+            let e = p(bad).unwrap_err().to_string();
+            assert!(!e.contains("bogus") && !e.contains("1.2.3.4"), "{e}");
+        }
+        assert!(p(&["serve", "--http", "not-an-addr"]).is_err());
+    }
+}

@@ -1,0 +1,38 @@
+//! Defaults that make the server work with no configuration: where the run
+//! root lives and where the solver executable is.
+
+use std::path::{Path, PathBuf};
+
+/// The directory name of the run root under the state or temp directory.
+pub const RUN_ROOT_DIR: &str = "hardened-mcp-solver";
+/// The solver's file name, looked up next to the server binary.
+pub const SOLVER_FILE: &str = "heat1d";
+
+/// The default run root: `$XDG_STATE_HOME/hardened-mcp-solver`, else
+/// `$HOME/.local/state/hardened-mcp-solver`, else the temp directory.
+pub fn default_run_root() -> PathBuf {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|h| h.join(".local").join("state"))
+        });
+    match state {
+        Some(dir) if std::fs::create_dir_all(&dir).is_ok() => dir.join(RUN_ROOT_DIR),
+        _ => std::env::temp_dir().join(RUN_ROOT_DIR),
+    }
+}
+
+/// The default solver path: `heat1d` in the directory of the running binary.
+pub fn default_solver() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    Some(exe.parent()?.join(SOLVER_FILE))
+}
+
+/// The solver path to use: the configured one, else the default.
+pub fn solver_path(configured: Option<&Path>) -> Option<PathBuf> {
+    configured.map(Path::to_path_buf).or_else(default_solver)
+}
