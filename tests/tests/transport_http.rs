@@ -278,3 +278,33 @@ async fn tokens_appear_in_no_log_line_and_no_response() {
     assert!(logs.contains("rmcp"), "rmcp's log lines were not captured");
     assert_no_secret(&logs);
 }
+
+#[tokio::test]
+async fn slow_headers_are_cut_off() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = start(|b| {
+        b.auth(token_table())
+            .header_read_timeout(std::time::Duration::from_millis(300))
+    })
+    .await;
+    let addr = server.local_addr();
+    // Positive control: a prompt request is answered.
+    let mut quick = Client::new(addr, None);
+    assert_401(&quick.post(&initialize_request(1)).await);
+    // A client that starts its headers and never finishes them.
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    let closed = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        slow.read_to_end(&mut seen),
+    )
+    .await;
+    assert!(closed.is_ok(), "the server held a half-sent request open");
+    // Whatever the server said before closing, it was not a served request.
+    let said = String::from_utf8_lossy(&seen);
+    assert!(!said.contains("200 OK") && !said.contains("401"), "{said}");
+    server.shutdown().await.unwrap();
+}

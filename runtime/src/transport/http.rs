@@ -48,6 +48,13 @@ pub const DEFAULT_PATH: &str = "/mcp";
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Default limit on producing a response head, body reading included.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default limit on receiving a request's headers (also closes idle
+/// keep-alive connections).
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default number of connections served at once; more wait in the backlog.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+/// How long open connections may take to finish after shutdown starts.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// Body of every `401`.
 pub const UNAUTHORIZED_BODY: &str = "Unauthorized: a valid bearer token is required";
@@ -78,6 +85,9 @@ pub enum HttpStartError {
     /// The body limit is zero.
     #[error("the request body limit must be at least 1 byte")]
     ZeroBodyLimit,
+    /// The connection limit is zero.
+    #[error("the connection limit must be at least 1")]
+    ZeroConnections,
     /// The listener could not be bound.
     #[error("could not bind the HTTP listener")]
     Bind(#[source] std::io::Error),
@@ -92,6 +102,8 @@ pub struct HttpServerBuilder<S> {
     max_body_bytes: usize,
     allowed_hosts: Option<Vec<String>>,
     request_timeout: Duration,
+    header_read_timeout: Duration,
+    max_connections: usize,
     session_mode: bool,
     sse_keep_alive: Option<Duration>,
 }
@@ -105,6 +117,8 @@ impl<S> std::fmt::Debug for HttpServerBuilder<S> {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("request_timeout", &self.request_timeout)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("max_connections", &self.max_connections)
             .finish_non_exhaustive()
     }
 }
@@ -154,6 +168,21 @@ where
         self
     }
 
+    /// Limit on receiving a request's headers, and on a keep-alive
+    /// connection's idle time (default [`DEFAULT_HEADER_READ_TIMEOUT`]); the
+    /// connection is then closed.
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Connections served at once (default [`DEFAULT_MAX_CONNECTIONS`]);
+    /// further ones wait in the listen backlog.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n;
+        self
+    }
+
     /// Whether rmcp keeps sessions for clients of protocol versions before
     /// 2026-07-28 (default true, rmcp's default).
     pub fn session_mode(mut self, on: bool) -> Self {
@@ -174,6 +203,9 @@ where
         }
         if self.max_body_bytes == 0 {
             return Err(HttpStartError::ZeroBodyLimit);
+        }
+        if self.max_connections == 0 {
+            return Err(HttpStartError::ZeroConnections);
         }
         Ok(HttpServer { b: self })
     }
@@ -225,6 +257,8 @@ where
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             allowed_hosts: None,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
             session_mode: true,
             sse_keep_alive: Some(Duration::from_secs(15)),
         }
@@ -264,12 +298,11 @@ where
             .map_err(HttpStartError::Bind)?;
         let local_addr = listener.local_addr().map_err(HttpStartError::Bind)?;
         let router = self.router(ct.child_token());
-        let shutdown = ct.clone();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(shutdown.cancelled_owned())
-                .await
-        });
+        let limits = ConnLimits {
+            header_read_timeout: self.b.header_read_timeout,
+            max_connections: self.b.max_connections,
+        };
+        let task = tokio::spawn(serve(listener, router, ct.clone(), limits));
         tracing::info!(
             addr = %local_addr,
             authenticated = self.b.auth.is_some(),
@@ -281,6 +314,80 @@ where
             task,
         })
     }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ConnLimits {
+    header_read_timeout: Duration,
+    max_connections: usize,
+}
+
+/// Accepts and serves HTTP/1.1 connections until `ct` is cancelled, then
+/// lets them finish for at most [`SHUTDOWN_GRACE`].
+///
+/// Served with hyper directly rather than `axum::serve`, which sets no
+/// header-read timeout and no connection limit.
+async fn serve(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    ct: CancellationToken,
+    limits: ConnLimits,
+) -> std::io::Result<()> {
+    let permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        while connections.try_join_next().is_some() {}
+        let permit = tokio::select! {
+            () = ct.cancelled() => break,
+            permit = Arc::clone(&permits).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+        };
+        let stream = tokio::select! {
+            () = ct.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors and the like: back off, keep serving.
+                    tracing::warn!(kind = ?e.kind(), "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let ct = ct.clone();
+        connections.spawn(async move {
+            let _permit = permit;
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(limits.header_read_timeout);
+            let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            let result = tokio::select! {
+                result = conn.as_mut() => result,
+                () = ct.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    conn.await
+                }
+            };
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "an HTTP connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!("HTTP connections still open after the shutdown grace period: closed");
+        connections.abort_all();
+    }
+    Ok(())
 }
 
 /// A started HTTP server.
