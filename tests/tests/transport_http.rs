@@ -308,3 +308,32 @@ async fn slow_headers_are_cut_off() {
     assert!(!said.contains("200 OK") && !said.contains("401"), "{said}");
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn error_bodies_never_quote_the_request() {
+    let server = start(|b| b.auth(token_table())).await;
+    let addr = server.local_addr();
+    let mut alice = Client::new(addr, Some(ALICE));
+    alice.connect().await;
+    let canary = "CANARY-91e4";
+    // JSON that is not a JSON-RPC message rmcp accepts: rmcp's own body
+    // would carry serde's message, which quotes the value.
+    let bad = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": canary});
+    let reply = alice.post(&bad).await;
+    assert!(reply.status >= 400, "{}", reply.text());
+    // An unknown protocol version header: rmcp's body would repeat it.
+    let body = serde_json::to_vec(&call(10, "echo", json!({"text": "x"}))).unwrap();
+    let reply2 = alice
+        .request("POST", &[("MCP-Protocol-Version", canary)], &body)
+        .await;
+    assert_eq!(reply2.status, 400, "{}", reply2.text());
+    // Not JSON at all.
+    let reply3 = alice
+        .request("POST", &[], format!("{{\"{canary}\": ").as_bytes())
+        .await;
+    assert!(reply3.status >= 400, "{}", reply3.text());
+    for r in [&reply, &reply2, &reply3] {
+        assert!(!r.everything().contains(canary), "{}", r.everything());
+    }
+    server.shutdown().await.unwrap();
+}

@@ -17,7 +17,9 @@
 //!    from that request's own token: the session id is routing state only;
 //! 5. a timeout on producing the response head (body reading included);
 //! 6. rmcp's service: allowed `Host` headers (default: rmcp's loopback
-//!    list), body size limit (`413`), JSON-RPC.
+//!    list), body size limit (`413`), JSON-RPC;
+//! 7. error bodies: rmcp's error responses get fixed texts (some of rmcp's
+//!    quote the request: a serde message, a header value).
 //!
 //! Binding an address that is not loopback without authentication is
 //! refused by [`HttpServerBuilder::build`].
@@ -588,7 +590,96 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
             Some(id) if is_delete && response.status().is_success() => self.bindings.unbind(id),
             Some(_) => {}
         }
-        response
+        fix_error_body(response).await
+    }
+}
+
+/// Largest error body of rmcp's that is inspected.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Replaces the body of an error response of rmcp's with a fixed text.
+///
+/// Several of rmcp's error bodies carry text that is not server-authored: a
+/// serde message quoting the caller's JSON (`415`), a header value (`400`),
+/// an internal error (`500`). A plain-text error body becomes the fixed text
+/// of its status; a JSON-RPC error keeps its id and code and gets the fixed
+/// message of its code, without `data`. Event streams are left alone.
+async fn fix_error_body(response: Response<HttpBody>) -> Response<HttpBody> {
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let content_type = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if content_type.starts_with("text/event-stream") {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    if content_type.starts_with("application/json") {
+        let collected = http_body_util::Limited::new(body, MAX_ERROR_BODY)
+            .collect()
+            .await
+            .ok()
+            .map(|c| c.to_bytes());
+        if let Some(fixed_json) = collected.as_deref().and_then(fixed_jsonrpc_error) {
+            return Response::from_parts(parts, Full::new(Bytes::from(fixed_json)).boxed());
+        }
+    }
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    let text = fixed_status_text(status);
+    Response::from_parts(
+        parts,
+        Full::new(Bytes::from_static(text.as_bytes())).boxed(),
+    )
+}
+
+/// A JSON-RPC error with the same id and code and a fixed message.
+fn fixed_jsonrpc_error(body: &[u8]) -> Option<Vec<u8>> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let code = value.get("error")?.get("code")?.as_i64()?;
+    let id = match value.get("id") {
+        Some(id @ (serde_json::Value::Number(_) | serde_json::Value::String(_))) => id.clone(),
+        _ => serde_json::Value::Null,
+    };
+    let message = match code {
+        -32700 => "Parse error",
+        -32600 => "Invalid Request",
+        -32601 => "Method not found",
+        -32602 => "Invalid params",
+        _ => "Request refused",
+    };
+    serde_json::to_vec(&serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": message},
+    }))
+    .ok()
+}
+
+/// The fixed body of an error status produced by rmcp.
+fn fixed_status_text(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::BAD_REQUEST => "Bad Request",
+        StatusCode::FORBIDDEN => "Forbidden: Host or Origin header is not allowed",
+        StatusCode::NOT_FOUND => SESSION_NOT_FOUND_BODY,
+        StatusCode::METHOD_NOT_ALLOWED => "Method Not Allowed",
+        StatusCode::NOT_ACCEPTABLE => {
+            "Not Acceptable: Client must accept both application/json and text/event-stream"
+        }
+        StatusCode::PAYLOAD_TOO_LARGE => "Payload Too Large",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            "Unsupported Media Type: the body must be one JSON-RPC message in application/json"
+        }
+        s if s.is_server_error() => "Internal Server Error",
+        _ => "Request refused",
     }
 }
 
