@@ -316,3 +316,67 @@ async fn over_real_pipes_to_a_server_process() {
         .unwrap();
     assert!(status.success(), "{status}");
 }
+
+/// A `tracing` writer into a shared buffer.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn dropped_replies_are_counted_in_a_summary_log_line() {
+    // The current-thread test runtime runs the server task on this thread,
+    // so a thread-local subscriber sees its log lines and no other test's.
+    let captured = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_ansi(false)
+        .with_writer({
+            let c = captured.clone();
+            move || c.clone()
+        })
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    const LINES: usize = 1000;
+    let mut client = start(StdioConfig::default().with_error_rate(2, 1), 1024 * 1024);
+    client.handshake().await.unwrap();
+    let mut flood = Vec::new();
+    for i in 0..LINES {
+        flood.extend_from_slice(format!("secret-garbage-{i}\n").as_bytes());
+    }
+    client.writer().write_all(&flood).await.unwrap();
+    client
+        .send(&call(8, "echo", json!({"text": "after"})))
+        .await
+        .unwrap();
+    let (_, replies) = client.recv_response(8).await.unwrap();
+    // End the input: any count not yet reported is logged at EOF.
+    drop(client);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let dropped: usize = logs
+        .lines()
+        .filter(|l| l.contains("dropped by the rate limit"))
+        .map(|l| {
+            let n = l.split("dropped=").nth(1).unwrap();
+            n.split_whitespace()
+                .next()
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert!(dropped > 0, "no summary line: {logs}");
+    assert_eq!(replies.len() + dropped, LINES, "{logs}");
+    assert!(!logs.contains("secret-garbage"), "input reached the log");
+}

@@ -327,10 +327,6 @@ where
                     }
                 }
                 LineRead::Oversized => {
-                    tracing::warn!(
-                        max_message_bytes = self.max_message_bytes,
-                        "an input line exceeded the size limit and was discarded"
-                    );
                     self.reject(Rejection::TooLarge, None, self.max_message_bytes);
                 }
                 LineRead::Eof => {
