@@ -1,1 +1,49 @@
 //! Procedural macros of hardened-mcp. Use them through `hardened_mcp::prelude`.
+//!
+//! Each macro is a pipeline: `parse` (attributes and signatures → a typed
+//! model, darling/syn), `check` (the safety rules → compile errors, all of
+//! them collected), `expand` (schema, parser, revalidation, rmcp routes).
+//! On errors the item is still emitted, stripped of our attributes, so IDEs
+//! keep working. Generated code reaches the runtime only through
+//! `::hardened_mcp::__private::v1`.
+
+use proc_macro::TokenStream;
+
+mod check;
+mod diag;
+mod enums;
+mod expand;
+mod parse;
+
+/// Turns the `#[hardened_tool]` methods of an impl block into hardened MCP
+/// tools and generates `hardened_tool_router()`, `try_hardened_tool_router()`
+/// and `hardened_tool_router_set()` (renamed with `router = name`).
+///
+/// See `docs/attributes.md` for every key.
+#[proc_macro_attribute]
+pub fn hardened_tools(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::hardened_tools(attr.into(), item.into()).into()
+}
+
+/// Marks a method of a `#[hardened_tools]` impl block as a tool. Only
+/// meaningful there: on its own it is an error.
+#[proc_macro_attribute]
+pub fn hardened_tool(_attr: TokenStream, item: TokenStream) -> TokenStream {
+    diag::outside_hardened_tools("hardened_tool", item.into()).into()
+}
+
+/// Declares the bounds of a tool parameter. Only meaningful on parameters
+/// of a `#[hardened_tool]` method (or fields of a derive); on its own it is
+/// an error.
+#[proc_macro_attribute]
+pub fn bounded(_attr: TokenStream, item: TokenStream) -> TokenStream {
+    diag::outside_hardened_tools("bounded", item.into()).into()
+}
+
+/// Derives `ToolEnum` (and the argument parser) for a unit-variant enum:
+/// tokens are the variant names in `snake_case`, or
+/// `#[tool_enum(rename = "…")]`.
+#[proc_macro_derive(ToolEnum, attributes(tool_enum))]
+pub fn derive_tool_enum(item: TokenStream) -> TokenStream {
+    enums::derive(item.into()).into()
+}

@@ -1,16 +1,36 @@
 #![doc = include_str!("../../README.md")]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+pub mod args;
 pub mod context;
 pub mod deck;
+pub mod error;
 pub mod identity;
 pub mod image;
 pub mod limits;
+pub mod output;
 pub mod paging;
+pub mod prelude;
 pub mod redact;
+pub mod route;
 pub mod runs;
+pub mod sandbox;
+pub mod schema;
 pub mod secret;
+pub mod transport;
 pub mod untrusted;
 
 pub use context::ToolContext;
+pub use error::ToolError;
+pub use hardened_mcp_macros::{ToolEnum, bounded, hardened_tool, hardened_tools};
 pub use identity::CallerId;
+pub use output::Output;
+
+#[doc(hidden)]
+pub mod private;
+
+/// Support for generated code; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::private as v1;
+}

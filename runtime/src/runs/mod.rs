@@ -27,7 +27,7 @@ mod owner;
 mod root;
 mod sys;
 
-pub use dir::RunDir;
+pub use dir::{RunDir, RunSubdir};
 pub use error::{RootProblem, RunError};
 pub use file::Tail;
 pub use handle::RunHandle;

@@ -1,0 +1,980 @@
+//! The safety rules: every signature the design says must not compile is
+//! refused here with a compile error carrying the reason and the fix. All
+//! violations of an item are collected; a tool with none becomes a
+//! [`ToolModel`] for `expand`.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{Expr, Ident, LitStr, Type};
+
+use crate::diag::{Errors, did_you_mean};
+use crate::parse::{Annotations, BoundedAttr, Check, ForbiddenKind, Kind, Param, ToolFn};
+
+/// A numeric literal read from an attribute.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+impl Num {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
+}
+
+/// A literal default value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DefaultLit {
+    Num(Num),
+    Bool(bool),
+    Str(String),
+}
+
+/// The checked bounds of one argument.
+#[derive(Debug, Clone, Default)]
+pub struct Spec {
+    pub min: Option<Num>,
+    pub max: Option<Num>,
+    pub exclusive_min: Option<Num>,
+    pub exclusive_max: Option<Num>,
+    pub default: Option<DefaultLit>,
+    pub min_len: Option<usize>,
+    pub max_len: Option<usize>,
+    pub max_items: Option<usize>,
+    pub pattern: Option<String>,
+    pub charset: Option<String>,
+    pub units: Option<String>,
+    pub description: Option<String>,
+}
+
+/// One checked parameter.
+#[derive(Debug)]
+pub struct ArgModel {
+    pub ident: Ident,
+    pub ty: Type,
+    pub kind: Kind,
+    pub spec: Spec,
+}
+
+impl ArgModel {
+    /// The key of this argument in the JSON object.
+    pub fn key(&self) -> String {
+        let s = self.ident.to_string();
+        s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+    }
+}
+
+/// One checked tool, ready to expand.
+#[derive(Debug)]
+pub struct ToolModel {
+    pub ident: Ident,
+    pub name: String,
+    pub description: String,
+    pub max_cost: f64,
+    pub units: String,
+    pub cost: Expr,
+    pub checks: Vec<Check>,
+    pub timeout_s: Option<f64>,
+    pub concurrency: Option<usize>,
+    pub annotations: Option<Annotations>,
+    pub params: Vec<ArgModel>,
+    pub output: Type,
+    pub is_async: bool,
+}
+
+pub const CHARSETS: &[&str] = &["alnum", "identifier", "printable", "text"];
+
+/// Names that say "this string is a file-system location".
+const PATH_NAMES: &[&str] = &[
+    "path",
+    "dir",
+    "file",
+    "filename",
+    "file_name",
+    "filepath",
+    "file_path",
+    "dirname",
+    "dir_name",
+    "directory",
+    "folder",
+    "working_dir",
+    "workdir",
+    "work_dir",
+    "cwd",
+    "pathname",
+    "location",
+];
+const PATH_SUFFIXES: &[&str] = &[
+    "_path",
+    "_dir",
+    "_file",
+    "_directory",
+    "_folder",
+    "_filename",
+];
+const PATH_PREFIXES: &[&str] = &["path_", "file_", "dir_"];
+
+fn is_path_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    PATH_NAMES.contains(&n.as_str())
+        || PATH_SUFFIXES.iter().any(|s| n.ends_with(s))
+        || PATH_PREFIXES.iter().any(|p| n.starts_with(p))
+}
+
+/// Reads a numeric literal (`5`, `-1`, `2e9`, `1_000`).
+pub fn eval_num(e: &Expr) -> Option<Num> {
+    match e {
+        Expr::Lit(l) => match &l.lit {
+            syn::Lit::Int(i) => i.base10_parse::<i128>().ok().map(Num::Int),
+            syn::Lit::Float(f) => f.base10_parse::<f64>().ok().map(Num::Float),
+            _ => None,
+        },
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => match eval_num(&u.expr)? {
+            Num::Int(i) => i.checked_neg().map(Num::Int),
+            Num::Float(f) => Some(Num::Float(-f)),
+        },
+        Expr::Paren(p) => eval_num(&p.expr),
+        Expr::Group(g) => eval_num(&g.expr),
+        _ => None,
+    }
+}
+
+fn int_range(t: &str) -> (i128, i128) {
+    match t {
+        "u8" => (0, u8::MAX.into()),
+        "u16" => (0, u16::MAX.into()),
+        "u32" => (0, u32::MAX.into()),
+        "u64" | "usize" => (0, u64::MAX.into()),
+        "i8" => (i8::MIN.into(), i8::MAX.into()),
+        "i16" => (i16::MIN.into(), i16::MAX.into()),
+        "i32" => (i32::MIN.into(), i32::MAX.into()),
+        _ => (i64::MIN.into(), i64::MAX.into()),
+    }
+}
+
+const WHY_UNBOUNDED: &str = "tool arguments are written by a model and are untrusted; an unbounded \
+     number lets one call request unbounded work, memory or output";
+
+/// Reads and checks one bound of a numeric parameter.
+fn bound(
+    e: &Option<Expr>,
+    kind: &Kind,
+    key: &str,
+    pname: &str,
+    errors: &mut Errors,
+) -> Option<Num> {
+    let e = e.as_ref()?;
+    let Some(n) = eval_num(e) else {
+        errors.rule(
+            e.span(),
+            format!("`{key}` of `{pname}` must be a numeric literal"),
+            "bounds are written into the schema at compile time and checked against the type; \
+             an arbitrary expression cannot be",
+            format!("write a literal, e.g. `{key} = 10`"),
+        );
+        return None;
+    };
+    match (kind, n) {
+        (Kind::Int(_), Num::Float(_)) => {
+            errors.rule(
+                e.span(),
+                format!("`{key}` of integer parameter `{pname}` is not an integer"),
+                "a fractional bound on an integer is out of the parameter's type; the schema and the \
+                 check would round differently",
+                format!("write an integer literal for `{key}`"),
+            );
+            None
+        }
+        (Kind::Int(t), Num::Int(i)) => {
+            let (lo, hi) = int_range(t);
+            if i < lo || i > hi {
+                errors.rule(
+                    e.span(),
+                    format!("`{key} = {i}` is outside the range of `{t}` ({lo}..={hi})"),
+                    "a bound the type cannot hold is meaningless and hides an error in the declaration",
+                    format!("use a bound within {lo}..={hi}, or a wider integer type"),
+                );
+                return None;
+            }
+            Some(n)
+        }
+        (Kind::Float(t), n) => {
+            let f = n.as_f64();
+            let limit = if *t == "f32" {
+                f64::from(f32::MAX)
+            } else {
+                f64::MAX
+            };
+            if !f.is_finite() || f.abs() > limit {
+                errors.rule(
+                    e.span(),
+                    format!("`{key}` of `{pname}` is not a finite `{t}`"),
+                    "a non-finite or out-of-type bound does not bound anything",
+                    format!("write a finite literal that fits `{t}`"),
+                );
+                return None;
+            }
+            Some(Num::Float(f))
+        }
+        _ => Some(n),
+    }
+}
+
+fn usize_key(e: &Option<Expr>, key: &str, pname: &str, errors: &mut Errors) -> Option<usize> {
+    let e = e.as_ref()?;
+    match eval_num(e) {
+        Some(Num::Int(i)) if i >= 0 && i <= i128::from(u32::MAX) => Some(i as usize),
+        _ => {
+            errors.rule(
+                e.span(),
+                format!("`{key}` of `{pname}` must be a non-negative integer literal"),
+                "lengths and item counts are written into the schema at compile time",
+                format!("write e.g. `{key} = 64`"),
+            );
+            None
+        }
+    }
+}
+
+/// Which `#[bounded]` keys apply to a kind.
+fn allowed_keys(kind: &Kind) -> Vec<&'static str> {
+    let mut v = vec!["description"];
+    match kind {
+        Kind::Int(_) => v.extend([
+            "min",
+            "max",
+            "exclusive_min",
+            "exclusive_max",
+            "units",
+            "default",
+        ]),
+        Kind::Float(_) => v.extend([
+            "min",
+            "max",
+            "exclusive_min",
+            "exclusive_max",
+            "units",
+            "default",
+            "finite",
+        ]),
+        Kind::Bool | Kind::Enum => v.push("default"),
+        Kind::Str => v.extend(["min_len", "max_len", "pattern", "charset", "default"]),
+        Kind::Vec(inner) => {
+            v.push("max_items");
+            v.extend(
+                allowed_keys(inner)
+                    .into_iter()
+                    .filter(|k| *k != "default" && *k != "description"),
+            );
+        }
+        Kind::Option(inner) => return allowed_keys(inner),
+        _ => v.clear(),
+    }
+    v
+}
+
+fn present_keys(b: &BoundedAttr) -> Vec<(&'static str, Span)> {
+    let mut v = Vec::new();
+    let mut e = |k: &'static str, x: &Option<Expr>| {
+        if let Some(x) = x {
+            v.push((k, x.span()));
+        }
+    };
+    e("min", &b.min);
+    e("max", &b.max);
+    e("exclusive_min", &b.exclusive_min);
+    e("exclusive_max", &b.exclusive_max);
+    e("default", &b.default);
+    e("min_len", &b.min_len);
+    e("max_len", &b.max_len);
+    e("max_items", &b.max_items);
+    let mut s = |k: &'static str, x: &Option<LitStr>| {
+        if let Some(x) = x {
+            v.push((k, x.span()));
+        }
+    };
+    s("units", &b.units);
+    s("pattern", &b.pattern);
+    s("charset", &b.charset);
+    s("description", &b.description);
+    if b.finite.is_present() {
+        v.push(("finite", b.finite.span()));
+    }
+    v
+}
+
+fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
+    let pname = p.ident.to_string();
+    let before = errors_len(errors);
+    let base = p.kind.base().clone();
+    let ty_span = p.ty.span();
+
+    match &p.kind {
+        Kind::Context | Kind::RunDir => {
+            if let Some((_, span)) = &p.bounded {
+                errors.rule(
+                    *span,
+                    format!("`#[bounded]` cannot bound {}", p.kind.describe()),
+                    "the parameter is not a model-written argument; bounds on it would never be checked",
+                    "remove `#[bounded]` from this parameter",
+                );
+            }
+            return (errors_len(errors) == before).then(|| ArgModel {
+                ident: p.ident.clone(),
+                ty: p.ty.clone(),
+                kind: p.kind.clone(),
+                spec: Spec::default(),
+            });
+        }
+        _ => {}
+    }
+
+    // Forbidden and unsupported types, also inside Option / Vec.
+    let mut k = &p.kind;
+    while let Kind::Option(i) | Kind::Vec(i) = k {
+        k = i;
+    }
+    match k {
+        Kind::Forbidden(ForbiddenKind::Path) => {
+            errors.rule(
+                ty_span,
+                format!("parameter `{pname}` takes a file-system path"),
+                "a model-written path can name any file the server can reach (`../`, absolute paths, \
+                 symlinks); tools select state through opaque run handles only",
+                "take a run handle instead: `run: RunDir` (resolved inside the run root before the body runs)",
+            );
+            return None;
+        }
+        Kind::Forbidden(ForbiddenKind::Untyped) => {
+            errors.rule(
+                ty_span,
+                format!("parameter `{pname}` is untyped JSON"),
+                "an untyped value or map has no schema, no bounds and accepts any key; nothing about it \
+                 can be checked",
+                "declare typed, bounded parameters (or one `#[derive(...)]` argument struct per tool)",
+            );
+            return None;
+        }
+        Kind::Unsupported | Kind::Context | Kind::RunDir => {
+            errors.rule(
+                ty_span,
+                format!("`#[bounded]` cannot describe the type of parameter `{pname}`"),
+                "only integers (up to 64 bits), f32/f64, bool, String, unit enums deriving ToolEnum, \
+                 Vec and Option of those have a schema and strict checks",
+                "use one of the supported kinds (see docs/attributes.md)",
+            );
+            return None;
+        }
+        _ => {}
+    }
+    if !shape_ok(&p.kind) {
+        errors.rule(
+            ty_span,
+            format!("nested container in parameter `{pname}`"),
+            "nested arrays and optionals have no single set of bounds to declare and check",
+            "flatten the parameter (a Vec of scalars, or an Option of a scalar or Vec)",
+        );
+        return None;
+    }
+
+    // Path-named strings.
+    if (matches!(base, Kind::Str) || matches!(&base, Kind::Vec(i) if matches!(**i, Kind::Str)))
+        && is_path_name(&pname)
+    {
+        {
+            errors.rule(
+                p.ident.span(),
+                format!("string parameter `{pname}` is named like a file-system path"),
+                "a caller-chosen file or directory name is a path traversal waiting to happen; run \
+                 state is selected by opaque run handles, files by fixed server-side names",
+                "take `run: RunDir` (a run handle) and use fixed file names inside it",
+            );
+        }
+    }
+
+    let empty = BoundedAttr::default();
+    let (b, b_span) = match &p.bounded {
+        Some((b, s)) => (b, *s),
+        None => (&empty, ty_span),
+    };
+
+    // Keys that do not apply.
+    let allowed = allowed_keys(&p.kind);
+    for (key, span) in present_keys(b) {
+        if !allowed.contains(&key) {
+            errors.rule(
+                span,
+                format!(
+                    "`{key}` does not apply to {} parameter (`{pname}`)",
+                    p.kind.describe()
+                ),
+                "a bound the parameter's kind cannot have would be silently ignored",
+                format!(
+                    "remove `{key}`; {} accepts: {}",
+                    p.kind.describe(),
+                    allowed.join(", ")
+                ),
+            );
+        }
+    }
+
+    let scalar = match &base {
+        Kind::Vec(i) => (**i).clone(),
+        k => k.clone(),
+    };
+    let mut spec = Spec {
+        units: b.units.as_ref().map(LitStr::value),
+        description: b.description.as_ref().map(LitStr::value),
+        ..Spec::default()
+    };
+
+    match &scalar {
+        Kind::Int(_) | Kind::Float(_) => {
+            if allowed.contains(&"min") {
+                spec.min = bound(&b.min, &scalar, "min", &pname, errors);
+                spec.max = bound(&b.max, &scalar, "max", &pname, errors);
+                spec.exclusive_min =
+                    bound(&b.exclusive_min, &scalar, "exclusive_min", &pname, errors);
+                spec.exclusive_max =
+                    bound(&b.exclusive_max, &scalar, "exclusive_max", &pname, errors);
+            }
+            let has_lo = b.min.is_some() || b.exclusive_min.is_some();
+            let has_hi = b.max.is_some() || b.exclusive_max.is_some();
+            if p.bounded.is_none() {
+                errors.rule(
+                    ty_span,
+                    format!("numeric parameter `{pname}` has no `#[bounded]`"),
+                    WHY_UNBOUNDED,
+                    format!("declare its range: `#[bounded(min = .., max = ..)] {pname}: ..`"),
+                );
+            } else if !has_lo || !has_hi {
+                errors.rule(
+                    b_span,
+                    format!("numeric parameter `{pname}` needs both a lower and an upper bound"),
+                    WHY_UNBOUNDED,
+                    "add the missing `min`/`exclusive_min` or `max`/`exclusive_max`",
+                );
+            }
+            if b.min.is_some() && b.exclusive_min.is_some() {
+                errors.rule(
+                    b_span,
+                    format!("`{pname}` declares both `min` and `exclusive_min`"),
+                    "two lower bounds make the declaration ambiguous",
+                    "keep one of them",
+                );
+            }
+            if b.max.is_some() && b.exclusive_max.is_some() {
+                errors.rule(
+                    b_span,
+                    format!("`{pname}` declares both `max` and `exclusive_max`"),
+                    "two upper bounds make the declaration ambiguous",
+                    "keep one of them",
+                );
+            }
+            let lo = spec.min.or(spec.exclusive_min);
+            let hi = spec.max.or(spec.exclusive_max);
+            if let (Some(lo), Some(hi)) = (lo, hi) {
+                let strict = spec.exclusive_min.is_some() || spec.exclusive_max.is_some();
+                let empty = if strict {
+                    lo.as_f64() >= hi.as_f64()
+                } else {
+                    lo.as_f64() > hi.as_f64()
+                };
+                let bad = match (lo, hi) {
+                    (Num::Int(a), Num::Int(b)) => {
+                        if strict {
+                            a >= b
+                        } else {
+                            a > b
+                        }
+                    }
+                    _ => empty,
+                };
+                if bad {
+                    let span = [&b.min, &b.exclusive_min]
+                        .into_iter()
+                        .flatten()
+                        .next()
+                        .map_or(b_span, |e| e.span());
+                    errors.rule(
+                        span,
+                        format!("the range of `{pname}` is empty (lower bound above upper bound)"),
+                        "no value can satisfy it, so the tool could never be called; it is a typo",
+                        "swap or correct `min` and `max`",
+                    );
+                }
+            }
+        }
+        Kind::Str => {
+            spec.min_len = usize_key(&b.min_len, "min_len", &pname, errors);
+            spec.max_len = usize_key(&b.max_len, "max_len", &pname, errors);
+            spec.pattern = b.pattern.as_ref().map(LitStr::value);
+            if spec.max_len.is_none() && b.max_len.is_none() {
+                errors.rule(
+                    ty_span,
+                    format!("string parameter `{pname}` has no `max_len`"),
+                    "an unbounded string lets one call push megabytes into parsing, logs and solver \
+                     inputs",
+                    format!(
+                        "declare `#[bounded(max_len = ..)] {pname}: String` (and a `charset` or \
+                         `pattern`), or use a `#[derive(ToolEnum)]` enum for fixed choices"
+                    ),
+                );
+            }
+            if let (Some(a), Some(z)) = (spec.min_len, spec.max_len)
+                && a > z
+            {
+                errors.rule(
+                    b.min_len.as_ref().map_or(b_span, |e| e.span()),
+                    format!("`min_len` of `{pname}` is above its `max_len`"),
+                    "no string can satisfy it, so the tool could never be called",
+                    "swap or correct `min_len` and `max_len`",
+                );
+            }
+            if let Some(cs) = &b.charset {
+                let v = cs.value();
+                if !CHARSETS.contains(&v.as_str()) {
+                    let hint = did_you_mean(&v, CHARSETS)
+                        .map(|d| format!("did you mean `{d}`? "))
+                        .unwrap_or_default();
+                    errors.rule(
+                        cs.span(),
+                        format!("unknown charset `{v}`"),
+                        "a charset is a fixed, named allowlist of characters",
+                        format!("{hint}known charsets: {}", CHARSETS.join(", ")),
+                    );
+                } else {
+                    spec.charset = Some(v);
+                }
+            }
+        }
+        _ => {}
+    }
+
+    if let Kind::Vec(_) = &base {
+        spec.max_items = usize_key(&b.max_items, "max_items", &pname, errors);
+        if b.max_items.is_none() {
+            errors.rule(
+                ty_span,
+                format!("Vec parameter `{pname}` has no `max_items`"),
+                "an unbounded array lets one call request unbounded work and memory",
+                format!("declare `#[bounded(max_items = ..)] {pname}: Vec<..>`"),
+            );
+        }
+    }
+
+    // Default.
+    if let Some(d) = &b.default
+        && allowed.contains(&"default")
+    {
+        spec.default = check_default(d, &scalar, &spec, &pname, errors);
+    }
+
+    (errors_len(errors) == before).then(|| ArgModel {
+        ident: p.ident.clone(),
+        ty: p.ty.clone(),
+        kind: p.kind.clone(),
+        spec,
+    })
+}
+
+fn check_default(
+    d: &Expr,
+    kind: &Kind,
+    spec: &Spec,
+    pname: &str,
+    errors: &mut Errors,
+) -> Option<DefaultLit> {
+    let lit = match (kind, d) {
+        (Kind::Int(_) | Kind::Float(_), e) => {
+            bound(&Some(e.clone()), kind, "default", pname, errors).map(DefaultLit::Num)
+        }
+        (
+            Kind::Bool,
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Bool(b),
+                ..
+            }),
+        ) => Some(DefaultLit::Bool(b.value)),
+        (
+            Kind::Str | Kind::Enum,
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }),
+        ) => Some(DefaultLit::Str(s.value())),
+        _ => {
+            errors.rule(
+                d.span(),
+                format!("`default` of `{pname}` is not a literal of its type"),
+                "the default is written into the schema and checked at compile time",
+                "write a literal of the parameter's type (an enum default is its token, e.g. `\"periodic\"`)",
+            );
+            return None;
+        }
+    }?;
+    if let DefaultLit::Num(n) = lit {
+        let v = n.as_f64();
+        let out = spec.min.is_some_and(|m| v < m.as_f64())
+            || spec.max.is_some_and(|m| v > m.as_f64())
+            || spec.exclusive_min.is_some_and(|m| v <= m.as_f64())
+            || spec.exclusive_max.is_some_and(|m| v >= m.as_f64());
+        if out {
+            errors.rule(
+                d.span(),
+                format!("`default` of `{pname}` is outside its declared range"),
+                "the default would be refused by the parameter's own check on every call that omits it",
+                "choose a default within [min, max]",
+            );
+            return None;
+        }
+    }
+    if let (DefaultLit::Str(s), Kind::Str) = (&lit, kind) {
+        let n = s.chars().count();
+        if spec.max_len.is_some_and(|m| n > m) || spec.min_len.is_some_and(|m| n < m) {
+            errors.rule(
+                d.span(),
+                format!("`default` of `{pname}` violates its length bounds"),
+                "the default would be refused by the parameter's own check",
+                "choose a default within [min_len, max_len]",
+            );
+            return None;
+        }
+    }
+    Some(lit)
+}
+
+fn is_scalar(k: &Kind) -> bool {
+    matches!(
+        k,
+        Kind::Int(_) | Kind::Float(_) | Kind::Bool | Kind::Str | Kind::Enum
+    )
+}
+
+fn shape_ok(k: &Kind) -> bool {
+    match k {
+        Kind::Option(i) => match &**i {
+            Kind::Vec(j) => is_scalar(j),
+            other => is_scalar(other),
+        },
+        Kind::Vec(i) => is_scalar(i),
+        k => is_scalar(k),
+    }
+}
+
+fn errors_len(e: &Errors) -> usize {
+    e.len()
+}
+
+/// Paths and literals a tool body must not use (guard rail, not proof).
+struct BodyScan<'a> {
+    errors: &'a mut Errors,
+}
+
+const SHELLS: &[&str] = &[
+    "sh",
+    "bash",
+    "zsh",
+    "/bin/sh",
+    "/bin/bash",
+    "/usr/bin/env",
+    "cmd.exe",
+    "powershell",
+];
+
+impl BodyScan<'_> {
+    fn path(&mut self, segs: &[String], span: Span) {
+        let pairs = segs.windows(2).any(|w| {
+            matches!(
+                (w[0].as_str(), w[1].as_str()),
+                ("std" | "tokio" | "async_std", "fs" | "process")
+            )
+        });
+        let first = segs.first().map(String::as_str);
+        let fs_like = matches!(first, Some("fs" | "process")) && segs.len() > 1;
+        let command = segs.iter().any(|s| s == "Command");
+        if pairs || fs_like || command {
+            self.errors.rule(
+                span,
+                format!("tool bodies must not use `{}` directly", segs.join("::")),
+                "processes and files reached from a tool body escape the sandbox (no allowlist, no \
+                 limits, no kill of the process tree) and the run root (no confinement); this check \
+                 is a guard rail, not proof",
+                "launch solvers through `hardened_mcp::sandbox` and touch files through the `RunDir` \
+                 of a run handle",
+            );
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for BodyScan<'_> {
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        self.path(&segs, p.span());
+        syn::visit::visit_path(self, p);
+    }
+    fn visit_use_tree(&mut self, t: &'ast syn::UseTree) {
+        fn flat(t: &syn::UseTree, pre: &mut Vec<String>, out: &mut Vec<(Vec<String>, Span)>) {
+            match t {
+                syn::UseTree::Path(p) => {
+                    pre.push(p.ident.to_string());
+                    flat(&p.tree, pre, out);
+                    pre.pop();
+                }
+                syn::UseTree::Name(n) => {
+                    let mut v = pre.clone();
+                    v.push(n.ident.to_string());
+                    out.push((v, n.ident.span()));
+                }
+                syn::UseTree::Rename(r) => {
+                    let mut v = pre.clone();
+                    v.push(r.ident.to_string());
+                    out.push((v, r.ident.span()));
+                }
+                syn::UseTree::Glob(g) => out.push((pre.clone(), g.span())),
+                syn::UseTree::Group(g) => g.items.iter().for_each(|i| flat(i, pre, out)),
+            }
+        }
+        let mut out = Vec::new();
+        flat(t, &mut Vec::new(), &mut out);
+        for (segs, span) in out {
+            self.path(&segs, span);
+        }
+    }
+    fn visit_lit_str(&mut self, s: &'ast LitStr) {
+        if SHELLS.contains(&s.value().as_str()) {
+            self.errors.rule(
+                s.span(),
+                "tool bodies must not name a shell",
+                "a shell interprets its input as code; solvers run from an argument vector, never \
+                 through a shell; this check is a guard rail, not proof",
+                "launch the solver executable itself through `hardened_mcp::sandbox` with an argument vector",
+            );
+        }
+    }
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.visit_path(&m.path);
+        // Look into macro bodies that parse as expressions (format!, vec!, …).
+        if let Ok(args) =
+            m.parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+        {
+            for a in &args {
+                self.visit_expr(a);
+            }
+        }
+    }
+}
+
+/// Scans a tool body for direct process, file-system and shell use.
+pub fn scan_body(block: &syn::Block, errors: &mut Errors) {
+    BodyScan { errors }.visit_block(block);
+}
+
+/// Single-name paths in an expression (the names it refers to).
+struct Names(Vec<Ident>);
+impl<'ast> Visit<'ast> for Names {
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if p.qself.is_none()
+            && p.path.segments.len() == 1
+            && let Some(seg) = p.path.segments.first()
+        {
+            self.0.push(seg.ident.clone());
+        }
+        syn::visit::visit_expr_path(self, p);
+    }
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+}
+
+fn check_refs(e: &Expr, what: &str, params: &[String], errors: &mut Errors) {
+    let mut n = Names(Vec::new());
+    n.visit_expr(e);
+    let cands: Vec<&str> = params.iter().map(String::as_str).collect();
+    for id in n.0 {
+        let s = id.to_string();
+        if s.starts_with(|c: char| c.is_uppercase()) || params.contains(&s) || s == "self" {
+            continue;
+        }
+        let hint = did_you_mean(&s, &cands)
+            .map(|d| format!("did you mean `{d}`? "))
+            .unwrap_or_default();
+        errors.rule(
+            id.span(),
+            format!("`{what}` refers to `{s}`, which is not a parameter of this tool"),
+            "cost estimates and checks are evaluated on the validated arguments only",
+            format!("{hint}parameters: {}", params.join(", ")),
+        );
+    }
+}
+
+fn positive(e: &Option<Expr>, key: &str, integer: bool, errors: &mut Errors) -> Option<f64> {
+    let e = e.as_ref()?;
+    match eval_num(e) {
+        Some(Num::Int(i)) if i > 0 && i <= i128::from(u32::MAX) => Some(i as f64),
+        Some(Num::Float(f)) if !integer && f.is_finite() && f > 0.0 && f <= 1e9 => Some(f),
+        _ => {
+            errors.rule(
+                e.span(),
+                format!("`{key}` must be a positive {} literal", if integer { "integer" } else { "finite" }),
+                "limits are fixed at compile time; a zero, negative or non-finite limit limits nothing",
+                format!("write e.g. `{key} = {}`", if integer { "4" } else { "30" }),
+            );
+            None
+        }
+    }
+}
+
+/// Checks one tool; `None` when any rule is violated (errors recorded).
+pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolModel> {
+    let before = errors.len();
+    let a = &t.attr;
+
+    let mut missing = Vec::new();
+    if a.max_cost.is_none() {
+        missing.push("max_cost = <ceiling>");
+    }
+    if a.units.is_none() {
+        missing.push("units = \"<what the cost counts>\"");
+    }
+    if a.cost.is_none() {
+        missing.push("cost = <f64 estimate over the parameters>");
+    }
+    if !missing.is_empty() {
+        errors.rule(
+            t.attr_span,
+            format!("tool `{}` does not declare its cost ceiling", t.ident),
+            "every tool must estimate its work from the validated arguments and refuse calls above a \
+             hard ceiling before anything is allocated or launched",
+            format!("add {}", missing.join(", ")),
+        );
+    }
+    let max_cost = match &a.max_cost {
+        Some(e) => match eval_num(e) {
+            Some(n) if n.as_f64().is_finite() && n.as_f64() > 0.0 => Some(n.as_f64()),
+            _ => {
+                errors.rule(
+                    e.span(),
+                    "`max_cost` must be a positive finite numeric literal",
+                    "the ceiling is advertised in the schema and compared with the estimate",
+                    "write e.g. `max_cost = 2e9`",
+                );
+                None
+            }
+        },
+        None => None,
+    };
+    if let Some(u) = &a.units
+        && u.value().trim().is_empty()
+    {
+        errors.rule(
+            u.span(),
+            "`units` must name what the cost counts",
+            "the model reads the ceiling with its units to size its requests",
+            "write e.g. `units = \"cell-steps\"`",
+        );
+    }
+    let timeout_s = positive(&a.timeout_s, "timeout_s", false, errors);
+    let concurrency = positive(&a.concurrency, "concurrency", true, errors).map(|f| f as usize);
+
+    let name = a
+        .name
+        .as_ref()
+        .map_or_else(|| t.ident.to_string(), LitStr::value);
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        let span = a.name.as_ref().map_or(t.sig_span, LitStr::span);
+        errors.rule(
+            span,
+            format!("invalid tool name `{name}`"),
+            "MCP tool names are 1 to 64 characters of A-Z a-z 0-9 _ - .",
+            "choose a name of that form with `name = \"...\"`",
+        );
+    }
+
+    if !t.has_self_ref {
+        errors.rule(
+            t.sig_span,
+            format!("tool `{}` must take `&self`", t.ident),
+            "routes call tools on the shared server value",
+            "declare the method as `fn (&self, ...)`",
+        );
+    }
+
+    let output = match &t.output {
+        Some(o) => Some(o.clone()),
+        None => {
+            errors.rule(
+                t.ret_span,
+                format!("tool `{}` must return `Result<Output<T>, ToolError>`", t.ident),
+                "outputs are wrapped with warnings and artifacts and checked against the advertised \
+                 schema; errors are mapped to fixed texts that never echo input",
+                "return `Result<Output<T>, ToolError>` with `T: Serialize + JsonSchema`",
+            );
+            None
+        }
+    };
+
+    let mut params = Vec::new();
+    let mut contexts = 0;
+    for p in &t.params {
+        if let Kind::Context = p.kind {
+            contexts += 1;
+            if contexts > 1 {
+                errors.rule(
+                    p.ty.span(),
+                    "more than one `ToolContext` parameter",
+                    "one context describes one call",
+                    "keep one `ToolContext` parameter",
+                );
+            }
+        }
+        if let Some(m) = check_param(p, errors) {
+            params.push(m);
+        }
+    }
+
+    let names: Vec<String> = t
+        .params
+        .iter()
+        .filter(|p| !matches!(p.kind, Kind::Context | Kind::RunDir))
+        .map(|p| p.ident.to_string())
+        .collect();
+    if let Some(c) = &a.cost {
+        check_refs(c, "cost", &names, errors);
+    }
+    for c in &a.check {
+        check_refs(&c.expr, "check", &names, errors);
+    }
+    scan_body(body, errors);
+
+    if errors.len() != before {
+        return None;
+    }
+    let description = match &a.description {
+        Some(d) => d.value(),
+        None => t.doc.clone(),
+    };
+    Some(ToolModel {
+        ident: t.ident.clone(),
+        name,
+        description,
+        max_cost: max_cost?,
+        units: a.units.as_ref()?.value(),
+        cost: a.cost.clone()?,
+        checks: a.check.clone(),
+        timeout_s,
+        concurrency,
+        annotations: a.annotations.clone(),
+        params,
+        output: output?,
+        is_async: t.is_async,
+    })
+}

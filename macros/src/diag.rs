@@ -1,0 +1,88 @@
+//! Diagnostics: every compile error states what is wrong, why it is unsafe
+//! and how to fix it, and all errors of an item are reported together.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote};
+
+/// Collected errors of one macro invocation.
+#[derive(Default)]
+pub struct Errors {
+    tokens: TokenStream,
+    count: usize,
+}
+
+impl Errors {
+    /// Records a rule violation: `what` happened, `why` it is unsafe, `fix`.
+    pub fn rule(&mut self, span: Span, what: impl AsRef<str>, why: &str, fix: impl AsRef<str>) {
+        let msg = format!(
+            "{}\n  = note: {why}\n  = help: {}",
+            what.as_ref(),
+            fix.as_ref()
+        );
+        self.push(syn::Error::new(span, msg));
+    }
+
+    /// Records a plain syntax error.
+    pub fn push(&mut self, e: syn::Error) {
+        self.tokens.extend(e.to_compile_error());
+        self.count += 1;
+    }
+
+    /// Records darling's errors (unknown keys with "did you mean", duplicates).
+    pub fn darling(&mut self, e: darling::Error) {
+        self.count += e.len();
+        self.tokens.extend(e.write_errors());
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn into_tokens(self) -> TokenStream {
+        self.tokens
+    }
+}
+
+/// The closest candidate to `given`, for "did you mean".
+pub fn did_you_mean<'a>(given: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (levenshtein(given, c), *c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// `#[hardened_tool]` / `#[bounded]` used outside `#[hardened_tools]`.
+pub fn outside_hardened_tools(name: &str, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    errors.rule(
+        Span::call_site(),
+        format!("`#[{name}]` is only meaningful inside a `#[hardened_tools]` impl block"),
+        "without `#[hardened_tools]` nothing generates the strict parser, the checks or the route, \
+         so the declared bounds would silently not be enforced",
+        "put `#[hardened_tools]` on the enclosing `impl` block",
+    );
+    let errs = errors.into_tokens();
+    let mut out = item.into_token_stream();
+    out.extend(quote! { #errs });
+    out
+}

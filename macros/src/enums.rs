@@ -1,0 +1,156 @@
+//! `#[derive(ToolEnum)]`: a unit-variant enum as a fixed set of tokens.
+
+use darling::FromMeta;
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Data, DeriveInput, Fields, LitStr};
+
+use crate::diag::Errors;
+
+#[derive(Debug, Default, FromMeta)]
+#[darling(default)]
+struct VariantAttr {
+    rename: Option<LitStr>,
+}
+
+/// `CamelCase` → `snake_case`.
+fn snake(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+pub fn derive(item: TokenStream) -> TokenStream {
+    let input: DeriveInput = match syn::parse2(item) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
+    };
+    let mut errors = Errors::default();
+    let ident = &input.ident;
+    if !input.generics.params.is_empty() {
+        errors.rule(
+            ident.span(),
+            "`ToolEnum` cannot be derived for a generic enum",
+            "a tool enum is a fixed set of tokens written into the schema",
+            "remove the generic parameters",
+        );
+    }
+    let Data::Enum(data) = &input.data else {
+        errors.rule(
+            ident.span(),
+            "`ToolEnum` can only be derived for enums",
+            "a tool enum is a fixed set of tokens",
+            "use `#[derive(ToolEnum)]` on a unit-variant `enum`",
+        );
+        return errors.into_tokens();
+    };
+    let mut tokens: Vec<String> = Vec::new();
+    let mut variants = Vec::new();
+    for v in &data.variants {
+        if !matches!(v.fields, Fields::Unit) {
+            errors.rule(
+                v.ident.span(),
+                format!("variant `{}` carries data", v.ident),
+                "a tool enum maps each caller token to one fixed variant; data in a variant would be \
+                 an unbounded, unchecked argument",
+                "make every variant a unit variant, and declare other values as bounded parameters",
+            );
+            continue;
+        }
+        let mut attr = VariantAttr::default();
+        for a in &v.attrs {
+            if a.path().is_ident("tool_enum") {
+                match VariantAttr::from_meta(&a.meta) {
+                    Ok(x) => attr = x,
+                    Err(e) => errors.darling(e),
+                }
+            }
+        }
+        let token = attr
+            .rename
+            .as_ref()
+            .map_or_else(|| snake(&v.ident.to_string()), LitStr::value);
+        if token.is_empty()
+            || token.len() > 64
+            || !token
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        {
+            errors.rule(
+                v.ident.span(),
+                format!("invalid token `{token}`"),
+                "tokens are written into solver inputs and schemas; they must be plain identifiers",
+                "rename to 1..=64 characters of A-Z a-z 0-9 _ - .",
+            );
+        }
+        if tokens.contains(&token) {
+            errors.rule(
+                v.ident.span(),
+                format!("duplicate token `{token}`"),
+                "one token must map to exactly one variant",
+                "rename one of the variants with `#[tool_enum(rename = \"...\")]`",
+            );
+        }
+        tokens.push(token);
+        variants.push(&v.ident);
+    }
+    if data.variants.is_empty() {
+        errors.rule(
+            ident.span(),
+            "`ToolEnum` needs at least one variant",
+            "an enum without tokens accepts no value",
+            "add the variants",
+        );
+    }
+    if !errors.is_empty() {
+        return errors.into_tokens();
+    }
+    let hm = quote!(::hardened_mcp::__private::v1);
+    quote! {
+        impl #hm::ToolEnum for #ident {
+            const TOKENS: &'static [&'static str] = &[#(#tokens),*];
+            fn from_token(token: &str) -> ::core::option::Option<Self> {
+                match token {
+                    #(#tokens => ::core::option::Option::Some(Self::#variants),)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+            fn token(self) -> &'static str {
+                match self {
+                    #(Self::#variants => #tokens,)*
+                }
+            }
+        }
+        impl #hm::Arg for #ident {
+            type Spec = #hm::EnumSpec;
+            fn parse(
+                value: &#hm::Value,
+                _spec: &#hm::EnumSpec,
+                name: &'static str,
+            ) -> ::core::result::Result<Self, #hm::ArgError> {
+                #hm::enum_parse::<Self>(value, name)
+            }
+            fn check(&self, _spec: &#hm::EnumSpec, _name: &'static str) -> ::core::result::Result<(), #hm::ArgError> {
+                ::core::result::Result::Ok(())
+            }
+            fn schema(spec: &#hm::EnumSpec) -> #hm::Map<::std::string::String, #hm::Value> {
+                #hm::enum_schema::<Self>(spec)
+            }
+            fn absent(
+                spec: &#hm::EnumSpec,
+                name: &'static str,
+            ) -> ::core::option::Option<::core::result::Result<Self, #hm::ArgError>> {
+                #hm::enum_absent::<Self>(spec, name)
+            }
+        }
+    }
+}

@@ -1,0 +1,643 @@
+//! Expansion: from checked tools to code — argument specs (one `static`
+//! per argument, read by the parser, the checks and the schema alike), the
+//! revalidation function, the rewritten method, and the router functions.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::{ImplItem, ItemImpl, Type};
+
+use crate::check::{self, ArgModel, DefaultLit, Num, Spec, ToolModel};
+use crate::diag::Errors;
+use crate::parse::{self, Kind, ToolsAttr};
+
+/// The one path through which generated code reaches the runtime.
+fn hm() -> TokenStream {
+    quote!(::hardened_mcp::__private::v1)
+}
+
+/// Entry point of `#[hardened_tools]`.
+pub fn hardened_tools(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let tools_attr = match darling::ast::NestedMeta::parse_meta_list(attr) {
+        Ok(list) => match <ToolsAttr as darling::FromMeta>::from_list(&list) {
+            Ok(a) => a,
+            Err(e) => {
+                errors.darling(e);
+                ToolsAttr::default()
+            }
+        },
+        Err(e) => {
+            errors.push(e);
+            ToolsAttr::default()
+        }
+    };
+    let mut item_impl: ItemImpl = match syn::parse2(item.clone()) {
+        Ok(i) => i,
+        Err(e) => {
+            let mut out = item;
+            out.extend(e.to_compile_error());
+            return out;
+        }
+    };
+    let (generated, models) = expand_impl(&tools_attr, &mut item_impl, &mut errors);
+    let _ = models;
+    let errs = errors.into_tokens();
+    quote! {
+        #item_impl
+        #generated
+        #errs
+    }
+}
+
+/// Checks and expands an impl block in place. Returns the extra impl block
+/// (empty when any error was found) and the number of tools.
+pub fn expand_impl(
+    attr: &ToolsAttr,
+    item_impl: &mut ItemImpl,
+    errors: &mut Errors,
+) -> (TokenStream, usize) {
+    if item_impl.trait_.is_some() || !item_impl.generics.params.is_empty() {
+        errors.rule(
+            Span::call_site(),
+            "`#[hardened_tools]` goes on a non-generic inherent impl block",
+            "the generated routes name the concrete server type",
+            "write `#[hardened_tools] impl MyServer { ... }`",
+        );
+    }
+    let mut models = Vec::new();
+    let mut tool_count = 0;
+    for item in &mut item_impl.items {
+        let ImplItem::Fn(f) = item else { continue };
+        if !parse::is_tool(f) {
+            continue;
+        }
+        tool_count += 1;
+        let t = parse::tool_fn(f, errors);
+        if let Some(m) = check::tool(&t, &f.block, errors) {
+            let prologue = validate_call(&m);
+            let block = &f.block;
+            f.block = syn::parse_quote!({ #prologue #block });
+            models.push(m);
+        }
+    }
+    if tool_count == 0 {
+        errors.rule(
+            Span::call_site(),
+            "`#[hardened_tools]` found no `#[hardened_tool]` method",
+            "the generated router would serve no tools",
+            "mark the tool methods with `#[hardened_tool(max_cost = .., units = \"..\", cost = ..)]`",
+        );
+    }
+    let self_ty = &item_impl.self_ty;
+    (
+        generate(attr, self_ty, &models, !errors.is_empty()),
+        tool_count,
+    )
+}
+
+fn names(m: &ToolModel) -> (syn::Ident, String) {
+    (format_ident!("validate_{}", m.ident), m.name.clone())
+}
+
+/// The statement prepended to a tool body: revalidate the arguments.
+fn validate_call(m: &ToolModel) -> TokenStream {
+    let (vname, _) = names(m);
+    let args = m.params.iter().filter(|p| is_arg(p)).map(|p| {
+        let id = &p.ident;
+        quote!(&#id)
+    });
+    let e = syn::Ident::new("__hardened_err", Span::mixed_site());
+    quote! {
+        if let ::core::result::Result::Err(#e) = Self::#vname(#(#args),*) {
+            return ::core::result::Result::Err(#e);
+        }
+    }
+}
+
+fn is_arg(p: &ArgModel) -> bool {
+    !matches!(p.kind, Kind::Context | Kind::RunDir)
+}
+
+fn int_tokens(i: i128) -> TokenStream {
+    let lit = Literal::i128_suffixed(i.unsigned_abs() as i128);
+    if i < 0 { quote!(-#lit) } else { quote!(#lit) }
+}
+
+fn f64_tokens(f: f64) -> TokenStream {
+    let lit = Literal::f64_suffixed(f.abs());
+    if f < 0.0 { quote!(-#lit) } else { quote!(#lit) }
+}
+
+fn opt<T>(v: Option<T>, f: impl Fn(T) -> TokenStream) -> TokenStream {
+    match v {
+        Some(v) => {
+            let t = f(v);
+            quote!(::core::option::Option::Some(#t))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn opt_str(v: &Option<String>) -> TokenStream {
+    opt(v.as_deref(), |s| quote!(#s))
+}
+
+fn doc_tokens(description: &Option<String>, units: &Option<String>) -> TokenStream {
+    let hm = hm();
+    let d = opt_str(description);
+    let u = opt_str(units);
+    quote!(#hm::Doc { description: #d, units: #u })
+}
+
+/// The spec of a scalar kind.
+fn scalar_spec(kind: &Kind, spec: &Spec, doc: TokenStream) -> TokenStream {
+    let hm = hm();
+    match kind {
+        Kind::Int(_) => {
+            let i = |n: Option<Num>| {
+                opt(n, |n| match n {
+                    Num::Int(i) => int_tokens(i),
+                    Num::Float(f) => int_tokens(f as i128),
+                })
+            };
+            let (a, b, c, d) = (
+                i(spec.min),
+                i(spec.max),
+                i(spec.exclusive_min),
+                i(spec.exclusive_max),
+            );
+            let def = i(match spec.default {
+                Some(DefaultLit::Num(n)) => Some(n),
+                _ => None,
+            });
+            quote!(#hm::IntSpec { min: #a, max: #b, exclusive_min: #c, exclusive_max: #d, default: #def, doc: #doc })
+        }
+        Kind::Float(_) => {
+            let f = |n: Option<Num>| opt(n, |n| f64_tokens(n.as_f64()));
+            let (a, b, c, d) = (
+                f(spec.min),
+                f(spec.max),
+                f(spec.exclusive_min),
+                f(spec.exclusive_max),
+            );
+            let def = f(match spec.default {
+                Some(DefaultLit::Num(n)) => Some(n),
+                _ => None,
+            });
+            quote!(#hm::FloatSpec { min: #a, max: #b, exclusive_min: #c, exclusive_max: #d, default: #def, doc: #doc })
+        }
+        Kind::Bool => {
+            let def = opt(
+                match spec.default {
+                    Some(DefaultLit::Bool(b)) => Some(b),
+                    _ => None,
+                },
+                |b| quote!(#b),
+            );
+            quote!(#hm::BoolSpec { default: #def, doc: #doc })
+        }
+        Kind::Str => {
+            let usz = |n: Option<usize>| {
+                opt(n, |n| {
+                    let l = Literal::usize_suffixed(n);
+                    quote!(#l)
+                })
+            };
+            let (a, b) = (usz(spec.min_len), usz(spec.max_len));
+            let pat = opt(spec.pattern.as_deref(), |p| quote!(#hm::Pattern::new(#p)));
+            let cs = opt(spec.charset.as_deref(), |c| {
+                let v = match c {
+                    "alnum" => quote!(Alnum),
+                    "identifier" => quote!(Identifier),
+                    "printable" => quote!(Printable),
+                    _ => quote!(Text),
+                };
+                quote!(#hm::Charset::#v)
+            });
+            let def = opt(
+                match &spec.default {
+                    Some(DefaultLit::Str(s)) => Some(s.as_str()),
+                    _ => None,
+                },
+                |s| quote!(#s),
+            );
+            quote!(#hm::StrSpec { min_len: #a, max_len: #b, pattern: #pat, charset: #cs, default: #def, doc: #doc })
+        }
+        _ => {
+            let def = opt(
+                match &spec.default {
+                    Some(DefaultLit::Str(s)) => Some(s.as_str()),
+                    _ => None,
+                },
+                |s| quote!(#s),
+            );
+            quote!(#hm::EnumSpec { default: #def, doc: #doc })
+        }
+    }
+}
+
+/// The spec expression of a parameter (its `Arg::Spec`).
+fn spec_tokens(p: &ArgModel) -> TokenStream {
+    let hm = hm();
+    match p.kind.base() {
+        Kind::Vec(inner) => {
+            let item_spec = Spec {
+                default: None,
+                description: None,
+                ..p.spec.clone()
+            };
+            let item = scalar_spec(inner, &item_spec, doc_tokens(&None, &p.spec.units));
+            let n = Literal::usize_suffixed(p.spec.max_items.unwrap_or(0));
+            let doc = doc_tokens(&p.spec.description, &None);
+            quote!(#hm::VecSpec { max_items: #n, item: #item, doc: #doc })
+        }
+        k => scalar_spec(k, &p.spec, doc_tokens(&p.spec.description, &p.spec.units)),
+    }
+}
+
+fn spec_ident(i: usize) -> syn::Ident {
+    syn::Ident::new(&format!("__HARDENED_SPEC_{i}"), Span::mixed_site())
+}
+
+/// Parameters that come from the argument object (all but the context).
+fn is_wire(p: &ArgModel) -> bool {
+    !matches!(p.kind, Kind::Context)
+}
+
+/// The type a parameter is parsed as: a run handle is parsed as a string.
+fn wire_ty(p: &ArgModel) -> TokenStream {
+    match p.kind {
+        Kind::RunDir => quote!(::std::string::String),
+        _ => {
+            let ty = &p.ty;
+            quote!(#ty)
+        }
+    }
+}
+
+/// `static` items holding the spec of every parameter `keep` selects.
+fn spec_statics(m: &ToolModel, keep: fn(&ArgModel) -> bool) -> TokenStream {
+    let hm = hm();
+    let mut out = TokenStream::new();
+    for (i, p) in m.params.iter().filter(|p| keep(p)).enumerate() {
+        let id = spec_ident(i);
+        let ty = wire_ty(p);
+        let spec = match p.kind {
+            Kind::RunDir => quote!(#hm::run_handle_spec()),
+            _ => spec_tokens(p),
+        };
+        out.extend(quote! {
+            static #id: <#ty as #hm::Arg>::Spec = #spec;
+        });
+    }
+    out
+}
+
+/// The extra impl block. With `failed`, the router functions are stubs so
+/// that the compile errors already reported are not buried under
+/// follow-on "function not found" errors.
+fn generate(attr: &ToolsAttr, self_ty: &Type, models: &[ToolModel], failed: bool) -> TokenStream {
+    let hm = hm();
+    let router = attr
+        .router
+        .clone()
+        .unwrap_or_else(|| format_ident!("hardened_tool_router"));
+    let try_router = format_ident!("try_{}", router);
+    let set = format_ident!("{}_set", router);
+
+    let validators = models.iter().map(validator);
+    let decls: Vec<TokenStream> = if failed {
+        Vec::new()
+    } else {
+        models.iter().map(|m| decl(self_ty, m)).collect()
+    };
+    let set_body = if failed {
+        quote!(::core::unreachable!(
+            "hardened-mcp: this impl block has compile errors"
+        ))
+    } else {
+        quote!(#hm::ToolSet::new(::std::vec![#(#decls),*]))
+    };
+    let doc_set = format!(
+        "The hardened tools of this impl block (generated by `#[hardened_tools]`), before the \
+         startup checks. Use [`Self::{router}`] to serve them."
+    );
+    let doc_try = "Builds the rmcp tool router of the hardened tools, or reports every startup \
+                   fault (secret-like output fields, invalid patterns, bad defaults), naming tool \
+                   and field.";
+    let doc_router = format!(
+        "The rmcp tool router of the hardened tools; merge it with `+` and serve it with \
+         `#[tool_handler(router = ...)]`.\n\n# Panics\n\nAt startup, with the message of \
+         [`Self::{try_router}`], if a declaration must not be served."
+    );
+    quote! {
+        impl #self_ty {
+            #(#validators)*
+
+            #[doc = #doc_set]
+            pub fn #set() -> #hm::ToolSet<Self> {
+                #set_body
+            }
+
+            #[doc = #doc_try]
+            pub fn #try_router() -> #hm::Result<#hm::ToolRouter<Self>, #hm::RouterError> {
+                Self::#set().into_router()
+            }
+
+            #[doc = #doc_router]
+            #[track_caller]
+            pub fn #router() -> #hm::ToolRouter<Self> {
+                #hm::router_or_panic(Self::#try_router())
+            }
+        }
+    }
+}
+
+/// `pub fn validate_<tool>(&args...)`: the revalidation step.
+fn validator(m: &ToolModel) -> TokenStream {
+    let hm = hm();
+    let (vname, name) = names(m);
+    let statics = spec_statics(m, is_arg);
+    let params = m.params.iter().filter(|p| is_arg(p)).map(|p| {
+        let id = &p.ident;
+        let ty = &p.ty;
+        quote!(#id: &#ty)
+    });
+    let checks = m
+        .params
+        .iter()
+        .filter(|p| is_arg(p))
+        .enumerate()
+        .map(|(i, p)| {
+            let id = &p.ident;
+            let ty = &p.ty;
+            let key = p.key();
+            let s = spec_ident(i);
+            quote!(<#ty as #hm::Arg>::check(#id, &#s, #key)?;)
+        });
+    let rebinds = m
+        .params
+        .iter()
+        .filter(|p| is_arg(p) && p.kind.is_copy())
+        .map(|p| {
+            let id = &p.ident;
+            let ty = &p.ty;
+            quote!(let #id: #ty = *#id;)
+        });
+    let rules = m.checks.iter().map(|c| {
+        let e = &c.expr;
+        let r = &c.reason;
+        quote!(#hm::rule(#e, #r)?;)
+    });
+    let cost = &m.cost;
+    let max = f64_tokens(m.max_cost);
+    let units = &m.units;
+    let cost_id = syn::Ident::new("__hardened_cost", Span::mixed_site());
+    let doc = format!(
+        "Revalidates the arguments of the `{name}` tool: every declared bound, every `check(..)` \
+         rule, then the cost ceiling ({} {units}). The tool runs it again on every call, so direct \
+         calls that bypass the protocol are checked too.",
+        m.max_cost
+    );
+    quote! {
+        #[doc = #doc]
+        #[allow(unused_variables, clippy::too_many_arguments, clippy::ptr_arg, clippy::trivially_copy_pass_by_ref)]
+        pub fn #vname(#(#params),*) -> #hm::Result<(), #hm::ToolError> {
+            #statics
+            #(#checks)*
+            #(#rebinds)*
+            #(#rules)*
+            let #cost_id: f64 = #cost;
+            #hm::check_cost(#cost_id, #max, #units)
+        }
+    }
+}
+
+/// One `ToolDecl` expression: specs, parser, check and call entries.
+fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
+    let hm = hm();
+    let (vname, name) = names(m);
+    let statics = spec_statics(m, is_wire);
+    let args: Vec<&ArgModel> = m.params.iter().filter(|p| is_wire(p)).collect();
+    let vars: Vec<syn::Ident> = (0..args.len())
+        .map(|i| syn::Ident::new(&format!("__hardened_a{i}"), Span::mixed_site()))
+        .collect();
+    let slots: Vec<syn::Ident> = (0..args.len())
+        .map(|i| syn::Ident::new(&format!("__hardened_s{i}"), Span::mixed_site()))
+        .collect();
+    let keys: Vec<String> = args.iter().map(|p| p.key()).collect();
+    let tys: Vec<TokenStream> = args.iter().map(|p| wire_ty(p)).collect();
+    let specs: Vec<syn::Ident> = (0..args.len()).map(spec_ident).collect();
+
+    let obj = syn::Ident::new("__hardened_obj", Span::mixed_site());
+    let k = syn::Ident::new("__hardened_k", Span::mixed_site());
+    let v = syn::Ident::new("__hardened_v", Span::mixed_site());
+    let parse_fn = syn::Ident::new("__hardened_parse", Span::mixed_site());
+    let check_fn = syn::Ident::new("__hardened_check", Span::mixed_site());
+    let call_fn = syn::Ident::new("__hardened_call", Span::mixed_site());
+    let meta = syn::Ident::new("__HARDENED_META", Span::mixed_site());
+    let limiter = syn::Ident::new("__HARDENED_LIMITER", Span::mixed_site());
+    let svc = syn::Ident::new("__hardened_service", Span::mixed_site());
+    let ctx = syn::Ident::new("__hardened_ctx", Span::mixed_site());
+    let raw = syn::Ident::new("__hardened_args", Span::mixed_site());
+    let faults = syn::Ident::new("__hardened_faults", Span::mixed_site());
+
+    let parse = quote! {
+        #[allow(clippy::type_complexity)]
+        fn #parse_fn(#obj: &#hm::JsonObject) -> #hm::Result<(#(#tys,)*), #hm::ArgError> {
+            #(let mut #slots: #hm::Option<&#hm::Value> = #hm::Option::None;)*
+            for (#k, #v) in #obj {
+                match #k.as_str() {
+                    #(#keys => #slots = #hm::Option::Some(#v),)*
+                    _ => return #hm::Result::Err(#hm::ArgError::unknown_argument()),
+                }
+            }
+            #(let #vars = #hm::take::<#tys>(#slots, &#specs, #keys)?;)*
+            #hm::Result::Ok((#(#vars,)*))
+        }
+    };
+
+    let validated: Vec<&syn::Ident> = args
+        .iter()
+        .zip(&vars)
+        .filter(|(p, _)| is_arg(p))
+        .map(|(_, v)| v)
+        .collect();
+    let check = quote! {
+        fn #check_fn(#obj: &#hm::JsonObject) -> #hm::Result<(), #hm::ToolError> {
+            let (#(#vars,)*) = #parse_fn(#obj)?;
+            <#self_ty>::#vname(#(&#validated),*)
+        }
+    };
+    // Run handles are resolved through the server's run root, for this
+    // caller, before the body runs.
+    let resolves = args
+        .iter()
+        .zip(&vars)
+        .filter(|(p, _)| matches!(p.kind, Kind::RunDir))
+        .map(|(_, v)| {
+            quote! {
+                let #v = match #hm::HasRunRoot::run_root(#svc).resolve(&#v, #ctx.caller()) {
+                    #hm::Result::Ok(d) => d,
+                    #hm::Result::Err(e) => return #hm::ToolError::from(e).into_call_tool_result(),
+                };
+            }
+        });
+
+    // The method call, in declared parameter order.
+    let mut arg_iter = vars.iter();
+    let call_args: Vec<TokenStream> = m
+        .params
+        .iter()
+        .map(|p| match p.kind {
+            Kind::Context => quote!(::core::clone::Clone::clone(&#ctx)),
+            _ => {
+                let v = arg_iter.next();
+                quote!(#v)
+            }
+        })
+        .collect();
+    let method = &m.ident;
+    let output = &m.output;
+    let invoke = if m.is_async {
+        quote!(#svc.#method(#(#call_args),*).await)
+    } else {
+        quote!(#svc.#method(#(#call_args),*))
+    };
+    let call = quote! {
+        fn #call_fn<'a>(
+            #svc: &'a #self_ty,
+            #raw: #hm::Option<#hm::JsonObject>,
+            #ctx: #hm::ToolContext,
+        ) -> #hm::BoxFuture<'a, #hm::CallToolResult> {
+            #hm::Box::pin(async move {
+                static #limiter: #hm::OnceLock<#hm::ConcurrencyLimiter> = #hm::OnceLock::new();
+                let #obj = #raw.unwrap_or_default();
+                let (#(#vars,)*) = match #parse_fn(&#obj) {
+                    #hm::Result::Ok(v) => v,
+                    #hm::Result::Err(e) => return #hm::ToolError::from(e).into_call_tool_result(),
+                };
+                #(#resolves)*
+                #hm::run::<#output, _>(&#meta, &#limiter, &#ctx, async { #invoke }).await
+            })
+        }
+    };
+
+    let timeout = opt(m.timeout_s, f64_tokens);
+    let conc = opt(m.concurrency, |n| {
+        let l = Literal::usize_suffixed(n);
+        quote!(#l)
+    });
+    let max = f64_tokens(m.max_cost);
+    let units = &m.units;
+    let description = &m.description;
+    let annotations = match &m.annotations {
+        Some(a) => {
+            let b = |v: Option<bool>| opt(v, |b| quote!(#b));
+            let (r, d, i, o) = (
+                b(a.read_only),
+                b(a.destructive),
+                b(a.idempotent),
+                b(a.open_world),
+            );
+            let title = opt(
+                a.title.as_ref(),
+                |t| quote!(::std::string::String::from(#t)),
+            );
+            quote!(#hm::Option::Some(#hm::annotations(#r, #d, #i, #o, #title)))
+        }
+        None => quote!(#hm::Option::None),
+    };
+    let schema_args = args.iter().enumerate().map(|(i, p)| {
+        let ty = wire_ty(p);
+        let key = p.key();
+        let s = spec_ident(i);
+        quote!(.arg::<#ty>(#key, &#s))
+    });
+    let self_tests = args.iter().enumerate().map(|(i, p)| {
+        let ty = wire_ty(p);
+        let key = p.key();
+        let s = spec_ident(i);
+        quote!(#hm::spec_fault::<#ty>(&mut #faults, #key, &#s);)
+    });
+
+    quote! {{
+        static #meta: #hm::ToolMeta = #hm::ToolMeta {
+            name: #name,
+            max_cost: #max,
+            units: #units,
+            timeout_s: #timeout,
+            concurrency: #conc,
+        };
+        #statics
+        #parse
+        #check
+        #call
+        let mut #faults = #hm::Vec::new();
+        #(#self_tests)*
+        #hm::ToolDecl {
+            meta: &#meta,
+            description: #hm::describe(#description, &#meta),
+            input_schema: #hm::InputSchema::new() #(#schema_args)* .finish(#max, #units),
+            output_schema: #hm::output_schema_of::<#output>(),
+            annotations: #annotations,
+            spec_faults: #faults,
+            call: #call_fn,
+            check: #check_fn,
+        }
+    }}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand(src: &str) -> String {
+        let item: ItemImpl = syn::parse_str(src).unwrap_or_else(|e| panic!("{e}"));
+        let mut item = item;
+        let mut errors = Errors::default();
+        let (gen_tokens, _) = expand_impl(&ToolsAttr::default(), &mut item, &mut errors);
+        assert!(errors.is_empty(), "{}", errors.into_tokens());
+        format!("{} {}", quote!(#item), gen_tokens)
+    }
+
+    const SRC: &str = r#"
+        impl Heat {
+            /// Start a run.
+            #[hardened_tool(max_cost = 2e9, units = "cell-steps", cost = cells as f64 * steps as f64,
+                            check(courant <= 0.5, "courant too large"), timeout_s = 5, concurrency = 2)]
+            async fn heat(&self, ctx: ToolContext,
+                #[bounded(min = 8, max = 200_000)] cells: u32,
+                #[bounded(min = 1, max = 10)] steps: u64,
+                #[bounded(min = 0.0, max = 0.5, units = "1")] courant: f64,
+                #[bounded(max_len = 8, charset = "identifier", default = "x")] label: String,
+                #[bounded(max_items = 4, min = -1.0, max = 1.0)] weights: Vec<f64>,
+                boundary: Option<Boundary>,
+            ) -> Result<Output<Started>, ToolError> { todo!() }
+        }
+    "#;
+
+    #[test]
+    fn expansion_is_deterministic() {
+        let a = expand(SRC);
+        let b = expand(SRC);
+        assert_eq!(a, b);
+        assert!(a.contains("validate_heat"));
+        assert!(a.contains(":: hardened_mcp :: __private :: v1"));
+    }
+
+    #[test]
+    fn generated_code_uses_only_the_private_path() {
+        let a = expand(SRC);
+        // Every runtime item is reached through the versioned path.
+        for needle in ["hardened_mcp ::"] {
+            for (i, _) in a.match_indices(needle) {
+                assert!(
+                    a[i..].starts_with("hardened_mcp :: __private :: v1"),
+                    "{}",
+                    &a[i..i + 60]
+                );
+            }
+        }
+    }
+}

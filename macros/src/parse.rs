@@ -1,0 +1,434 @@
+//! Parsing: attributes (darling) and signatures (syn) → a typed model of
+//! each tool. Parsing reports malformed attributes; the safety rules live
+//! in `check`.
+
+use darling::FromMeta;
+use darling::util::Flag;
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{
+    Attribute, Expr, FnArg, GenericArgument, Ident, ImplItemFn, LitStr, Meta, Pat, PathArguments,
+    ReturnType, Token, Type,
+};
+
+use crate::diag::Errors;
+
+/// An expression kept exactly as written (darling would parse the
+/// contents of a string literal as an expression).
+fn raw_expr(meta: &Meta) -> darling::Result<Option<Expr>> {
+    match meta {
+        Meta::NameValue(nv) => Ok(Some(nv.value.clone())),
+        _ => Err(darling::Error::custom("expected `key = value`").with_span(meta)),
+    }
+}
+
+/// `#[hardened_tools(router = name)]`.
+#[derive(Debug, Default, FromMeta)]
+#[darling(default)]
+pub struct ToolsAttr {
+    /// Name of the generated router function.
+    pub router: Option<Ident>,
+}
+
+/// One `check(<expr>, "<reason>")` rule.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub expr: Expr,
+    pub reason: LitStr,
+}
+
+impl FromMeta for Check {
+    fn from_meta(item: &Meta) -> darling::Result<Self> {
+        let Meta::List(list) = item else {
+            return Err(darling::Error::custom(
+                "expected `check(<condition>, \"<reason shown to the caller>\")`",
+            )
+            .with_span(item));
+        };
+        let parsed = list.parse_args_with(|input: syn::parse::ParseStream<'_>| {
+            let expr: Expr = input.parse()?;
+            input.parse::<Token![,]>()?;
+            let reason: LitStr = input.parse()?;
+            let _ = input.parse::<Option<Token![,]>>()?;
+            Ok(Check { expr, reason })
+        });
+        parsed.map_err(darling::Error::from)
+    }
+}
+
+/// `annotations(read_only, destructive, idempotent, open_world)`; each key
+/// is a flag or `= bool`.
+#[derive(Debug, Default, Clone, FromMeta)]
+#[darling(default)]
+pub struct Annotations {
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub idempotent: Option<bool>,
+    pub open_world: Option<bool>,
+    pub title: Option<LitStr>,
+}
+
+/// `#[hardened_tool(...)]`.
+#[derive(Debug, Default, FromMeta)]
+#[darling(default)]
+pub struct ToolAttr {
+    #[darling(with = raw_expr)]
+    pub max_cost: Option<Expr>,
+    pub units: Option<LitStr>,
+    #[darling(with = raw_expr)]
+    pub cost: Option<Expr>,
+    #[darling(multiple)]
+    pub check: Vec<Check>,
+    #[darling(with = raw_expr)]
+    pub timeout_s: Option<Expr>,
+    #[darling(with = raw_expr)]
+    pub concurrency: Option<Expr>,
+    pub name: Option<LitStr>,
+    pub description: Option<LitStr>,
+    pub annotations: Option<Annotations>,
+}
+
+/// `#[bounded(...)]`.
+#[derive(Debug, Default, Clone, FromMeta)]
+#[darling(default)]
+pub struct BoundedAttr {
+    #[darling(with = raw_expr)]
+    pub min: Option<Expr>,
+    #[darling(with = raw_expr)]
+    pub max: Option<Expr>,
+    #[darling(with = raw_expr)]
+    pub exclusive_min: Option<Expr>,
+    #[darling(with = raw_expr)]
+    pub exclusive_max: Option<Expr>,
+    pub finite: Flag,
+    pub units: Option<LitStr>,
+    #[darling(with = raw_expr)]
+    pub default: Option<Expr>,
+    #[darling(with = raw_expr)]
+    pub min_len: Option<Expr>,
+    #[darling(with = raw_expr)]
+    pub max_len: Option<Expr>,
+    pub pattern: Option<LitStr>,
+    pub charset: Option<LitStr>,
+    #[darling(with = raw_expr)]
+    pub max_items: Option<Expr>,
+    pub description: Option<LitStr>,
+}
+
+/// Integer types the framework can bound (they fit in `i128`, and JSON
+/// numbers hold them).
+pub const INT_TYPES: &[&str] = &[
+    "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize",
+];
+
+/// What a parameter is, by its type.
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// `ToolContext`: not an argument.
+    Context,
+    /// `RunDir`: a run handle, resolved before the body runs.
+    RunDir,
+    Int(&'static str),
+    Float(&'static str),
+    Bool,
+    Str,
+    /// Any other named type: a `ToolEnum`.
+    Enum,
+    Vec(Box<Kind>),
+    Option(Box<Kind>),
+    /// A type that must never be a tool parameter; the string says which.
+    Forbidden(ForbiddenKind),
+    /// A type we cannot describe (references, tuples, i128, …).
+    Unsupported,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum ForbiddenKind {
+    /// `PathBuf`, `Path`, `OsString`, `OsStr`.
+    Path,
+    /// `serde_json::Value`, maps.
+    Untyped,
+}
+
+impl Kind {
+    pub fn of(ty: &Type) -> Kind {
+        let Type::Path(tp) = ty else {
+            if let Type::Reference(r) = ty {
+                return match Kind::of(&r.elem) {
+                    k @ Kind::Forbidden(_) => k,
+                    _ => Kind::Unsupported,
+                };
+            }
+            return Kind::Unsupported;
+        };
+        if tp.qself.is_some() {
+            return Kind::Unsupported;
+        }
+        let Some(last) = tp.path.segments.last() else {
+            return Kind::Unsupported;
+        };
+        let name = last.ident.to_string();
+        let inner = || match &last.arguments {
+            PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
+                GenericArgument::Type(t) => Some(t.clone()),
+                _ => None,
+            }),
+            _ => None,
+        };
+        if let Some(t) = INT_TYPES.iter().find(|t| **t == name) {
+            return Kind::Int(t);
+        }
+        match name.as_str() {
+            "f32" => Kind::Float("f32"),
+            "f64" => Kind::Float("f64"),
+            "bool" => Kind::Bool,
+            "String" => Kind::Str,
+            "ToolContext" => Kind::Context,
+            "RunDir" => Kind::RunDir,
+            "PathBuf" | "Path" | "OsString" | "OsStr" => Kind::Forbidden(ForbiddenKind::Path),
+            "Value" | "Map" | "HashMap" | "BTreeMap" | "IndexMap" | "JsonObject" => {
+                Kind::Forbidden(ForbiddenKind::Untyped)
+            }
+            "i128" | "u128" | "str" | "char" | "Box" | "Rc" | "Arc" | "Cow" => Kind::Unsupported,
+            "Vec" => match inner() {
+                Some(t) => Kind::Vec(Box::new(Kind::of(&t))),
+                None => Kind::Unsupported,
+            },
+            "Option" => match inner() {
+                Some(t) => Kind::Option(Box::new(Kind::of(&t))),
+                None => Kind::Unsupported,
+            },
+            _ if last.arguments.is_empty() => Kind::Enum,
+            _ => Kind::Unsupported,
+        }
+    }
+
+    /// The kind after removing `Option`.
+    pub fn base(&self) -> &Kind {
+        match self {
+            Kind::Option(k) => k.base(),
+            k => k,
+        }
+    }
+
+    /// A value of this kind is `Copy` (rebound by value for expressions).
+    pub fn is_copy(&self) -> bool {
+        match self {
+            Kind::Int(_) | Kind::Float(_) | Kind::Bool | Kind::Enum => true,
+            Kind::Option(k) => k.is_copy(),
+            _ => false,
+        }
+    }
+
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Kind::Context => "the tool context",
+            Kind::RunDir => "a run handle",
+            Kind::Int(_) => "an integer",
+            Kind::Float(_) => "a float",
+            Kind::Bool => "a bool",
+            Kind::Str => "a string",
+            Kind::Enum => "an enum",
+            Kind::Vec(_) => "a Vec",
+            Kind::Option(k) => k.describe(),
+            Kind::Forbidden(_) | Kind::Unsupported => "this type",
+        }
+    }
+}
+
+/// One parameter of a tool method.
+#[derive(Debug)]
+pub struct Param {
+    pub ident: Ident,
+    pub ty: Type,
+    pub kind: Kind,
+    pub bounded: Option<(BoundedAttr, Span)>,
+}
+
+/// One `#[hardened_tool]` method.
+#[derive(Debug)]
+pub struct ToolFn {
+    pub attr: ToolAttr,
+    pub attr_span: Span,
+    pub ident: Ident,
+    pub doc: String,
+    pub params: Vec<Param>,
+    /// `T` of `Result<Output<T>, ToolError>`, if the return type has that shape.
+    pub output: Option<Type>,
+    pub ret_span: Span,
+    pub is_async: bool,
+    pub has_self_ref: bool,
+    pub sig_span: Span,
+}
+
+fn is_attr(a: &Attribute, name: &str) -> bool {
+    a.path().segments.last().is_some_and(|s| s.ident == name)
+}
+
+/// Whether a method carries `#[hardened_tool]`.
+pub fn is_tool(f: &ImplItemFn) -> bool {
+    f.attrs.iter().any(|a| is_attr(a, "hardened_tool"))
+}
+
+fn doc_of(attrs: &[Attribute]) -> String {
+    let mut lines = Vec::new();
+    for a in attrs {
+        if let Meta::NameValue(nv) = &a.meta
+            && nv.path.is_ident("doc")
+            && let Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = &nv.value
+        {
+            let v = s.value();
+            lines.push(v.strip_prefix(' ').unwrap_or(&v).trim_end().to_owned());
+        }
+    }
+    lines.join("\n").trim().to_owned()
+}
+
+/// Reads a tool method into the model and strips our attributes from it.
+pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
+    let mut attr = ToolAttr::default();
+    let mut attr_span = f.sig.ident.span();
+    let mut kept = Vec::new();
+    for a in std::mem::take(&mut f.attrs) {
+        if is_attr(&a, "hardened_tool") {
+            attr_span = a.path().span();
+            match &a.meta {
+                Meta::Path(_) => {}
+                m => match ToolAttr::from_meta(m) {
+                    Ok(v) => attr = v,
+                    Err(e) => errors.darling(e),
+                },
+            }
+        } else {
+            kept.push(a);
+        }
+    }
+    f.attrs = kept;
+    let doc = doc_of(&f.attrs);
+
+    let mut params = Vec::new();
+    let mut has_self_ref = false;
+    for input in f.sig.inputs.iter_mut() {
+        match input {
+            FnArg::Receiver(r) => {
+                has_self_ref = r.reference.is_some() && r.mutability.is_none();
+            }
+            FnArg::Typed(pt) => {
+                let mut bounded = None;
+                let mut kept = Vec::new();
+                for a in std::mem::take(&mut pt.attrs) {
+                    if is_attr(&a, "bounded") {
+                        let span = a.path().span();
+                        let parsed = match &a.meta {
+                            Meta::Path(_) => Ok(BoundedAttr::default()),
+                            m => BoundedAttr::from_meta(m),
+                        };
+                        match parsed {
+                            Ok(b) => {
+                                if bounded.is_some() {
+                                    errors.rule(
+                                        span,
+                                        "duplicate `#[bounded]` attribute",
+                                        "two declarations of one parameter's bounds could disagree",
+                                        "merge the keys into one `#[bounded(...)]`",
+                                    );
+                                } else {
+                                    bounded = Some((b, span));
+                                }
+                            }
+                            Err(e) => {
+                                errors.darling(e);
+                                // Keep going as if bounded, so the missing-bounds
+                                // rule does not fire on top of the key error.
+                                bounded.get_or_insert((BoundedAttr::default(), span));
+                            }
+                        }
+                    } else {
+                        kept.push(a);
+                    }
+                }
+                pt.attrs = kept;
+                let ident = match &*pt.pat {
+                    Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
+                        pi.ident.clone()
+                    }
+                    other => {
+                        errors.push(syn::Error::new_spanned(
+                            other,
+                            "tool parameters must be plain names (`cells: u32`): the name is the \
+                             argument's key in the schema",
+                        ));
+                        Ident::new("__hardened_invalid", other.span())
+                    }
+                };
+                params.push(Param {
+                    ident,
+                    kind: Kind::of(&pt.ty),
+                    ty: (*pt.ty).clone(),
+                    bounded,
+                });
+            }
+        }
+    }
+
+    let (output, ret_span) = match &f.sig.output {
+        ReturnType::Default => (None, f.sig.ident.span()),
+        ReturnType::Type(_, ty) => (output_of(ty), ty.span()),
+    };
+
+    ToolFn {
+        attr,
+        attr_span,
+        ident: f.sig.ident.clone(),
+        doc,
+        params,
+        output,
+        ret_span,
+        is_async: f.sig.asyncness.is_some(),
+        has_self_ref,
+        sig_span: f.sig.ident.span(),
+    }
+}
+
+fn single_arg(args: &PathArguments) -> Vec<&Type> {
+    match args {
+        PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|g| match g {
+                GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `T` from `Result<Output<T>, ToolError>`.
+fn output_of(ty: &Type) -> Option<Type> {
+    let Type::Path(tp) = ty else { return None };
+    let last = tp.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let args = single_arg(&last.arguments);
+    let [ok, err] = args.as_slice() else {
+        return None;
+    };
+    let Type::Path(err) = err else { return None };
+    if err.path.segments.last()?.ident != "ToolError" {
+        return None;
+    }
+    let Type::Path(ok) = ok else { return None };
+    let ok_last = ok.path.segments.last()?;
+    if ok_last.ident != "Output" {
+        return None;
+    }
+    match single_arg(&ok_last.arguments).as_slice() {
+        [t] => Some((*t).clone()),
+        _ => None,
+    }
+}

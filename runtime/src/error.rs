@@ -1,0 +1,254 @@
+//! Tool errors: every variant maps to a fixed, server-authored public text
+//! and a structured `error` object; internal detail goes only to the log.
+
+use std::fmt;
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value, json};
+
+use crate::args::ArgError;
+use crate::deck::DeckError;
+use crate::limits::LimitError;
+use crate::runs::RunError;
+use crate::sandbox::SandboxError;
+
+/// Why a tool call failed, as the caller may see it.
+///
+/// Texts are fixed: an argument error names only the declared argument and
+/// bound; nothing the caller sent, no path, no OS error, no solver output.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The arguments were refused by the strict parser or revalidation.
+    InvalidArguments(ArgError),
+    /// The estimated cost is above the tool's ceiling.
+    CostExceeded {
+        /// The declared `max_cost`.
+        ceiling: f64,
+        /// The declared `units`.
+        units: &'static str,
+    },
+    /// A concurrency ceiling is reached.
+    Busy(LimitError),
+    /// The call ran longer than the tool's `timeout_s`.
+    Timeout,
+    /// The client cancelled the call.
+    Cancelled,
+    /// The run handle is unknown, malformed, or belongs to someone else
+    /// (deliberately indistinguishable).
+    UnknownRun,
+    /// The requested item does not exist.
+    NotFound,
+    /// The request is refused for a reason written in server code.
+    Rejected(&'static str),
+    /// Something failed inside the server; the detail is in the server log
+    /// under this reference id.
+    Internal(ReferenceId),
+}
+
+/// An opaque id linking a caller-visible internal error to its log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReferenceId(u64);
+
+impl ReferenceId {
+    /// A fresh random id.
+    pub fn new() -> Self {
+        let mut b = [0u8; 8];
+        // A failing OS RNG leaves a zero id: ids only link logs, they guard nothing.
+        let _ = getrandom::fill(&mut b);
+        Self(u64::from_le_bytes(b))
+    }
+}
+
+impl Default for ReferenceId {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Display for ReferenceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ref-{:016x}", self.0)
+    }
+}
+
+impl ToolError {
+    /// An internal error: `detail` is logged (at `error` level, with a fresh
+    /// reference id); the caller sees only the fixed text and the id.
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        let id = ReferenceId::new();
+        tracing::error!(reference = %id, detail = %detail, "internal tool error");
+        Self::Internal(id)
+    }
+
+    /// A refusal with a server-authored reason.
+    pub const fn rejected(reason: &'static str) -> Self {
+        Self::Rejected(reason)
+    }
+
+    /// The stable machine-readable kind, as in the structured error.
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            Self::InvalidArguments(_) => "invalid_arguments",
+            Self::CostExceeded { .. } => "cost_exceeded",
+            Self::Busy(_) => "busy",
+            Self::Timeout => "timeout",
+            Self::Cancelled => "cancelled",
+            Self::UnknownRun => "unknown_run",
+            Self::NotFound => "not_found",
+            Self::Rejected(_) => "rejected",
+            Self::Internal(_) => "internal",
+        }
+    }
+
+    /// The structured `error` object.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("kind".into(), Value::from(self.kind()));
+        m.insert("message".into(), Value::from(self.to_string()));
+        match self {
+            Self::InvalidArguments(e) => {
+                if let Value::Object(detail) = e.to_json() {
+                    m.extend(detail);
+                }
+            }
+            Self::CostExceeded { ceiling, units } => {
+                m.insert("ceiling".into(), json!(ceiling));
+                m.insert("units".into(), Value::from(*units));
+            }
+            Self::Internal(id) => {
+                m.insert("reference".into(), Value::from(id.to_string()));
+            }
+            _ => {}
+        }
+        Value::Object(m)
+    }
+
+    /// The tool result sent to the caller: `isError: true`, the fixed text,
+    /// and `structuredContent: {"error": {…}}`.
+    pub fn into_call_tool_result(self) -> CallToolResult {
+        let mut r = CallToolResult::error(vec![ContentBlock::text(self.to_string())]);
+        r.structured_content = Some(json!({ "error": self.to_json() }));
+        r
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidArguments(e) => fmt::Display::fmt(e, f),
+            Self::CostExceeded { ceiling, units } => write!(
+                f,
+                "refused: the estimated cost exceeds the ceiling of {ceiling} {units}; reduce the problem size"
+            ),
+            Self::Busy(e) => fmt::Display::fmt(e, f),
+            Self::Timeout => f.write_str("the call exceeded its time limit and was stopped"),
+            Self::Cancelled => f.write_str("the call was cancelled"),
+            Self::UnknownRun => f.write_str("unknown run handle"),
+            Self::NotFound => f.write_str("not found"),
+            Self::Rejected(reason) => f.write_str(reason),
+            Self::Internal(id) => write!(f, "internal error (reference {id})"),
+        }
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl From<ArgError> for ToolError {
+    fn from(e: ArgError) -> Self {
+        Self::InvalidArguments(e)
+    }
+}
+
+impl From<RunError> for ToolError {
+    /// Run-root failures: an unknown run stays indistinguishable from a
+    /// foreign one; storage failures become internal errors (logged).
+    fn from(e: RunError) -> Self {
+        match e {
+            RunError::UnknownRun => Self::UnknownRun,
+            RunError::FileNotFound => Self::NotFound,
+            RunError::InvalidFileName => Self::Rejected("invalid run file name"),
+            RunError::FileRefused => Self::Rejected("run file refused"),
+            RunError::FileExists => Self::Rejected("run file already exists"),
+            RunError::TooLarge => Self::Rejected("run file exceeds the size limit"),
+            RunError::NoSpace => Self::Rejected("no space left for run data"),
+            other => Self::internal(format_args!("run root: {other}")),
+        }
+    }
+}
+
+impl From<LimitError> for ToolError {
+    fn from(e: LimitError) -> Self {
+        Self::Busy(e)
+    }
+}
+
+impl From<SandboxError> for ToolError {
+    /// Sandbox failures: ceilings become [`ToolError::Busy`], a run's own
+    /// end (limits, disk, solver failure) a fixed refusal, and everything
+    /// that means the server is misconfigured an internal error (logged).
+    fn from(e: SandboxError) -> Self {
+        match e {
+            SandboxError::GlobalBusy => Self::Busy(LimitError::GlobalBusy),
+            SandboxError::CallerBusy => Self::Busy(LimitError::CallerBusy),
+            SandboxError::TimedOut => Self::Timeout,
+            SandboxError::Cancelled => Self::Cancelled,
+            SandboxError::UnknownJob => Self::NotFound,
+            SandboxError::CpuLimit => Self::Rejected("the solver run exceeded its CPU-time limit"),
+            SandboxError::FileSizeLimit => {
+                Self::Rejected("the solver run exceeded its file-size limit")
+            }
+            SandboxError::DiskFull => Self::Rejected("the run ran out of disk space"),
+            SandboxError::SolverFailed => Self::Rejected("the solver failed"),
+            SandboxError::TooManyJobs => {
+                Self::Rejected("too many detached runs are tracked, retry later")
+            }
+            other => Self::internal(format_args!("sandbox: {other}")),
+        }
+    }
+}
+
+impl From<DeckError> for ToolError {
+    /// Decks are built by server code from validated values, so a refused
+    /// deck is a server bug or a storage failure: logged, internal.
+    fn from(e: DeckError) -> Self {
+        Self::internal(format_args!("deck: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::{ArgErrorCode, Bound};
+
+    #[test]
+    fn argument_errors_carry_only_declared_data() {
+        let e = ToolError::from(ArgError::new(
+            ArgErrorCode::AboveMaximum,
+            "cells",
+            Some(Bound::Int(200_000)),
+        ));
+        assert_eq!(
+            e.to_string(),
+            "invalid arguments: `cells` is above its maximum 200000"
+        );
+        let r = e.into_call_tool_result();
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(
+            r.structured_content,
+            Some(
+                json!({"error": {"kind": "invalid_arguments", "code": "above_maximum",
+                "argument": "cells", "bound": 200000,
+                "message": "invalid arguments: `cells` is above its maximum 200000"}})
+            )
+        );
+    }
+
+    #[test]
+    fn internal_errors_show_only_the_reference() {
+        let e = ToolError::internal("secret detail /etc/passwd");
+        let text = e.to_string();
+        assert!(text.starts_with("internal error (reference ref-"), "{text}");
+        assert!(!text.contains("passwd"));
+    }
+}

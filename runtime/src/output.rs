@@ -1,0 +1,590 @@
+//! Tool outputs: [`Output<T>`] is a tool's success value, returned as
+//! `structuredContent` `{ "data": T, "warnings": [...], "artifacts": [...] }`
+//! plus one text content holding the same JSON, with an advertised output
+//! schema generated from `T` and wrapped the same way.
+//!
+//! Non-finite floats: serde_json would silently write NaN and ±∞ as `null`,
+//! breaking the advertised schema (`"type": "number"`). An output containing
+//! a non-finite `f32`/`f64` anywhere is therefore refused as a whole: the
+//! caller gets a fixed internal error with a reference id, and the server
+//! log gets the tool name under that id. A tool that has no value to report
+//! uses `Option<f64>` (`None` is advertised as `null`).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::ToolError;
+
+/// A tool's success value with server-authored warnings and artifacts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output<T> {
+    data: T,
+    warnings: Vec<Cow<'static, str>>,
+    artifacts: Vec<Artifact>,
+    images: Vec<crate::image::Image>,
+}
+
+/// Something a tool produced that the caller can fetch later (a run's file,
+/// a plot), named by server-authored text and an opaque run handle.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Artifact {
+    /// A fixed, server-authored name (`"temperature.csv"`).
+    pub name: Cow<'static, str>,
+    /// The run handle it belongs to, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// Its media type (`"text/csv"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<Cow<'static, str>>,
+    /// Its size in bytes, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+}
+
+impl Artifact {
+    /// An artifact with a fixed name.
+    pub fn new(name: &'static str) -> Self {
+        Self {
+            name: Cow::Borrowed(name),
+            run: None,
+            media_type: None,
+            bytes: None,
+        }
+    }
+
+    /// The run handle it lives under.
+    pub fn in_run(mut self, run: impl Into<String>) -> Self {
+        self.run = Some(run.into());
+        self
+    }
+
+    /// Its media type.
+    pub fn with_media_type(mut self, media_type: &'static str) -> Self {
+        self.media_type = Some(Cow::Borrowed(media_type));
+        self
+    }
+
+    /// Its size.
+    pub fn with_bytes(mut self, bytes: u64) -> Self {
+        self.bytes = Some(bytes);
+        self
+    }
+}
+
+/// A warning text authored by the server (never caller or solver text).
+///
+/// Built from a `&'static str`, or with [`ServerText::formatted`] for text
+/// the server composes from its own values (counts, declared limits).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerText(Cow<'static, str>);
+
+impl ServerText {
+    /// Text the server composed itself. Never pass caller or solver text.
+    pub fn formatted(text: String) -> Self {
+        Self(Cow::Owned(text))
+    }
+}
+
+impl From<&'static str> for ServerText {
+    fn from(s: &'static str) -> Self {
+        Self(Cow::Borrowed(s))
+    }
+}
+
+/// The wire shape of an [`Output`].
+#[derive(Serialize)]
+struct Envelope<'a, T> {
+    /// The tool's result.
+    data: &'a T,
+    /// Server-authored warnings about the result.
+    warnings: &'a [Cow<'static, str>],
+    /// Produced artifacts.
+    artifacts: &'a [Artifact],
+}
+
+/// The schema of the wire shape: the advertised output schema.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct EnvelopeSchema<T> {
+    /// The tool's result.
+    data: T,
+    /// Server-authored warnings about the result.
+    warnings: Vec<String>,
+    /// Produced artifacts.
+    artifacts: Vec<Artifact>,
+}
+
+impl<T> Output<T> {
+    /// A result with no warnings and no artifacts.
+    pub fn new(data: T) -> Self {
+        Self {
+            data,
+            warnings: Vec::new(),
+            artifacts: Vec::new(),
+            images: Vec::new(),
+        }
+    }
+
+    /// Adds a server-authored warning.
+    pub fn with_warning(mut self, warning: impl Into<ServerText>) -> Self {
+        self.warnings.push(warning.into().0);
+        self
+    }
+
+    /// Adds an artifact.
+    pub fn with_artifact(mut self, artifact: Artifact) -> Self {
+        self.artifacts.push(artifact);
+        self
+    }
+
+    /// Adds an image, sent as MCP image content after the text content.
+    /// [`Image`](crate::image::Image) has already checked it is a PNG within
+    /// the size ceilings; its bytes do not enter the structured result.
+    pub fn with_image(mut self, image: crate::image::Image) -> Self {
+        self.images.push(image);
+        self
+    }
+
+    /// The images.
+    pub fn images(&self) -> &[crate::image::Image] {
+        &self.images
+    }
+
+    /// The result value.
+    pub fn data(&self) -> &T {
+        &self.data
+    }
+
+    /// The warnings.
+    pub fn warnings(&self) -> &[Cow<'static, str>] {
+        &self.warnings
+    }
+
+    /// The artifacts.
+    pub fn artifacts(&self) -> &[Artifact] {
+        &self.artifacts
+    }
+
+    /// The result value, dropping warnings and artifacts.
+    pub fn into_data(self) -> T {
+        self.data
+    }
+}
+
+impl<T: Serialize> Output<T> {
+    /// The structured value: `{ "data", "warnings", "artifacts" }`.
+    ///
+    /// Fails (with a logged internal error) when the data holds a non-finite
+    /// float or cannot be serialized.
+    pub fn to_structured(&self, tool: &'static str) -> Result<Value, ToolError> {
+        let env = Envelope {
+            data: &self.data,
+            warnings: &self.warnings,
+            artifacts: &self.artifacts,
+        };
+        if let Err(e) = env.serialize(finite::Probe) {
+            return Err(ToolError::internal(format_args!(
+                "tool `{tool}` returned an output that cannot be sent: {e}"
+            )));
+        }
+        serde_json::to_value(&env).map_err(|e| {
+            ToolError::internal(format_args!(
+                "tool `{tool}` returned an output that cannot be serialized: {e}"
+            ))
+        })
+    }
+
+    /// The MCP result: structured content plus the same JSON as text.
+    pub fn into_call_tool_result(self, tool: &'static str) -> Result<CallToolResult, ToolError> {
+        let value = self.to_structured(tool)?;
+        let mut content = vec![ContentBlock::text(value.to_string())];
+        content.extend(
+            self.images
+                .into_iter()
+                .map(crate::image::Image::into_content),
+        );
+        let mut r = CallToolResult::success(content);
+        r.structured_content = Some(value);
+        Ok(r)
+    }
+}
+
+/// The advertised output schema of a tool returning `Output<T>`: draft
+/// 2020-12, generated by schemars for what `T` serializes to.
+pub fn output_schema<T: JsonSchema>() -> Arc<JsonObject> {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<EnvelopeSchema<T>>();
+    match schema.to_value() {
+        Value::Object(mut m) => {
+            m.remove("title");
+            Arc::new(m)
+        }
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+/// Words that mark a property name as secret-like (after splitting the name
+/// into lowercase words at `_`, `-`, digits and camelCase boundaries, with a
+/// plural `s` dropped). `api` followed by `key` counts as `apikey`.
+pub const SECRET_WORDS: &[&str] = &[
+    "token",
+    "password",
+    "passwd",
+    "secret",
+    "apikey",
+    "cookie",
+    "authorization",
+    "credential",
+];
+
+/// Whether a property name looks like it holds a secret.
+pub fn is_secret_like(name: &str) -> bool {
+    let mut words: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_alphabetic() {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            words.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase();
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    let norm = |w: &str| -> String {
+        let w = w.strip_suffix('s').filter(|s| s.len() > 3).unwrap_or(w);
+        w.to_owned()
+    };
+    let hit = |w: &str| SECRET_WORDS.contains(&norm(w).as_str());
+    words.iter().any(|w| hit(w))
+        || words
+            .windows(2)
+            .any(|p| p[0] == "api" && hit(&format!("{}{}", p[0], p[1])))
+}
+
+/// Every secret-like property name anywhere in a schema (nested objects,
+/// `$defs`, array items), as JSON-pointer-like paths.
+pub fn secret_like_properties(schema: &JsonObject) -> Vec<String> {
+    fn walk(v: &Value, path: &str, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, child) in m {
+                    let p = format!("{path}/{k}");
+                    if k == "properties"
+                        && let Value::Object(props) = child
+                    {
+                        for (name, sub) in props {
+                            let pp = format!("{p}/{name}");
+                            if is_secret_like(name) {
+                                out.push(pp.clone());
+                            }
+                            walk(sub, &pp, out);
+                        }
+                        continue;
+                    }
+                    walk(child, &p, out);
+                }
+            }
+            Value::Array(a) => {
+                for (i, child) in a.iter().enumerate() {
+                    walk(child, &format!("{path}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(&Value::Object(schema.clone()), "", &mut out);
+    out
+}
+
+mod finite {
+    //! A serializer that writes nothing and fails on a non-finite float.
+    use serde::ser::{self, Serialize};
+    use std::fmt;
+
+    #[derive(Debug)]
+    pub(super) struct NonFinite(String);
+
+    impl fmt::Display for NonFinite {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(&self.0)
+        }
+    }
+    impl std::error::Error for NonFinite {}
+    impl ser::Error for NonFinite {
+        fn custom<T: fmt::Display>(msg: T) -> Self {
+            Self(msg.to_string())
+        }
+    }
+
+    pub(super) struct Probe;
+
+    type R = Result<(), NonFinite>;
+
+    fn float(v: f64) -> R {
+        if v.is_finite() {
+            Ok(())
+        } else {
+            Err(NonFinite("a non-finite float (NaN or infinity)".into()))
+        }
+    }
+
+    macro_rules! ok {
+        ($($f:ident($t:ty)),*) => {$(fn $f(self, _: $t) -> R { Ok(()) })*};
+    }
+
+    impl ser::Serializer for Probe {
+        type Ok = ();
+        type Error = NonFinite;
+        type SerializeSeq = Probe;
+        type SerializeTuple = Probe;
+        type SerializeTupleStruct = Probe;
+        type SerializeTupleVariant = Probe;
+        type SerializeMap = Probe;
+        type SerializeStruct = Probe;
+        type SerializeStructVariant = Probe;
+        ok!(
+            serialize_bool(bool),
+            serialize_i8(i8),
+            serialize_i16(i16),
+            serialize_i32(i32),
+            serialize_i64(i64),
+            serialize_i128(i128),
+            serialize_u8(u8),
+            serialize_u16(u16),
+            serialize_u32(u32),
+            serialize_u64(u64),
+            serialize_u128(u128),
+            serialize_char(char),
+            serialize_str(&str),
+            serialize_bytes(&[u8]),
+            serialize_unit_struct(&'static str)
+        );
+        fn serialize_f32(self, v: f32) -> R {
+            float(f64::from(v))
+        }
+        fn serialize_f64(self, v: f64) -> R {
+            float(v)
+        }
+        fn serialize_none(self) -> R {
+            Ok(())
+        }
+        fn serialize_some<T: ?Sized + Serialize>(self, v: &T) -> R {
+            v.serialize(self)
+        }
+        fn serialize_unit(self) -> R {
+            Ok(())
+        }
+        fn serialize_unit_variant(self, _: &'static str, _: u32, _: &'static str) -> R {
+            Ok(())
+        }
+        fn serialize_newtype_struct<T: ?Sized + Serialize>(self, _: &'static str, v: &T) -> R {
+            v.serialize(self)
+        }
+        fn serialize_newtype_variant<T: ?Sized + Serialize>(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            v: &T,
+        ) -> R {
+            v.serialize(self)
+        }
+        fn serialize_seq(self, _: Option<usize>) -> Result<Probe, NonFinite> {
+            Ok(Probe)
+        }
+        fn serialize_tuple(self, _: usize) -> Result<Probe, NonFinite> {
+            Ok(Probe)
+        }
+        fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Probe, NonFinite> {
+            Ok(Probe)
+        }
+        fn serialize_tuple_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Probe, NonFinite> {
+            Ok(Probe)
+        }
+        fn serialize_map(self, _: Option<usize>) -> Result<Probe, NonFinite> {
+            Ok(Probe)
+        }
+        fn serialize_struct(self, _: &'static str, _: usize) -> Result<Probe, NonFinite> {
+            Ok(Probe)
+        }
+        fn serialize_struct_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Probe, NonFinite> {
+            Ok(Probe)
+        }
+    }
+
+    macro_rules! compound {
+        ($($tr:ident :: $m:ident),*) => {$(
+            impl ser::$tr for Probe {
+                type Ok = ();
+                type Error = NonFinite;
+                fn $m<T: ?Sized + Serialize>(&mut self, v: &T) -> R { v.serialize(Probe) }
+                fn end(self) -> R { Ok(()) }
+            }
+        )*};
+    }
+    compound!(
+        SerializeSeq::serialize_element,
+        SerializeTuple::serialize_element,
+        SerializeTupleStruct::serialize_field,
+        SerializeTupleVariant::serialize_field
+    );
+
+    impl ser::SerializeMap for Probe {
+        type Ok = ();
+        type Error = NonFinite;
+        fn serialize_key<T: ?Sized + Serialize>(&mut self, k: &T) -> R {
+            k.serialize(Probe)
+        }
+        fn serialize_value<T: ?Sized + Serialize>(&mut self, v: &T) -> R {
+            v.serialize(Probe)
+        }
+        fn end(self) -> R {
+            Ok(())
+        }
+    }
+    impl ser::SerializeStruct for Probe {
+        type Ok = ();
+        type Error = NonFinite;
+        fn serialize_field<T: ?Sized + Serialize>(&mut self, _: &'static str, v: &T) -> R {
+            v.serialize(Probe)
+        }
+        fn end(self) -> R {
+            Ok(())
+        }
+    }
+    impl ser::SerializeStructVariant for Probe {
+        type Ok = ();
+        type Error = NonFinite;
+        fn serialize_field<T: ?Sized + Serialize>(&mut self, _: &'static str, v: &T) -> R {
+            v.serialize(Probe)
+        }
+        fn end(self) -> R {
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[derive(Serialize, JsonSchema)]
+    struct R {
+        x: f64,
+        y: Option<f32>,
+        v: Vec<f64>,
+    }
+
+    #[test]
+    fn finite_output_is_wrapped() {
+        let out = Output::new(R {
+            x: 1.5,
+            y: None,
+            v: vec![2.0],
+        })
+        .with_warning("coarse mesh");
+        let r = out.into_call_tool_result("t").unwrap();
+        assert_eq!(
+            r.structured_content,
+            Some(json!({"data": {"x": 1.5, "y": null, "v": [2.0]},
+                "warnings": ["coarse mesh"], "artifacts": []}))
+        );
+        let text = r.content[0].as_text().unwrap().text.clone();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            r.structured_content.unwrap()
+        );
+    }
+
+    #[test]
+    fn non_finite_output_is_refused_everywhere() {
+        for r in [
+            R {
+                x: f64::NAN,
+                y: None,
+                v: vec![],
+            },
+            R {
+                x: 0.0,
+                y: Some(f32::INFINITY),
+                v: vec![],
+            },
+            R {
+                x: 0.0,
+                y: None,
+                v: vec![1.0, f64::NEG_INFINITY],
+            },
+        ] {
+            let e = Output::new(r).into_call_tool_result("t").unwrap_err();
+            assert!(matches!(e, ToolError::Internal(_)), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn output_schema_wraps_data() {
+        let s = output_schema::<R>();
+        assert_eq!(s["type"], "object");
+        assert_eq!(s["required"], json!(["data", "warnings", "artifacts"]));
+        assert!(secret_like_properties(&s).is_empty());
+    }
+
+    #[test]
+    fn secret_like_names() {
+        for n in [
+            "token",
+            "access_token",
+            "apiKey",
+            "API_KEY",
+            "api-key",
+            "Password",
+            "client_secret",
+            "SessionCookie",
+            "authorization",
+            "credentials",
+            "apikeys",
+        ] {
+            assert!(is_secret_like(n), "{n}");
+        }
+        for n in [
+            "tokenizer",
+            "steps",
+            "courant",
+            "keyframe",
+            "author",
+            "secretary_count",
+        ] {
+            assert!(!is_secret_like(n), "{n}");
+        }
+    }
+}
