@@ -2,7 +2,7 @@
 //! continuations, includes, control blocks and `shell` are control syntax.
 
 use super::format::{check_shape, has_line_break, has_path_syntax, has_word};
-use super::{ControlSyntax, DeckError, DeckFormat, DeckValue};
+use super::{ControlSyntax, DeckError, DeckFormat, DeckValue, ValueKind};
 
 /// A SPICE netlist: a title line, element and dot-command lines, `.end`.
 ///
@@ -21,7 +21,8 @@ use super::{ControlSyntax, DeckError, DeckFormat, DeckValue};
 /// | token | `[A-Za-z0-9_][A-Za-z0-9_.+-]*`, at most 32 bytes, no `..` |
 /// | free text | at most 64 bytes of ASCII letters, digits and `_ . + -`, not starting with `.`; refused: line breaks, `* ; $ #`, directive words (`.inc…`, `.lib`, `.control`, `.endc`, `.end`, `shell`), `/`, `\`, `~`, `..` |
 ///
-/// Deck keys are written as `.param key = value`; statements as the head
+/// Deck keys are written as `.param key = value`, numbers only (ngspice
+/// evaluates the right-hand side as an expression); statements as the head
 /// followed by space-separated arguments; named arguments as `key=value`.
 #[derive(Debug, Clone, Copy)]
 pub struct Spice;
@@ -126,6 +127,15 @@ impl DeckFormat for Spice {
             return Err(DeckError::ForbiddenCharacter);
         }
         Ok(())
+    }
+
+    /// ngspice evaluates the right-hand side of `.param` as an expression
+    /// (a name in it refers to another parameter), so only numbers go there.
+    fn check_assignment(value: &DeckValue<Self>) -> Result<(), DeckError> {
+        match value.kind() {
+            ValueKind::Number | ValueKind::Integer => Ok(()),
+            _ => Err(DeckError::ValueNotAllowed),
+        }
     }
 
     fn write_assignment(out: &mut String, key: &str, value: &DeckValue<Self>) {
