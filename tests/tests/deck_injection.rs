@@ -204,6 +204,21 @@ fn server_mistakes_are_refused_too() {
         DeckValue::<Spice>::named(".include", 1).unwrap_err(),
         DeckError::InvalidToken
     );
+    // `.param` goes through `set` (numbers only); named values are numbers
+    // or tokens, never caller text, which ngspice could evaluate.
+    assert_eq!(
+        sp.statement(".param", []).unwrap_err(),
+        DeckError::InvalidHead
+    );
+    assert_eq!(
+        DeckValue::<Spice>::named("file", DeckText::<Spice>::new("x.txt")).unwrap_err(),
+        DeckError::ValueNotAllowed
+    );
+    assert_eq!(
+        DeckValue::<Spice>::named("file", DeckIdent::<Spice>::new("x")).unwrap_err(),
+        DeckError::ValueNotAllowed
+    );
+    assert!(DeckValue::<Spice>::named("level", 3).is_ok());
 }
 
 #[test]

@@ -65,6 +65,14 @@ pub trait DeckFormat: Sized + 'static {
         Ok(())
     }
 
+    /// Checks the value of a named argument `key=value`
+    /// ([`DeckValue::named`](super::DeckValue::named)). Admits every kind by
+    /// default.
+    fn check_named(value: &DeckValue<Self>) -> Result<(), DeckError> {
+        let _ = value;
+        Ok(())
+    }
+
     /// Writes the line of `key = value`, without line feed.
     fn write_assignment(out: &mut String, key: &str, value: &DeckValue<Self>);
     /// Writes the line of a statement, without line feed.

@@ -128,6 +128,7 @@ impl<F: DeckFormat> DeckValue<F> {
     pub fn named(key: &'static str, value: impl IntoDeckValue<F>) -> Result<Self, DeckError> {
         F::check_token(key)?;
         let value = value.into_deck_value()?;
+        F::check_named(&value)?;
         Ok(Self::new(Repr::Named(key, Box::new(value.repr))))
     }
 
