@@ -62,6 +62,44 @@ fn results_validate_against_the_advertised_schema() {
 }
 
 #[test]
+fn a_blown_up_series_is_sent_with_nulls_not_refused() {
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Profile {
+        temperature: Decimated<Option<f64>>,
+    }
+    let mut ys: Vec<f64> = (0..10_000).map(|i| i as f64).collect();
+    ys[5000] = f64::NAN;
+    ys[7000] = f64::INFINITY;
+    let raw = decimate(&ys, 50, |y| *y);
+    assert!(raw.points.iter().any(|y| y.is_nan()));
+    // Raw f64 with NaN: Output refuses to send it.
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct RawProfile {
+        temperature: Decimated<f64>,
+    }
+    assert!(
+        Output::new(RawProfile {
+            temperature: raw.clone()
+        })
+        .into_call_tool_result("profile")
+        .is_err()
+    );
+    let profile = Profile {
+        temperature: raw.map(|y| y.is_finite().then_some(y)),
+    };
+    let result = Output::new(profile)
+        .into_call_tool_result("profile")
+        .unwrap();
+    let structured = result.structured_content.unwrap();
+    let schema = Value::Object((*output_schema::<Profile>()).clone());
+    assert!(jsonschema::is_valid(&schema, &structured));
+    let points = structured["data"]["temperature"]["points"]
+        .as_array()
+        .unwrap();
+    assert_eq!(points.iter().filter(|p| p.is_null()).count(), 2);
+}
+
+#[test]
 fn framing_types_add_no_secret_like_fields() {
     assert!(secret_like_properties(&output_schema::<RunReport>()).is_empty());
 
