@@ -1,10 +1,12 @@
 //! Bounded readers: hard ceilings, line pages, tails and decimation of
 //! numeric series, each reporting totals and whether anything was left out.
 //!
-//! The ceilings are `u32` constants so tools can declare them in attributes
-//! (`#[bounded(min = 1, max = hardened_mcp::paging::MAX_TAIL_LINES)]` on a
-//! `u32` parameter); the helpers clamp to them again, so a caller that skips
-//! the attribute still cannot ask for more.
+//! The ceilings are `u32` constants, the type of the parameters that carry
+//! them. A tool declares the same bound on its parameter (`#[bounded(min =
+//! 1, max = 1000)] tail_lines: u32`; the attribute takes literals, so the
+//! schema is computed at compile time), and the helpers clamp to the
+//! constants again, so a caller that skips or loosens the attribute still
+//! cannot ask for more.
 
 use schemars::JsonSchema;
 use serde::Serialize;
