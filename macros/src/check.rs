@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Expr, Ident, LitStr, Type};
 
-use crate::diag::{Errors, did_you_mean};
+use crate::diag::{At, Errors, at, did_you_mean};
 use crate::parse::{Annotations, BoundedAttr, Check, ForbiddenKind, Kind, Param, ToolFn};
 
 /// A numeric literal read from an attribute.
@@ -309,6 +309,9 @@ fn present_keys(b: &BoundedAttr) -> Vec<(&'static str, Span)> {
 }
 
 fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
+    if p.attr_failed {
+        return None;
+    }
     let pname = p.ident.to_string();
     let before = errors_len(errors);
     let base = p.kind.base().clone();
@@ -342,7 +345,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
     match k {
         Kind::Forbidden(ForbiddenKind::Path) => {
             errors.rule(
-                ty_span,
+                at(&p.ty),
                 format!("parameter `{pname}` takes a file-system path"),
                 "a model-written path can name any file the server can reach (`../`, absolute paths, \
                  symlinks); tools select state through opaque run handles only",
@@ -352,7 +355,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
         }
         Kind::Forbidden(ForbiddenKind::Untyped) => {
             errors.rule(
-                ty_span,
+                at(&p.ty),
                 format!("parameter `{pname}` is untyped JSON"),
                 "an untyped value or map has no schema, no bounds and accepts any key; nothing about it \
                  can be checked",
@@ -362,7 +365,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
         }
         Kind::Unsupported | Kind::Context | Kind::RunDir => {
             errors.rule(
-                ty_span,
+                at(&p.ty),
                 format!("`#[bounded]` cannot describe the type of parameter `{pname}`"),
                 "only integers (up to 64 bits), f32/f64, bool, String, unit enums deriving ToolEnum, \
                  Vec and Option of those have a schema and strict checks",
@@ -374,7 +377,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
     }
     if !shape_ok(&p.kind) {
         errors.rule(
-            ty_span,
+            at(&p.ty),
             format!("nested container in parameter `{pname}`"),
             "nested arrays and optionals have no single set of bounds to declare and check",
             "flatten the parameter (a Vec of scalars, or an Option of a scalar or Vec)",
@@ -447,7 +450,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             let has_hi = b.max.is_some() || b.exclusive_max.is_some();
             if p.bounded.is_none() {
                 errors.rule(
-                    ty_span,
+                    at(&p.ty),
                     format!("numeric parameter `{pname}` has no `#[bounded]`"),
                     WHY_UNBOUNDED,
                     format!("declare its range: `#[bounded(min = .., max = ..)] {pname}: ..`"),
@@ -516,7 +519,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             spec.pattern = b.pattern.as_ref().map(LitStr::value);
             if spec.max_len.is_none() && b.max_len.is_none() {
                 errors.rule(
-                    ty_span,
+                    at(&p.ty),
                     format!("string parameter `{pname}` has no `max_len`"),
                     "an unbounded string lets one call push megabytes into parsing, logs and solver \
                      inputs",
@@ -560,7 +563,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
         spec.max_items = usize_key(&b.max_items, "max_items", &pname, errors);
         if b.max_items.is_none() {
             errors.rule(
-                ty_span,
+                at(&p.ty),
                 format!("Vec parameter `{pname}` has no `max_items`"),
                 "an unbounded array lets one call request unbounded work and memory",
                 format!("declare `#[bounded(max_items = ..)] {pname}: Vec<..>`"),
@@ -688,7 +691,7 @@ const SHELLS: &[&str] = &[
 ];
 
 impl BodyScan<'_> {
-    fn path(&mut self, segs: &[String], span: Span) {
+    fn path(&mut self, segs: &[String], span: At) {
         let pairs = segs.windows(2).any(|w| {
             matches!(
                 (w[0].as_str(), w[1].as_str()),
@@ -715,7 +718,7 @@ impl BodyScan<'_> {
 impl<'ast> Visit<'ast> for BodyScan<'_> {
     fn visit_path(&mut self, p: &'ast syn::Path) {
         let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
-        self.path(&segs, p.span());
+        self.path(&segs, at(p));
         syn::visit::visit_path(self, p);
     }
     fn visit_use_tree(&mut self, t: &'ast syn::UseTree) {
@@ -743,7 +746,7 @@ impl<'ast> Visit<'ast> for BodyScan<'_> {
         let mut out = Vec::new();
         flat(t, &mut Vec::new(), &mut out);
         for (segs, span) in out {
-            self.path(&segs, span);
+            self.path(&segs, At::Span(span));
         }
     }
     fn visit_lit_str(&mut self, s: &'ast LitStr) {
@@ -843,7 +846,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
     if a.cost.is_none() {
         missing.push("cost = <f64 estimate over the parameters>");
     }
-    if !missing.is_empty() {
+    if !missing.is_empty() && !t.attr_failed {
         errors.rule(
             t.attr_span,
             format!("tool `{}` does not declare its cost ceiling", t.ident),

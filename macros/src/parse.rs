@@ -243,12 +243,16 @@ pub struct Param {
     pub ty: Type,
     pub kind: Kind,
     pub bounded: Option<(BoundedAttr, Span)>,
+    /// `#[bounded]` did not parse (already reported): no further rules.
+    pub attr_failed: bool,
 }
 
 /// One `#[hardened_tool]` method.
 #[derive(Debug)]
 pub struct ToolFn {
     pub attr: ToolAttr,
+    /// `#[hardened_tool]` did not parse (already reported).
+    pub attr_failed: bool,
     pub attr_span: Span,
     pub ident: Ident,
     pub doc: String,
@@ -290,6 +294,7 @@ fn doc_of(attrs: &[Attribute]) -> String {
 /// Reads a tool method into the model and strips our attributes from it.
 pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
     let mut attr = ToolAttr::default();
+    let mut attr_failed = false;
     let mut attr_span = f.sig.ident.span();
     let mut kept = Vec::new();
     for a in std::mem::take(&mut f.attrs) {
@@ -299,7 +304,10 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
                 Meta::Path(_) => {}
                 m => match ToolAttr::from_meta(m) {
                     Ok(v) => attr = v,
-                    Err(e) => errors.darling(e),
+                    Err(e) => {
+                        attr_failed = true;
+                        errors.darling(e);
+                    }
                 },
             }
         } else {
@@ -318,6 +326,7 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
             }
             FnArg::Typed(pt) => {
                 let mut bounded = None;
+                let mut attr_failed = false;
                 let mut kept = Vec::new();
                 for a in std::mem::take(&mut pt.attrs) {
                     if is_attr(&a, "bounded") {
@@ -341,9 +350,7 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
                             }
                             Err(e) => {
                                 errors.darling(e);
-                                // Keep going as if bounded, so the missing-bounds
-                                // rule does not fire on top of the key error.
-                                bounded.get_or_insert((BoundedAttr::default(), span));
+                                attr_failed = true;
                             }
                         }
                     } else {
@@ -369,6 +376,7 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
                     kind: Kind::of(&pt.ty),
                     ty: (*pt.ty).clone(),
                     bounded,
+                    attr_failed,
                 });
             }
         }
@@ -381,6 +389,7 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
 
     ToolFn {
         attr,
+        attr_failed,
         attr_span,
         ident: f.sig.ident.clone(),
         doc,

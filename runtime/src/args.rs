@@ -277,6 +277,11 @@ impl Doc {
 ///
 /// Implemented for the integer types, `f32`, `f64`, `bool`, `String`,
 /// `Vec<T>`, `Option<T>` and (through `#[derive(ToolEnum)]`) unit enums.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool argument kind",
+    label = "no schema, parser or bounds for this type",
+    note = "tool arguments are integers, f32/f64, bool, String, Vec/Option of those, or unit enums with `#[derive(Clone, Copy, ToolEnum)]`"
+)]
 pub trait Arg: Sized {
     /// The declared bounds of this kind.
     type Spec: 'static;
