@@ -318,7 +318,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
     let ty_span = p.ty.span();
 
     match &p.kind {
-        Kind::Context | Kind::RunDir => {
+        Kind::Context | Kind::RunDir | Kind::Args => {
             if let Some((_, span)) = &p.bounded {
                 errors.rule(
                     *span,
@@ -363,7 +363,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             );
             return None;
         }
-        Kind::Unsupported | Kind::Context | Kind::RunDir => {
+        Kind::Unsupported | Kind::Context | Kind::RunDir | Kind::Args => {
             errors.rule(
                 at(&p.ty),
                 format!("`#[bounded]` cannot describe the type of parameter `{pname}`"),
@@ -832,6 +832,26 @@ fn positive(e: &Option<Expr>, key: &str, integer: bool, errors: &mut Errors) -> 
 }
 
 /// Checks one tool; `None` when any rule is violated (errors recorded).
+/// Checks the fields of a `#[derive(HardenedArgs)]` struct.
+pub fn struct_fields(params: &[Param], errors: &mut Errors) -> Vec<ArgModel> {
+    let mut out = Vec::new();
+    for p in params {
+        if matches!(p.kind, Kind::Context | Kind::RunDir) {
+            errors.rule(
+                at(&p.ty),
+                format!("field `{}` cannot be part of an argument struct", p.ident),
+                "the context and run handles are resolved by the route, not parsed from the arguments",
+                "take them as separate tool parameters (`ctx: ToolContext`), or run handles as flat parameters",
+            );
+            continue;
+        }
+        if let Some(m) = check_param(p, errors) {
+            out.push(m);
+        }
+    }
+    out
+}
+
 pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolModel> {
     let before = errors.len();
     let a = &t.attr;
@@ -944,6 +964,27 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
         }
     }
 
+    let n_args = t
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, Kind::Args))
+        .count();
+    let others = t
+        .params
+        .iter()
+        .any(|p| !matches!(p.kind, Kind::Args | Kind::Context));
+    if n_args > 0
+        && (n_args > 1 || others)
+        && let Some(p) = t.params.iter().find(|p| matches!(p.kind, Kind::Args))
+    {
+        errors.rule(
+            at(&p.ty),
+            format!("tool `{}` mixes an `#[args]` struct with other arguments", t.ident),
+            "one argument struct describes the whole argument object; other arguments beside it \
+             would be refused as unknown keys by the struct's strict parser",
+            "move the parameters into the `#[derive(HardenedArgs)]` struct (a `ToolContext` may stay)",
+        );
+    }
     let names: Vec<String> = t
         .params
         .iter()

@@ -128,6 +128,8 @@ pub enum Kind {
     Context,
     /// `RunDir`: a run handle, resolved before the body runs.
     RunDir,
+    /// `#[args] a: T` with `T: HardenedArgs`: the whole argument object.
+    Args,
     Int(&'static str),
     Float(&'static str),
     Bool,
@@ -224,6 +226,7 @@ impl Kind {
         match self {
             Kind::Context => "the tool context",
             Kind::RunDir => "a run handle",
+            Kind::Args => "an argument struct",
             Kind::Int(_) => "an integer",
             Kind::Float(_) => "a float",
             Kind::Bool => "a bool",
@@ -327,9 +330,12 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
             FnArg::Typed(pt) => {
                 let mut bounded = None;
                 let mut attr_failed = false;
+                let mut is_args = false;
                 let mut kept = Vec::new();
                 for a in std::mem::take(&mut pt.attrs) {
-                    if is_attr(&a, "bounded") {
+                    if a.path().is_ident("args") {
+                        is_args = true;
+                    } else if is_attr(&a, "bounded") {
                         let span = a.path().span();
                         let parsed = match &a.meta {
                             Meta::Path(_) => Ok(BoundedAttr::default()),
@@ -373,7 +379,11 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
                 };
                 params.push(Param {
                     ident,
-                    kind: Kind::of(&pt.ty),
+                    kind: if is_args {
+                        Kind::Args
+                    } else {
+                        Kind::of(&pt.ty)
+                    },
                     ty: (*pt.ty).clone(),
                     bounded,
                     attr_failed,
@@ -440,4 +450,49 @@ fn output_of(ty: &Type) -> Option<Type> {
         [t] => Some((*t).clone()),
         _ => None,
     }
+}
+
+/// Reads the fields of a `#[derive(HardenedArgs)]` struct as parameters
+/// (doc comments become descriptions) and strips nothing (derive helpers
+/// stay on the item).
+pub fn struct_fields(fields: &syn::FieldsNamed, errors: &mut Errors) -> Vec<Param> {
+    let mut out = Vec::new();
+    for f in &fields.named {
+        let Some(ident) = f.ident.clone() else {
+            continue;
+        };
+        let mut bounded = None;
+        let mut attr_failed = false;
+        for a in &f.attrs {
+            if a.path().is_ident("bounded") {
+                let span = a.path().span();
+                match match &a.meta {
+                    Meta::Path(_) => Ok(BoundedAttr::default()),
+                    m => BoundedAttr::from_meta(m),
+                } {
+                    Ok(mut b) => {
+                        if b.description.is_none() {
+                            let d = doc_of(&f.attrs);
+                            if !d.is_empty() {
+                                b.description = Some(LitStr::new(&d, span));
+                            }
+                        }
+                        bounded = Some((b, span));
+                    }
+                    Err(e) => {
+                        attr_failed = true;
+                        errors.darling(e);
+                    }
+                }
+            }
+        }
+        out.push(Param {
+            ident,
+            kind: Kind::of(&f.ty),
+            ty: f.ty.clone(),
+            bounded,
+            attr_failed,
+        });
+    }
+    out
 }

@@ -963,6 +963,19 @@ pub fn is_required<T: Arg>(spec: &T::Spec) -> bool {
     T::absent(spec, "").is_none()
 }
 
+/// An argument struct: the whole argument object of a tool, declared as one
+/// struct with `#[derive(HardenedArgs)]` and taken as `#[args] a: T`.
+pub trait ToolArgs: Sized {
+    /// Strictly parses the argument object (unknown keys refused).
+    fn parse(object: &serde_json::Map<String, Value>) -> Result<Self, ArgError>;
+    /// Revalidates every field against its declared bounds.
+    fn validate(&self) -> Result<(), ArgError>;
+    /// Adds every field to an input schema.
+    fn schema(into: crate::schema::InputSchema) -> crate::schema::InputSchema;
+    /// Collects the startup faults of the field specs.
+    fn spec_faults(faults: &mut Vec<(&'static str, &'static str)>);
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
