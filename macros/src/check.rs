@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Expr, Ident, LitStr, Type};
 
-use crate::diag::{Errors, did_you_mean};
+use crate::diag::{At, Errors, at, did_you_mean};
 use crate::parse::{Annotations, BoundedAttr, Check, ForbiddenKind, Kind, Param, ToolFn};
 
 /// A numeric literal read from an attribute.
@@ -309,13 +309,16 @@ fn present_keys(b: &BoundedAttr) -> Vec<(&'static str, Span)> {
 }
 
 fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
+    if p.attr_failed {
+        return None;
+    }
     let pname = p.ident.to_string();
     let before = errors_len(errors);
     let base = p.kind.base().clone();
     let ty_span = p.ty.span();
 
     match &p.kind {
-        Kind::Context | Kind::RunDir => {
+        Kind::Context | Kind::RunDir | Kind::Args => {
             if let Some((_, span)) = &p.bounded {
                 errors.rule(
                     *span,
@@ -342,7 +345,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
     match k {
         Kind::Forbidden(ForbiddenKind::Path) => {
             errors.rule(
-                ty_span,
+                at(&p.ty),
                 format!("parameter `{pname}` takes a file-system path"),
                 "a model-written path can name any file the server can reach (`../`, absolute paths, \
                  symlinks); tools select state through opaque run handles only",
@@ -352,7 +355,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
         }
         Kind::Forbidden(ForbiddenKind::Untyped) => {
             errors.rule(
-                ty_span,
+                at(&p.ty),
                 format!("parameter `{pname}` is untyped JSON"),
                 "an untyped value or map has no schema, no bounds and accepts any key; nothing about it \
                  can be checked",
@@ -360,9 +363,9 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             );
             return None;
         }
-        Kind::Unsupported | Kind::Context | Kind::RunDir => {
+        Kind::Unsupported | Kind::Context | Kind::RunDir | Kind::Args => {
             errors.rule(
-                ty_span,
+                at(&p.ty),
                 format!("`#[bounded]` cannot describe the type of parameter `{pname}`"),
                 "only integers (up to 64 bits), f32/f64, bool, String, unit enums deriving ToolEnum, \
                  Vec and Option of those have a schema and strict checks",
@@ -374,7 +377,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
     }
     if !shape_ok(&p.kind) {
         errors.rule(
-            ty_span,
+            at(&p.ty),
             format!("nested container in parameter `{pname}`"),
             "nested arrays and optionals have no single set of bounds to declare and check",
             "flatten the parameter (a Vec of scalars, or an Option of a scalar or Vec)",
@@ -447,7 +450,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             let has_hi = b.max.is_some() || b.exclusive_max.is_some();
             if p.bounded.is_none() {
                 errors.rule(
-                    ty_span,
+                    at(&p.ty),
                     format!("numeric parameter `{pname}` has no `#[bounded]`"),
                     WHY_UNBOUNDED,
                     format!("declare its range: `#[bounded(min = .., max = ..)] {pname}: ..`"),
@@ -516,7 +519,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             spec.pattern = b.pattern.as_ref().map(LitStr::value);
             if spec.max_len.is_none() && b.max_len.is_none() {
                 errors.rule(
-                    ty_span,
+                    at(&p.ty),
                     format!("string parameter `{pname}` has no `max_len`"),
                     "an unbounded string lets one call push megabytes into parsing, logs and solver \
                      inputs",
@@ -560,7 +563,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
         spec.max_items = usize_key(&b.max_items, "max_items", &pname, errors);
         if b.max_items.is_none() {
             errors.rule(
-                ty_span,
+                at(&p.ty),
                 format!("Vec parameter `{pname}` has no `max_items`"),
                 "an unbounded array lets one call request unbounded work and memory",
                 format!("declare `#[bounded(max_items = ..)] {pname}: Vec<..>`"),
@@ -688,7 +691,7 @@ const SHELLS: &[&str] = &[
 ];
 
 impl BodyScan<'_> {
-    fn path(&mut self, segs: &[String], span: Span) {
+    fn path(&mut self, segs: &[String], span: At) {
         let pairs = segs.windows(2).any(|w| {
             matches!(
                 (w[0].as_str(), w[1].as_str()),
@@ -715,7 +718,7 @@ impl BodyScan<'_> {
 impl<'ast> Visit<'ast> for BodyScan<'_> {
     fn visit_path(&mut self, p: &'ast syn::Path) {
         let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
-        self.path(&segs, p.span());
+        self.path(&segs, at(p));
         syn::visit::visit_path(self, p);
     }
     fn visit_use_tree(&mut self, t: &'ast syn::UseTree) {
@@ -743,7 +746,7 @@ impl<'ast> Visit<'ast> for BodyScan<'_> {
         let mut out = Vec::new();
         flat(t, &mut Vec::new(), &mut out);
         for (segs, span) in out {
-            self.path(&segs, span);
+            self.path(&segs, At::Span(span));
         }
     }
     fn visit_lit_str(&mut self, s: &'ast LitStr) {
@@ -829,6 +832,26 @@ fn positive(e: &Option<Expr>, key: &str, integer: bool, errors: &mut Errors) -> 
 }
 
 /// Checks one tool; `None` when any rule is violated (errors recorded).
+/// Checks the fields of a `#[derive(HardenedArgs)]` struct.
+pub fn struct_fields(params: &[Param], errors: &mut Errors) -> Vec<ArgModel> {
+    let mut out = Vec::new();
+    for p in params {
+        if matches!(p.kind, Kind::Context | Kind::RunDir) {
+            errors.rule(
+                at(&p.ty),
+                format!("field `{}` cannot be part of an argument struct", p.ident),
+                "the context and run handles are resolved by the route, not parsed from the arguments",
+                "take them as separate tool parameters (`ctx: ToolContext`), or run handles as flat parameters",
+            );
+            continue;
+        }
+        if let Some(m) = check_param(p, errors) {
+            out.push(m);
+        }
+    }
+    out
+}
+
 pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolModel> {
     let before = errors.len();
     let a = &t.attr;
@@ -843,7 +866,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
     if a.cost.is_none() {
         missing.push("cost = <f64 estimate over the parameters>");
     }
-    if !missing.is_empty() {
+    if !missing.is_empty() && !t.attr_failed {
         errors.rule(
             t.attr_span,
             format!("tool `{}` does not declare its cost ceiling", t.ident),
@@ -941,6 +964,27 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
         }
     }
 
+    let n_args = t
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, Kind::Args))
+        .count();
+    let others = t
+        .params
+        .iter()
+        .any(|p| !matches!(p.kind, Kind::Args | Kind::Context));
+    if n_args > 0
+        && (n_args > 1 || others)
+        && let Some(p) = t.params.iter().find(|p| matches!(p.kind, Kind::Args))
+    {
+        errors.rule(
+            at(&p.ty),
+            format!("tool `{}` mixes an `#[args]` struct with other arguments", t.ident),
+            "one argument struct describes the whole argument object; other arguments beside it \
+             would be refused as unknown keys by the struct's strict parser",
+            "move the parameters into the `#[derive(HardenedArgs)]` struct (a `ToolContext` may stay)",
+        );
+    }
     let names: Vec<String> = t
         .params
         .iter()

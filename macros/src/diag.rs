@@ -4,6 +4,23 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
 
+/// Where an error points: one token, or a whole token range.
+pub enum At {
+    Span(Span),
+    Tokens(TokenStream),
+}
+
+impl From<Span> for At {
+    fn from(s: Span) -> Self {
+        At::Span(s)
+    }
+}
+
+/// The whole range of `t` (a type, a path).
+pub fn at(t: &impl ToTokens) -> At {
+    At::Tokens(t.to_token_stream())
+}
+
 /// Collected errors of one macro invocation.
 #[derive(Default)]
 pub struct Errors {
@@ -13,13 +30,22 @@ pub struct Errors {
 
 impl Errors {
     /// Records a rule violation: `what` happened, `why` it is unsafe, `fix`.
-    pub fn rule(&mut self, span: Span, what: impl AsRef<str>, why: &str, fix: impl AsRef<str>) {
+    pub fn rule(
+        &mut self,
+        at: impl Into<At>,
+        what: impl AsRef<str>,
+        why: &str,
+        fix: impl AsRef<str>,
+    ) {
         let msg = format!(
             "{}\n  = note: {why}\n  = help: {}",
             what.as_ref(),
             fix.as_ref()
         );
-        self.push(syn::Error::new(span, msg));
+        self.push(match at.into() {
+            At::Span(s) => syn::Error::new(s, msg),
+            At::Tokens(t) => syn::Error::new_spanned(t, msg),
+        });
     }
 
     /// Records a plain syntax error.

@@ -280,6 +280,9 @@ fn spec_statics(m: &ToolModel, keep: fn(&ArgModel) -> bool) -> TokenStream {
     let hm = hm();
     let mut out = TokenStream::new();
     for (i, p) in m.params.iter().filter(|p| keep(p)).enumerate() {
+        if matches!(p.kind, Kind::Args) {
+            continue;
+        }
         let id = spec_ident(i);
         let ty = wire_ty(p);
         let spec = match p.kind {
@@ -373,7 +376,10 @@ fn validator(m: &ToolModel) -> TokenStream {
             let ty = &p.ty;
             let key = p.key();
             let s = spec_ident(i);
-            quote!(<#ty as #hm::Arg>::check(#id, &#s, #key)?;)
+            match p.kind {
+                Kind::Args => quote!(<#ty as #hm::ToolArgs>::validate(#id)?;),
+                _ => quote!(<#ty as #hm::Arg>::check(#id, &#s, #key)?;),
+            }
         });
     let rebinds = m
         .params
@@ -442,18 +448,30 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
     let raw = syn::Ident::new("__hardened_args", Span::mixed_site());
     let faults = syn::Ident::new("__hardened_faults", Span::mixed_site());
 
-    let parse = quote! {
-        #[allow(clippy::type_complexity)]
-        fn #parse_fn(#obj: &#hm::JsonObject) -> #hm::Result<(#(#tys,)*), #hm::ArgError> {
-            #(let mut #slots: #hm::Option<&#hm::Value> = #hm::Option::None;)*
-            for (#k, #v) in #obj {
-                match #k.as_str() {
-                    #(#keys => #slots = #hm::Option::Some(#v),)*
-                    _ => return #hm::Result::Err(#hm::ArgError::unknown_argument()),
-                }
+    let struct_form = args
+        .iter()
+        .find(|p| matches!(p.kind, Kind::Args))
+        .map(|p| &p.ty);
+    let parse = if let Some(st) = struct_form {
+        quote! {
+            fn #parse_fn(#obj: &#hm::JsonObject) -> #hm::Result<(#st,), #hm::ArgError> {
+                #hm::Result::Ok((<#st as #hm::ToolArgs>::parse(#obj)?,))
             }
-            #(let #vars = #hm::take::<#tys>(#slots, &#specs, #keys)?;)*
-            #hm::Result::Ok((#(#vars,)*))
+        }
+    } else {
+        quote! {
+            #[allow(clippy::type_complexity)]
+            fn #parse_fn(#obj: &#hm::JsonObject) -> #hm::Result<(#(#tys,)*), #hm::ArgError> {
+                #(let mut #slots: #hm::Option<&#hm::Value> = #hm::Option::None;)*
+                for (#k, #v) in #obj {
+                    match #k.as_str() {
+                        #(#keys => #slots = #hm::Option::Some(#v),)*
+                        _ => return #hm::Result::Err(#hm::ArgError::unknown_argument()),
+                    }
+                }
+                #(let #vars = #hm::take::<#tys>(#slots, &#specs, #keys)?;)*
+                #hm::Result::Ok((#(#vars,)*))
+            }
         }
     };
 
@@ -552,13 +570,19 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
         let ty = wire_ty(p);
         let key = p.key();
         let s = spec_ident(i);
-        quote!(.arg::<#ty>(#key, &#s))
+        match p.kind {
+            Kind::Args => quote!(.with::<#ty>()),
+            _ => quote!(.arg::<#ty>(#key, &#s)),
+        }
     });
     let self_tests = args.iter().enumerate().map(|(i, p)| {
         let ty = wire_ty(p);
         let key = p.key();
         let s = spec_ident(i);
-        quote!(#hm::spec_fault::<#ty>(&mut #faults, #key, &#s);)
+        match p.kind {
+            Kind::Args => quote!(<#ty as #hm::ToolArgs>::spec_faults(&mut #faults);),
+            _ => quote!(#hm::spec_fault::<#ty>(&mut #faults, #key, &#s);),
+        }
     });
 
     quote! {{
@@ -586,6 +610,90 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
             check: #check_fn,
         }
     }}
+}
+
+/// `#[derive(HardenedArgs)]`: the same rules, specs and parser as flat tool
+/// parameters, for the named fields of one argument struct.
+pub fn derive_args(item: TokenStream) -> TokenStream {
+    let input: syn::DeriveInput = match syn::parse2(item) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
+    };
+    let mut errors = Errors::default();
+    let ident = &input.ident;
+    let fields = match &input.data {
+        syn::Data::Struct(syn::DataStruct {
+            fields: syn::Fields::Named(f),
+            ..
+        }) if input.generics.params.is_empty() => f,
+        _ => {
+            errors.rule(
+                ident.span(),
+                "`HardenedArgs` can only be derived for a non-generic struct with named fields",
+                "each field is one named argument of the tool's argument object",
+                "declare `struct Args { #[bounded(..)] name: Type, .. }`",
+            );
+            return errors.into_tokens();
+        }
+    };
+    let params = parse::struct_fields(fields, &mut errors);
+    let models = check::struct_fields(&params, &mut errors);
+    if !errors.is_empty() {
+        return errors.into_tokens();
+    }
+    let hm = hm();
+    let statics = {
+        let mut out = TokenStream::new();
+        for (i, p) in models.iter().enumerate() {
+            let id = spec_ident(i);
+            let ty = &p.ty;
+            let spec = spec_tokens(p);
+            out.extend(quote!(static #id: <#ty as #hm::Arg>::Spec = #spec;));
+        }
+        out
+    };
+    let idents: Vec<&syn::Ident> = models.iter().map(|p| &p.ident).collect();
+    let keys: Vec<String> = models.iter().map(|p| p.key()).collect();
+    let tys: Vec<&Type> = models.iter().map(|p| &p.ty).collect();
+    let specs: Vec<syn::Ident> = (0..models.len()).map(spec_ident).collect();
+    let slots: Vec<syn::Ident> = (0..models.len())
+        .map(|i| syn::Ident::new(&format!("__hardened_s{i}"), Span::mixed_site()))
+        .collect();
+    let obj = syn::Ident::new("__hardened_obj", Span::mixed_site());
+    let k = syn::Ident::new("__hardened_k", Span::mixed_site());
+    let v = syn::Ident::new("__hardened_v", Span::mixed_site());
+    let b = syn::Ident::new("__hardened_b", Span::mixed_site());
+    let faults = syn::Ident::new("__hardened_faults", Span::mixed_site());
+    quote! {
+        impl #hm::ToolArgs for #ident {
+            fn parse(#obj: &#hm::JsonObject) -> #hm::Result<Self, #hm::ArgError> {
+                #statics
+                #(let mut #slots: #hm::Option<&#hm::Value> = #hm::Option::None;)*
+                for (#k, #v) in #obj {
+                    match #k.as_str() {
+                        #(#keys => #slots = #hm::Option::Some(#v),)*
+                        _ => return #hm::Result::Err(#hm::ArgError::unknown_argument()),
+                    }
+                }
+                #hm::Result::Ok(Self {
+                    #(#idents: #hm::take::<#tys>(#slots, &#specs, #keys)?,)*
+                })
+            }
+            fn validate(&self) -> #hm::Result<(), #hm::ArgError> {
+                #statics
+                #(<#tys as #hm::Arg>::check(&self.#idents, &#specs, #keys)?;)*
+                #hm::Result::Ok(())
+            }
+            fn schema(#b: #hm::InputSchema) -> #hm::InputSchema {
+                #statics
+                #b #(.arg::<#tys>(#keys, &#specs))*
+            }
+            fn spec_faults(#faults: &mut #hm::Vec<(&'static str, &'static str)>) {
+                #statics
+                #(#hm::spec_fault::<#tys>(#faults, #keys, &#specs);)*
+            }
+        }
+    }
 }
 
 #[cfg(test)]

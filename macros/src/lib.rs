@@ -47,3 +47,11 @@ pub fn bounded(_attr: TokenStream, item: TokenStream) -> TokenStream {
 pub fn derive_tool_enum(item: TokenStream) -> TokenStream {
     enums::derive(item.into()).into()
 }
+
+/// Derives `HardenedArgs` for a struct whose named fields carry
+/// `#[bounded(...)]` (same keys and rules as tool parameters; doc comments
+/// become descriptions). Take it in a tool as `#[args] args: MyArgs`.
+#[proc_macro_derive(HardenedArgs, attributes(bounded))]
+pub fn derive_hardened_args(item: TokenStream) -> TokenStream {
+    expand::derive_args(item.into()).into()
+}

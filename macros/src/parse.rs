@@ -128,6 +128,8 @@ pub enum Kind {
     Context,
     /// `RunDir`: a run handle, resolved before the body runs.
     RunDir,
+    /// `#[args] a: T` with `T: HardenedArgs`: the whole argument object.
+    Args,
     Int(&'static str),
     Float(&'static str),
     Bool,
@@ -224,6 +226,7 @@ impl Kind {
         match self {
             Kind::Context => "the tool context",
             Kind::RunDir => "a run handle",
+            Kind::Args => "an argument struct",
             Kind::Int(_) => "an integer",
             Kind::Float(_) => "a float",
             Kind::Bool => "a bool",
@@ -243,12 +246,16 @@ pub struct Param {
     pub ty: Type,
     pub kind: Kind,
     pub bounded: Option<(BoundedAttr, Span)>,
+    /// `#[bounded]` did not parse (already reported): no further rules.
+    pub attr_failed: bool,
 }
 
 /// One `#[hardened_tool]` method.
 #[derive(Debug)]
 pub struct ToolFn {
     pub attr: ToolAttr,
+    /// `#[hardened_tool]` did not parse (already reported).
+    pub attr_failed: bool,
     pub attr_span: Span,
     pub ident: Ident,
     pub doc: String,
@@ -290,6 +297,7 @@ fn doc_of(attrs: &[Attribute]) -> String {
 /// Reads a tool method into the model and strips our attributes from it.
 pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
     let mut attr = ToolAttr::default();
+    let mut attr_failed = false;
     let mut attr_span = f.sig.ident.span();
     let mut kept = Vec::new();
     for a in std::mem::take(&mut f.attrs) {
@@ -299,7 +307,10 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
                 Meta::Path(_) => {}
                 m => match ToolAttr::from_meta(m) {
                     Ok(v) => attr = v,
-                    Err(e) => errors.darling(e),
+                    Err(e) => {
+                        attr_failed = true;
+                        errors.darling(e);
+                    }
                 },
             }
         } else {
@@ -318,9 +329,13 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
             }
             FnArg::Typed(pt) => {
                 let mut bounded = None;
+                let mut attr_failed = false;
+                let mut is_args = false;
                 let mut kept = Vec::new();
                 for a in std::mem::take(&mut pt.attrs) {
-                    if is_attr(&a, "bounded") {
+                    if a.path().is_ident("args") {
+                        is_args = true;
+                    } else if is_attr(&a, "bounded") {
                         let span = a.path().span();
                         let parsed = match &a.meta {
                             Meta::Path(_) => Ok(BoundedAttr::default()),
@@ -341,9 +356,7 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
                             }
                             Err(e) => {
                                 errors.darling(e);
-                                // Keep going as if bounded, so the missing-bounds
-                                // rule does not fire on top of the key error.
-                                bounded.get_or_insert((BoundedAttr::default(), span));
+                                attr_failed = true;
                             }
                         }
                     } else {
@@ -366,9 +379,14 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
                 };
                 params.push(Param {
                     ident,
-                    kind: Kind::of(&pt.ty),
+                    kind: if is_args {
+                        Kind::Args
+                    } else {
+                        Kind::of(&pt.ty)
+                    },
                     ty: (*pt.ty).clone(),
                     bounded,
+                    attr_failed,
                 });
             }
         }
@@ -381,6 +399,7 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
 
     ToolFn {
         attr,
+        attr_failed,
         attr_span,
         ident: f.sig.ident.clone(),
         doc,
@@ -431,4 +450,49 @@ fn output_of(ty: &Type) -> Option<Type> {
         [t] => Some((*t).clone()),
         _ => None,
     }
+}
+
+/// Reads the fields of a `#[derive(HardenedArgs)]` struct as parameters
+/// (doc comments become descriptions) and strips nothing (derive helpers
+/// stay on the item).
+pub fn struct_fields(fields: &syn::FieldsNamed, errors: &mut Errors) -> Vec<Param> {
+    let mut out = Vec::new();
+    for f in &fields.named {
+        let Some(ident) = f.ident.clone() else {
+            continue;
+        };
+        let mut bounded = None;
+        let mut attr_failed = false;
+        for a in &f.attrs {
+            if a.path().is_ident("bounded") {
+                let span = a.path().span();
+                match match &a.meta {
+                    Meta::Path(_) => Ok(BoundedAttr::default()),
+                    m => BoundedAttr::from_meta(m),
+                } {
+                    Ok(mut b) => {
+                        if b.description.is_none() {
+                            let d = doc_of(&f.attrs);
+                            if !d.is_empty() {
+                                b.description = Some(LitStr::new(&d, span));
+                            }
+                        }
+                        bounded = Some((b, span));
+                    }
+                    Err(e) => {
+                        attr_failed = true;
+                        errors.darling(e);
+                    }
+                }
+            }
+        }
+        out.push(Param {
+            ident,
+            kind: Kind::of(&f.ty),
+            ty: f.ty.clone(),
+            bounded,
+            attr_failed,
+        });
+    }
+    out
 }

@@ -277,6 +277,11 @@ impl Doc {
 ///
 /// Implemented for the integer types, `f32`, `f64`, `bool`, `String`,
 /// `Vec<T>`, `Option<T>` and (through `#[derive(ToolEnum)]`) unit enums.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool argument kind",
+    label = "no schema, parser or bounds for this type",
+    note = "tool arguments are integers, f32/f64, bool, String, Vec/Option of those, or unit enums with `#[derive(Clone, Copy, ToolEnum)]`"
+)]
 pub trait Arg: Sized {
     /// The declared bounds of this kind.
     type Spec: 'static;
@@ -956,6 +961,19 @@ pub fn take<T: Arg>(
 /// Whether an argument of this kind must be present.
 pub fn is_required<T: Arg>(spec: &T::Spec) -> bool {
     T::absent(spec, "").is_none()
+}
+
+/// An argument struct: the whole argument object of a tool, declared as one
+/// struct with `#[derive(HardenedArgs)]` and taken as `#[args] a: T`.
+pub trait ToolArgs: Sized {
+    /// Strictly parses the argument object (unknown keys refused).
+    fn parse(object: &serde_json::Map<String, Value>) -> Result<Self, ArgError>;
+    /// Revalidates every field against its declared bounds.
+    fn validate(&self) -> Result<(), ArgError>;
+    /// Adds every field to an input schema.
+    fn schema(into: crate::schema::InputSchema) -> crate::schema::InputSchema;
+    /// Collects the startup faults of the field specs.
+    fn spec_faults(faults: &mut Vec<(&'static str, &'static str)>);
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub mod untrusted;
 
 pub use context::ToolContext;
 pub use error::ToolError;
-pub use hardened_mcp_macros::{ToolEnum, bounded, hardened_tool, hardened_tools};
+pub use hardened_mcp_macros::{HardenedArgs, ToolEnum, bounded, hardened_tool, hardened_tools};
 pub use identity::CallerId;
 pub use output::Output;
 

@@ -1,10 +1,12 @@
 //! Bounded readers: hard ceilings, line pages, tails and decimation of
 //! numeric series, each reporting totals and whether anything was left out.
 //!
-//! The ceilings are `u32` constants so tools can declare them in attributes
-//! (`#[bounded(min = 1, max = hardened_mcp::paging::MAX_TAIL_LINES)]` on a
-//! `u32` parameter); the helpers clamp to them again, so a caller that skips
-//! the attribute still cannot ask for more.
+//! The ceilings are `u32` constants, the type of the parameters that carry
+//! them. A tool declares the same bound on its parameter (`#[bounded(min =
+//! 1, max = 1000)] tail_lines: u32`; the attribute takes literals, so the
+//! schema is computed at compile time), and the helpers clamp to the
+//! constants again, so a caller that skips or loosens the attribute still
+//! cannot ask for more.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -141,6 +143,21 @@ pub struct Decimated<P> {
     pub truncated: bool,
 }
 
+impl<P> Decimated<P> {
+    /// The same selection with every point converted, e.g. to
+    /// `Option<f64>` so that a non-finite value (which `Output` refuses to
+    /// send as a number) is returned as `null`:
+    /// `decimated.map(|y| y.is_finite().then_some(y))`.
+    pub fn map<Q>(self, f: impl FnMut(P) -> Q) -> Decimated<Q> {
+        Decimated {
+            points: self.points.into_iter().map(f).collect(),
+            indices: self.indices,
+            total: self.total,
+            truncated: self.truncated,
+        }
+    }
+}
+
 /// Decimates a series to at most `max_points` points (clamped to
 /// [`MIN_POINTS`]`..=`[`MAX_POINTS`]), preserving its shape.
 ///
@@ -149,8 +166,10 @@ pub struct Decimated<P> {
 /// bucket keeps its minimum and its maximum by `value` (one point when they
 /// coincide), in their original order. Spikes therefore survive, which a
 /// plain stride would drop. Values are compared with [`f64::total_cmp`], so a
-/// NaN counts as an extreme and is kept, making a blow-up visible. A series
-/// of at most `max_points` points is returned whole.
+/// NaN counts as an extreme and is kept, making a blow-up visible (map it
+/// with [`Decimated::map`] before returning it through `Output`, which does
+/// not send non-finite numbers). A series of at most `max_points` points is
+/// returned whole.
 ///
 /// ```
 /// use hardened_mcp::paging::decimate;

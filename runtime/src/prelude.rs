@@ -37,11 +37,11 @@
 //! assert!(matches!(r, Err(ToolError::InvalidArguments(_))));
 //! ```
 
-pub use crate::args::{ArgError, ArgErrorCode};
+pub use crate::args::{ArgError, ArgErrorCode, ToolArgs};
 pub use crate::context::ToolContext;
 pub use crate::error::ToolError;
 pub use crate::identity::CallerId;
 pub use crate::output::{Artifact, Output};
 pub use crate::route::{HardenedTool, RouterError, ToolSet};
 pub use crate::runs::{HasRunRoot, RunDir, RunRoot};
-pub use hardened_mcp_macros::{ToolEnum, bounded, hardened_tool, hardened_tools};
+pub use hardened_mcp_macros::{HardenedArgs, ToolEnum, bounded, hardened_tool, hardened_tools};

@@ -5,7 +5,7 @@
 
 pub use crate::args::{
     Arg, ArgError, BoolSpec, Charset, Doc, EnumSpec, FloatSpec, IntSpec, Pattern, StrSpec,
-    ToolEnum, VecSpec, enum_absent, enum_parse, enum_schema, take,
+    ToolArgs, ToolEnum, VecSpec, enum_absent, enum_parse, enum_schema, take,
 };
 pub use crate::context::ToolContext;
 pub use crate::error::ToolError;

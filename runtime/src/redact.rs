@@ -18,10 +18,9 @@ use crate::untrusted::push_neutralised_inline;
 /// The text every redacted value is replaced with.
 pub const REDACTED: &str = "[redacted]";
 
-/// Fragments that make a name secret-like, compared against the name
-/// lowercased with `_`, `-`, `.` and spaces removed (so `api_key`, `apiKey`,
-/// `X-Api-Key` and `API.KEY` all contain `apikey`).
-pub const SECRET_NAME_FRAGMENTS: &[&str] = &[
+/// Secret terms, compared against the words of a name (and joined runs of
+/// two or three adjacent words), lowercased, a plural `s` dropped.
+pub const SECRET_TERMS: &[&str] = &[
     "token",
     "password",
     "passwd",
@@ -37,12 +36,34 @@ pub const SECRET_NAME_FRAGMENTS: &[&str] = &[
     "session",
 ];
 
+/// Terms that also mark a word they start (`passwordhash`,
+/// `credentialsfile`); the others would catch ordinary words that merely
+/// begin with them (`tokenizer`, `secretary`).
+const PREFIX_TERMS: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "apikey",
+    "accesskey",
+    "privatekey",
+    "cookie",
+    "authorization",
+    "credential",
+];
+
 /// Whether a field, property or header name looks like it carries a secret.
 ///
-/// Matching is by fragment after normalisation (see
-/// [`SECRET_NAME_FRAGMENTS`]), so it errs towards redaction: `max_tokens`
-/// and `session_count` are secret-like too. Rename such fields rather than
-/// weakening the rule.
+/// The name is split into words at every non-letter and at lowercase →
+/// uppercase steps (`refreshToken` → `refresh token`, `X-Api-Key` →
+/// `x api key`), lowercased. It is secret-like when a word, or two or three
+/// adjacent words joined (`api key` → `apikey`), with a plural `s` dropped,
+/// equals or ends with one of [`SECRET_TERMS`] (`accesstoken`,
+/// `clientsecret`), or starts with one of the unambiguous ones
+/// (`passwordhash`). It errs towards redaction: `max_tokens` and
+/// `session_count` are secret-like; `tokenizer`, `secretary` and `author`
+/// are not. Rename a false positive rather than weakening the rule.
+///
+/// This is the one rule for logs, headers and output schemas.
 ///
 /// ```
 /// use hardened_mcp::redact::is_secret_like;
@@ -51,18 +72,54 @@ pub const SECRET_NAME_FRAGMENTS: &[&str] = &[
 /// assert!(is_secret_like("refreshToken"));
 /// assert!(is_secret_like("X-Api-Key"));
 /// assert!(is_secret_like("Set-Cookie"));
+/// assert!(is_secret_like("accesstoken"));
 /// assert!(!is_secret_like("temperature"));
 /// assert!(!is_secret_like("author"));
+/// assert!(!is_secret_like("tokenizer"));
 /// ```
 pub fn is_secret_like(name: &str) -> bool {
-    let normalised: String = name
-        .chars()
-        .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
-        .flat_map(char::to_lowercase)
-        .collect();
-    SECRET_NAME_FRAGMENTS
-        .iter()
-        .any(|fragment| normalised.contains(fragment))
+    let words = split_words(name);
+    (0..words.len()).any(|start| {
+        let mut joined = String::new();
+        words[start..].iter().take(3).any(|word| {
+            joined.push_str(word);
+            is_secret_word(&joined)
+        })
+    })
+}
+
+fn split_words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_alphabetic() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        prev_lower = c.is_lowercase();
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+fn is_secret_word(word: &str) -> bool {
+    let singular = match word.strip_suffix('s') {
+        Some(stem) if stem.len() >= 3 => stem,
+        _ => word,
+    };
+    [word, singular].iter().any(|w| {
+        SECRET_TERMS.iter().any(|t| w.ends_with(t)) || PREFIX_TERMS.iter().any(|t| w.starts_with(t))
+    })
 }
 
 /// Headers whose value is sensitive although their name does not match
@@ -263,22 +320,36 @@ mod tests {
     fn secret_like_names() {
         for name in [
             "token",
+            "tokens",
             "access_token",
+            "accesstoken",
+            "AccessToken",
+            "refreshToken",
             "Password",
+            "passwordHash",
             "db_passwd",
             "client_secret",
+            "clientSecret",
             "api_key",
             "apiKey",
+            "APIKey",
+            "API_KEY",
+            "apikeys",
             "x-api-key",
             "Cookie",
             "set-cookie",
+            "SessionCookie",
             "Authorization",
             "proxy-authorization",
+            "HTTPAuthorization",
             "credentials",
             "private_key",
             "PRIVATE.KEY",
             "session_id",
+            "mcp-session-id",
             "aws_access_key_id",
+            "bearer",
+            "max_tokens",
         ] {
             assert!(is_secret_like(name), "{name}");
         }
@@ -290,6 +361,13 @@ mod tests {
             "key",
             "keys",
             "label",
+            "tokenizer",
+            "keyframe",
+            "secretary_count",
+            "steps",
+            "courant",
+            "passage",
+            "",
         ] {
             assert!(!is_secret_like(name), "{name}");
         }

@@ -36,6 +36,11 @@ impl InputSchema {
         self
     }
 
+    /// Adds every field of an argument struct.
+    pub fn with<T: crate::args::ToolArgs>(self) -> Self {
+        T::schema(self)
+    }
+
     /// Adds a required property with a ready-made schema (run handles).
     pub fn raw(mut self, name: &'static str, schema: Map<String, Value>) -> Self {
         self.properties

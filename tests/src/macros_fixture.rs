@@ -74,6 +74,20 @@ pub struct Session {
     pub access_token: String,
 }
 
+/// The arguments of `grid`, declared as one struct.
+#[derive(Debug, Clone, HardenedArgs)]
+pub struct GridArgs {
+    /// Points along x.
+    #[bounded(min = 2, max = 1000)]
+    pub nx: u32,
+    /// Points along y.
+    #[bounded(min = 2, max = 1000)]
+    pub ny: u32,
+    /// A label for the grid.
+    #[bounded(max_len = 16, charset = "identifier", default = "grid")]
+    pub name: String,
+}
+
 /// The fixture server.
 #[derive(Clone)]
 pub struct Solver {
@@ -230,6 +244,17 @@ impl Solver {
         run.write_atomic(&NOTE, text.as_bytes())?;
         let back = run.read_bounded(&NOTE, 64)?;
         Ok(Output::new(String::from_utf8_lossy(&back).into_owned()))
+    }
+
+    /// Builds a grid (argument-struct form).
+    #[hardened_tool(max_cost = 1e5, units = "points", cost = args.nx as f64 * args.ny as f64)]
+    pub async fn grid(
+        &self,
+        ctx: ToolContext,
+        #[args] args: GridArgs,
+    ) -> Result<Output<u64>, ToolError> {
+        let _ = (ctx.caller(), &args.name);
+        Ok(Output::new(u64::from(args.nx) * u64::from(args.ny)))
     }
 
     /// Fails inside the server.

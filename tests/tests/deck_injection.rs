@@ -204,6 +204,40 @@ fn server_mistakes_are_refused_too() {
         DeckValue::<Spice>::named(".include", 1).unwrap_err(),
         DeckError::InvalidToken
     );
+    // `.param` goes through `set` (numbers only); named values are numbers
+    // or tokens, never caller text, which ngspice could evaluate.
+    assert_eq!(
+        sp.statement(".param", []).unwrap_err(),
+        DeckError::InvalidHead
+    );
+    assert_eq!(
+        DeckValue::<Spice>::named("file", DeckText::<Spice>::new("x.txt")).unwrap_err(),
+        DeckError::ValueNotAllowed
+    );
+    assert_eq!(
+        DeckValue::<Spice>::named("file", DeckIdent::<Spice>::new("x")).unwrap_err(),
+        DeckError::ValueNotAllowed
+    );
+    assert!(DeckValue::<Spice>::named("level", 3).is_ok());
+}
+
+#[test]
+fn spice_params_take_numbers_only() {
+    let mut deck = Deck::<Spice>::new();
+    deck.set("rload", 1e3).unwrap().set("n", 4_u32).unwrap();
+    for refused in [
+        deck.set("a", DeckText::<Spice>::new("rload")).unwrap_err(),
+        deck.set("b", DeckIdent::<Spice>::new("x")).unwrap_err(),
+        deck.set("c", Broken("fast")).unwrap_err(),
+        deck.set("d", DeckValue::<Spice>::named("is", 1.0))
+            .unwrap_err(),
+    ] {
+        assert_eq!(refused, DeckError::ValueNotAllowed);
+    }
+    assert_eq!(
+        String::from_utf8(deck.render().unwrap()).unwrap(),
+        "hardened-mcp generated netlist\n.param rload = 1000.0\n.param n = 4\n.end\n"
+    );
 }
 
 #[test]
@@ -357,19 +391,17 @@ proptest! {
     fn accepted_spice_text_never_forms_control_syntax(s in hostile_text()) {
         if let Ok(t) = DeckText::<Spice>::new(&s) {
             let mut deck = Deck::<Spice>::new();
-            deck.set("label", t.clone()).unwrap();
+            // ngspice evaluates `.param` right-hand sides: text never goes there.
+            prop_assert_eq!(deck.set("label", t.clone()).unwrap_err(), DeckError::ValueNotAllowed);
             deck.statement("R1", [DeckValue::from_text(t.clone()), DeckValue::from_text(t)]).unwrap();
             let rendered = String::from_utf8(deck.render().unwrap()).unwrap();
             let lines: Vec<&str> = rendered.lines().collect();
-            prop_assert_eq!(lines.len(), 4);
-            prop_assert_eq!(lines[1], format!(".param label = {s}"));
-            prop_assert_eq!(lines[2], format!("R1 {s} {s}"));
-            for line in &lines[1..3] {
-                prop_assert!(!spice_line_is_control(line));
-                prop_assert!(Spice::control_syntax(line).is_none());
-                // Exactly the fields written: text adds none.
-                prop_assert_eq!(line.split_whitespace().count(), if line.starts_with('.') { 4 } else { 3 });
-            }
+            prop_assert_eq!(lines.len(), 3);
+            prop_assert_eq!(lines[1], format!("R1 {s} {s}"));
+            prop_assert!(!spice_line_is_control(lines[1]));
+            prop_assert!(Spice::control_syntax(lines[1]).is_none());
+            // Exactly the fields written: text adds none.
+            prop_assert_eq!(lines[1].split_whitespace().count(), 3);
         }
         if let Ok(i) = DeckIdent::<Spice>::new(&s) {
             let mut deck = Deck::<Spice>::new();

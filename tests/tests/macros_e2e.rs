@@ -383,6 +383,50 @@ async fn run_handles_are_resolved_before_the_body() {
     client.cancel().await.unwrap();
 }
 
+#[tokio::test]
+async fn argument_structs_work_like_flat_parameters() {
+    let client = connect(Solver::new()).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let s = Value::Object((*tool(&tools, "grid").input_schema).clone());
+    assert_eq!(s["required"], json!(["nx", "ny"]));
+    assert_eq!(s["additionalProperties"], false);
+    assert_eq!(s["properties"]["nx"]["description"], "Points along x.");
+    assert_eq!(s["properties"]["name"]["default"], "grid");
+    let r = call(&client, "grid", json!({"nx": 10, "ny": 20})).await;
+    assert_eq!(r.structured_content.unwrap()["data"], 200);
+    let r = call(&client, "grid", json!({"nx": 1, "ny": 20})).await;
+    assert_eq!(error_of(&r)["code"], "below_minimum");
+    let r = call(&client, "grid", json!({"nx": 10, "ny": 20, "nz": 3})).await;
+    assert_eq!(error_of(&r)["code"], "unknown_argument");
+    let r = call(&client, "grid", json!({"nx": 1000, "ny": 1000})).await;
+    assert_eq!(error_of(&r)["kind"], "cost_exceeded");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn argument_structs_are_revalidated_on_direct_calls() {
+    use hardened_mcp::args::ToolArgs;
+    use hardened_mcp_tests::macros_fixture::GridArgs;
+    let bad = GridArgs {
+        nx: 1,
+        ny: 5,
+        name: "g".into(),
+    };
+    assert!(bad.validate().is_err());
+    let s = Solver::new();
+    let ctx = hardened_mcp::ToolContext::detached(hardened_mcp::CallerId::local());
+    assert!(s.grid(ctx.clone(), bad).await.is_err());
+    let big = GridArgs {
+        nx: 1000,
+        ny: 1000,
+        name: "g".into(),
+    };
+    assert!(matches!(
+        s.grid(ctx, big).await,
+        Err(hardened_mcp::ToolError::CostExceeded { .. })
+    ));
+}
+
 #[test]
 fn secret_like_output_fields_fail_at_router_build() {
     let e = LeakyServer::try_hardened_tool_router().unwrap_err();

@@ -57,6 +57,22 @@ pub trait DeckFormat: Sized + 'static {
     /// Checks free text ([`DeckText`](super::DeckText)).
     fn check_text(text: &str) -> Result<(), DeckError>;
 
+    /// Checks the value of a [`Deck::set`](super::Deck::set): formats whose
+    /// assignments evaluate their right-hand side (SPICE `.param`) admit
+    /// only numbers there. Admits every kind by default.
+    fn check_assignment(value: &DeckValue<Self>) -> Result<(), DeckError> {
+        let _ = value;
+        Ok(())
+    }
+
+    /// Checks the value of a named argument `key=value`
+    /// ([`DeckValue::named`](super::DeckValue::named)). Admits every kind by
+    /// default.
+    fn check_named(value: &DeckValue<Self>) -> Result<(), DeckError> {
+        let _ = value;
+        Ok(())
+    }
+
     /// Writes the line of `key = value`, without line feed.
     fn write_assignment(out: &mut String, key: &str, value: &DeckValue<Self>);
     /// Writes the line of a statement, without line feed.

@@ -50,7 +50,7 @@ use crate::runs::{FileName, RunDir, RunError};
 pub use format::{ControlSyntax, DeckFormat};
 pub use key_value::KeyValue;
 pub use spice::Spice;
-pub use value::{DeckIdent, DeckText, DeckToken, DeckValue, IntoDeckValue, format_f64};
+pub use value::{DeckIdent, DeckText, DeckToken, DeckValue, IntoDeckValue, ValueKind, format_f64};
 
 /// Ceiling on the statements of one deck.
 pub const MAX_DECK_STATEMENTS: usize = 10_000;
@@ -95,6 +95,10 @@ pub enum DeckError {
     /// A token is not valid for the format (a server-side mistake).
     #[error("a deck token is not valid for this deck format")]
     InvalidToken,
+    /// A value of a kind the format does not admit in this place (text in
+    /// a SPICE `.param`, which ngspice evaluates as an expression).
+    #[error("a deck value of this kind is not allowed here")]
+    ValueNotAllowed,
     /// A key is set twice.
     #[error("a deck key is set twice")]
     DuplicateKey,
@@ -147,7 +151,8 @@ impl<F: DeckFormat> Deck<F> {
     }
 
     /// Sets `key` to `value`: `key = value` in [`KeyValue`], `.param key =
-    /// value` in [`Spice`]. Each key may be set once.
+    /// value` in [`Spice`] (numbers only: ngspice evaluates a `.param`
+    /// right-hand side as an expression). Each key may be set once.
     pub fn set(
         &mut self,
         key: &'static str,
@@ -155,6 +160,7 @@ impl<F: DeckFormat> Deck<F> {
     ) -> Result<&mut Self, DeckError> {
         F::check_key(key)?;
         let value = value.into_deck_value()?;
+        F::check_assignment(&value)?;
         if self.keys.contains(key) {
             return Err(DeckError::DuplicateKey);
         }

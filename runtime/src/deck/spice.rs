@@ -2,7 +2,7 @@
 //! continuations, includes, control blocks and `shell` are control syntax.
 
 use super::format::{check_shape, has_line_break, has_path_syntax, has_word};
-use super::{ControlSyntax, DeckError, DeckFormat, DeckValue};
+use super::{ControlSyntax, DeckError, DeckFormat, DeckValue, ValueKind};
 
 /// A SPICE netlist: a title line, element and dot-command lines, `.end`.
 ///
@@ -16,20 +16,22 @@ use super::{ControlSyntax, DeckError, DeckFormat, DeckValue};
 /// | item | rule |
 /// |---|---|
 /// | key (`.param key = value`) | `[a-z][a-z0-9_]*`, at most 32 bytes |
-/// | statement head | an allowlisted dot command (`.param`, `.tran`, `.op`, `.dc`, `.ac`, `.model`, `.subckt`, `.ends`, `.ic`, `.nodeset`, `.options`, `.option`, `.temp`, `.save`, `.print`, `.meas`, `.measure`, `.four`, `.noise`, `.tf`, `.global`, `.func`), or an element name `[A-Za-z][A-Za-z0-9_]*` of at most 32 bytes that is not an interactive command (`shell`, `source`, …) |
+/// | statement head | an allowlisted dot command (`.tran`, `.op`, `.dc`, `.ac`, `.model`, `.subckt`, `.ends`, `.ic`, `.nodeset`, `.options`, `.option`, `.temp`, `.save`, `.print`, `.meas`, `.measure`, `.four`, `.noise`, `.tf`, `.global`; `.param` only through `Deck::set`), or an element name `[A-Za-z][A-Za-z0-9_]*` of at most 32 bytes that is not an interactive command (`shell`, `source`, …) |
 /// | identifier (node, model name) | `[A-Za-z0-9_]+`, at most 32 bytes |
 /// | token | `[A-Za-z0-9_][A-Za-z0-9_.+-]*`, at most 32 bytes, no `..` |
 /// | free text | at most 64 bytes of ASCII letters, digits and `_ . + -`, not starting with `.`; refused: line breaks, `* ; $ #`, directive words (`.inc…`, `.lib`, `.control`, `.endc`, `.end`, `shell`), `/`, `\`, `~`, `..` |
 ///
-/// Deck keys are written as `.param key = value`; statements as the head
-/// followed by space-separated arguments; named arguments as `key=value`.
+/// Deck keys are written as `.param key = value`, numbers only (ngspice
+/// evaluates the right-hand side as an expression); statements as the head
+/// followed by space-separated arguments; named arguments as `key=value`,
+/// with a number or a token as value.
 #[derive(Debug, Clone, Copy)]
 pub struct Spice;
 
 const DOT_COMMANDS: &[&str] = &[
-    ".param", ".tran", ".op", ".dc", ".ac", ".model", ".subckt", ".ends", ".ic", ".nodeset",
-    ".options", ".option", ".temp", ".save", ".print", ".meas", ".measure", ".four", ".noise",
-    ".tf", ".global", ".func",
+    ".tran", ".op", ".dc", ".ac", ".model", ".subckt", ".ends", ".ic", ".nodeset", ".options",
+    ".option", ".temp", ".save", ".print", ".meas", ".measure", ".four", ".noise", ".tf",
+    ".global",
 ];
 
 /// Interactive (control-block) commands; refused as statement heads and
@@ -128,6 +130,24 @@ impl DeckFormat for Spice {
         Ok(())
     }
 
+    /// ngspice evaluates the right-hand side of `.param` as an expression
+    /// (a name in it refers to another parameter), so only numbers go there.
+    fn check_assignment(value: &DeckValue<Self>) -> Result<(), DeckError> {
+        match value.kind() {
+            ValueKind::Number | ValueKind::Integer => Ok(()),
+            _ => Err(DeckError::ValueNotAllowed),
+        }
+    }
+
+    /// Model and option parameters may be expressions too: numbers and
+    /// server-authored tokens only.
+    fn check_named(value: &DeckValue<Self>) -> Result<(), DeckError> {
+        match value.kind() {
+            ValueKind::Number | ValueKind::Integer | ValueKind::Token => Ok(()),
+            _ => Err(DeckError::ValueNotAllowed),
+        }
+    }
+
     fn write_assignment(out: &mut String, key: &str, value: &DeckValue<Self>) {
         out.push_str(".param ");
         out.push_str(key);
@@ -184,12 +204,12 @@ mod tests {
 
     #[test]
     fn heads() {
-        for good in [".param", ".tran", "R1", "C_load", "Vin", "X1"] {
+        for good in [".tran", ".model", "R1", "C_load", "Vin", "X1"] {
             assert_eq!(Spice::check_head(good), Ok(()), "{good}");
         }
         for bad in [
-            ".include", ".inc", ".lib", ".control", ".endc", ".end", ".PARAM", "shell", "SHELL",
-            "1R", "R-1", "", "+R1", "*R1", "R1 x",
+            ".include", ".inc", ".lib", ".control", ".endc", ".end", ".param", ".func", ".PARAM",
+            "shell", "SHELL", "1R", "R-1", "", "+R1", "*R1", "R1 x",
         ] {
             assert_eq!(Spice::check_head(bad), Err(DeckError::InvalidHead), "{bad}");
         }

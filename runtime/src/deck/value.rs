@@ -128,6 +128,7 @@ impl<F: DeckFormat> DeckValue<F> {
     pub fn named(key: &'static str, value: impl IntoDeckValue<F>) -> Result<Self, DeckError> {
         F::check_token(key)?;
         let value = value.into_deck_value()?;
+        F::check_named(&value)?;
         Ok(Self::new(Repr::Named(key, Box::new(value.repr))))
     }
 
@@ -145,6 +146,37 @@ impl<F: DeckFormat> DeckValue<F> {
     pub fn write(&self, out: &mut String) {
         self.repr.write(out);
     }
+
+    /// What kind of value this is.
+    pub fn kind(&self) -> ValueKind {
+        match self.repr {
+            Repr::Float(_) => ValueKind::Number,
+            Repr::Int(_) => ValueKind::Integer,
+            Repr::Token(_) => ValueKind::Token,
+            Repr::Ident(_) => ValueKind::Ident,
+            Repr::Text(_) => ValueKind::Text,
+            Repr::Named(..) => ValueKind::Named,
+        }
+    }
+}
+
+/// The kind of a [`DeckValue`], for formats that admit only some kinds in
+/// some places ([`DeckFormat::check_assignment`](super::DeckFormat::check_assignment)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ValueKind {
+    /// A finite float.
+    Number,
+    /// An integer.
+    Integer,
+    /// A fixed token of a [`DeckToken`].
+    Token,
+    /// A [`DeckIdent`].
+    Ident,
+    /// A [`DeckText`].
+    Text,
+    /// A named argument `key=value`.
+    Named,
 }
 
 impl<F> Clone for DeckValue<F> {

@@ -1,0 +1,9 @@
+use hardened_mcp::prelude::*;
+
+#[derive(HardenedArgs)]
+struct Grid {
+    nx: u32,
+    label: String,
+}
+
+fn main() {}
