@@ -863,3 +863,49 @@ impl ServerHandler for HeatServer {
             )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The router build walks every output schema and refuses secret-like
+    /// field names: building it here makes a leaky output type fail CI.
+    #[test]
+    fn the_tool_router_builds_and_every_tool_has_schemas() {
+        let router = HeatServer::try_hardened_tool_router().expect("router builds");
+        let tools = router.list_all();
+        assert_eq!(tools.len(), 10);
+        for t in tools {
+            assert!(t.output_schema.is_some(), "{} has no output schema", t.name);
+            assert_eq!(
+                t.input_schema.get("additionalProperties"),
+                Some(&serde_json::json!(false))
+            );
+        }
+    }
+
+    #[test]
+    fn the_deck_holds_exactly_the_validated_values() {
+        let spec = Spec {
+            cells: 64,
+            steps: 10,
+            length: 1.0,
+            diffusivity: 0.5,
+            dt: 1e-4,
+            boundary: Boundary::Neumann,
+            initial: Initial::Cosine,
+            mode: 2,
+        };
+        let deck = String::from_utf8(spec.deck().unwrap()).unwrap();
+        assert_eq!(
+            deck,
+            "cells = 64\nsteps = 10\nlength = 1.0\nalpha = 0.5\ndt = 0.0001\nboundary = neumann\ninitial = cosine\nmode = 2\n"
+        );
+    }
+
+    #[test]
+    fn courant_number_matches_the_stability_check() {
+        // dx = 0.01, r = 1 * 5e-5 / 1e-4 = 0.5: the largest stable step.
+        assert!((courant(1.0, 5e-5, 1.0, 100) - 0.5).abs() < 1e-12);
+    }
+}
