@@ -209,10 +209,28 @@ impl From<SandboxError> for ToolError {
 }
 
 impl From<DeckError> for ToolError {
-    /// Decks are built by server code from validated values, so a refused
-    /// deck is a server bug or a storage failure: logged, internal.
+    /// Values that came from the caller (free text, identifiers, numbers)
+    /// and were refused by the deck format become a fixed refusal naming
+    /// the rule; keys, heads, tokens and the final control-syntax check are
+    /// server-authored, so their failure is a bug: internal, logged. Storage
+    /// failures follow the run root's mapping.
     fn from(e: DeckError) -> Self {
-        Self::internal(format_args!("deck: {e}"))
+        match e {
+            DeckError::NonFinite => Self::Rejected("a solver input number is not finite"),
+            DeckError::Empty => Self::Rejected("a solver input text is empty"),
+            DeckError::TooLong => Self::Rejected("a solver input text is too long"),
+            DeckError::LineBreak => Self::Rejected("a solver input text contains a line break"),
+            DeckError::Comment => Self::Rejected("a solver input text contains comment syntax"),
+            DeckError::Directive => {
+                Self::Rejected("a solver input text contains include or directive syntax")
+            }
+            DeckError::Path => Self::Rejected("a solver input text contains path syntax"),
+            DeckError::ForbiddenCharacter => {
+                Self::Rejected("a solver input text contains a character that is not allowed")
+            }
+            DeckError::Storage(run) => run.into(),
+            other => Self::internal(format_args!("deck: {other}")),
+        }
     }
 }
 
@@ -250,5 +268,35 @@ mod tests {
         let text = e.to_string();
         assert!(text.starts_with("internal error (reference ref-"), "{text}");
         assert!(!text.contains("passwd"));
+    }
+
+    #[test]
+    fn sandbox_and_deck_errors_map_to_fixed_public_texts() {
+        use crate::deck::{DeckText, KeyValue};
+        assert_eq!(
+            ToolError::from(SandboxError::CallerBusy),
+            ToolError::Busy(LimitError::CallerBusy)
+        );
+        assert_eq!(ToolError::from(SandboxError::TimedOut), ToolError::Timeout);
+        assert!(matches!(
+            ToolError::from(SandboxError::SpawnFailed),
+            ToolError::Internal(_)
+        ));
+        let canary = "CANARY-7\ninclude /etc/shadow";
+        let e = ToolError::from(DeckText::<KeyValue>::new(canary).unwrap_err());
+        assert_eq!(e.kind(), "rejected");
+        let text = e.to_string();
+        assert!(
+            !text.contains("CANARY") && !text.contains("shadow"),
+            "{text}"
+        );
+        assert!(matches!(
+            ToolError::from(DeckError::InvalidKey),
+            ToolError::Internal(_)
+        ));
+        assert_eq!(
+            ToolError::from(DeckError::Storage(RunError::UnknownRun)),
+            ToolError::UnknownRun
+        );
     }
 }
