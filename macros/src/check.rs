@@ -409,6 +409,11 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
     // Keys that do not apply.
     let allowed = allowed_keys(&p.kind);
     for (key, span) in present_keys(b) {
+        let span = p
+            .key_spans
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or(span, |(_, s)| *s);
         if !allowed.contains(&key) {
             errors.rule(
                 span,
