@@ -7,8 +7,10 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
 use crate::args::ArgError;
+use crate::deck::DeckError;
 use crate::limits::LimitError;
 use crate::runs::RunError;
+use crate::sandbox::SandboxError;
 
 /// Why a tool call failed, as the caller may see it.
 ///
@@ -178,6 +180,39 @@ impl From<RunError> for ToolError {
 impl From<LimitError> for ToolError {
     fn from(e: LimitError) -> Self {
         Self::Busy(e)
+    }
+}
+
+impl From<SandboxError> for ToolError {
+    /// Sandbox failures: ceilings become [`ToolError::Busy`], a run's own
+    /// end (limits, disk, solver failure) a fixed refusal, and everything
+    /// that means the server is misconfigured an internal error (logged).
+    fn from(e: SandboxError) -> Self {
+        match e {
+            SandboxError::GlobalBusy => Self::Busy(LimitError::GlobalBusy),
+            SandboxError::CallerBusy => Self::Busy(LimitError::CallerBusy),
+            SandboxError::TimedOut => Self::Timeout,
+            SandboxError::Cancelled => Self::Cancelled,
+            SandboxError::UnknownJob => Self::NotFound,
+            SandboxError::CpuLimit => Self::Rejected("the solver run exceeded its CPU-time limit"),
+            SandboxError::FileSizeLimit => {
+                Self::Rejected("the solver run exceeded its file-size limit")
+            }
+            SandboxError::DiskFull => Self::Rejected("the run ran out of disk space"),
+            SandboxError::SolverFailed => Self::Rejected("the solver failed"),
+            SandboxError::TooManyJobs => {
+                Self::Rejected("too many detached runs are tracked, retry later")
+            }
+            other => Self::internal(format_args!("sandbox: {other}")),
+        }
+    }
+}
+
+impl From<DeckError> for ToolError {
+    /// Decks are built by server code from validated values, so a refused
+    /// deck is a server bug or a storage failure: logged, internal.
+    fn from(e: DeckError) -> Self {
+        Self::internal(format_args!("deck: {e}"))
     }
 }
 

@@ -3,14 +3,22 @@
 
 pub mod args;
 pub mod context;
+pub mod deck;
 pub mod error;
 pub mod identity;
+pub mod image;
 pub mod limits;
 pub mod output;
+pub mod paging;
 pub mod prelude;
+pub mod redact;
 pub mod route;
 pub mod runs;
+pub mod sandbox;
 pub mod schema;
+pub mod secret;
+pub mod transport;
+pub mod untrusted;
 
 pub use context::ToolContext;
 pub use error::ToolError;

@@ -26,6 +26,7 @@ pub struct Output<T> {
     data: T,
     warnings: Vec<Cow<'static, str>>,
     artifacts: Vec<Artifact>,
+    images: Vec<crate::image::Image>,
 }
 
 /// Something a tool produced that the caller can fetch later (a run's file,
@@ -125,6 +126,7 @@ impl<T> Output<T> {
             data,
             warnings: Vec::new(),
             artifacts: Vec::new(),
+            images: Vec::new(),
         }
     }
 
@@ -138,6 +140,19 @@ impl<T> Output<T> {
     pub fn with_artifact(mut self, artifact: Artifact) -> Self {
         self.artifacts.push(artifact);
         self
+    }
+
+    /// Adds an image, sent as MCP image content after the text content.
+    /// [`Image`](crate::image::Image) has already checked it is a PNG within
+    /// the size ceilings; its bytes do not enter the structured result.
+    pub fn with_image(mut self, image: crate::image::Image) -> Self {
+        self.images.push(image);
+        self
+    }
+
+    /// The images.
+    pub fn images(&self) -> &[crate::image::Image] {
+        &self.images
     }
 
     /// The result value.
@@ -187,7 +202,13 @@ impl<T: Serialize> Output<T> {
     /// The MCP result: structured content plus the same JSON as text.
     pub fn into_call_tool_result(self, tool: &'static str) -> Result<CallToolResult, ToolError> {
         let value = self.to_structured(tool)?;
-        let mut r = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+        let mut content = vec![ContentBlock::text(value.to_string())];
+        content.extend(
+            self.images
+                .into_iter()
+                .map(crate::image::Image::into_content),
+        );
+        let mut r = CallToolResult::success(content);
         r.structured_content = Some(value);
         Ok(r)
     }

@@ -32,7 +32,7 @@ pub struct ServeOptions {
     pub common: CommonOptions,
     /// Listen address for streamable HTTP; stdio when absent.
     pub http: Option<SocketAddr>,
-    /// File of bearer tokens (`caller-name token` lines) for HTTP.
+    /// File of bearer tokens (`caller-name=token` lines) for HTTP.
     pub tokens_file: Option<PathBuf>,
 }
 
@@ -66,9 +66,9 @@ USAGE:
 OPTIONS:
     --http ADDR          listen for streamable HTTP on ADDR (e.g. 127.0.0.1:8080) instead of stdio;
                          the MCP endpoint is http://ADDR/mcp
-    --tokens-file FILE   bearer tokens for HTTP, one `caller-name token` per line (also: the
-                         SOLVER_SERVER_TOKENS environment variable, same format, `;`-separated);
-                         required when ADDR is not a loopback address
+    --tokens-file FILE   bearer tokens for HTTP, one `caller-name=token` per line, file readable
+                         by its owner only (else: the SOLVER_SERVER_TOKENS environment variable,
+                         same format, comma-separated); required when ADDR is not loopback
     --run-root DIR       directory holding the runs (created 0700; default: $XDG_STATE_HOME or
                          ~/.local/state, else the temp dir, + /hardened-mcp-solver)
     --solver PATH        the heat1d executable (default: heat1d next to this binary)

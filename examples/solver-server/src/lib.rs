@@ -2,6 +2,9 @@
 //! hardened MCP tools. The binary `solver-server` has the modes `serve`
 //! (stdio), `serve --http ADDR` and `demo`.
 
+pub mod app;
 pub mod cli;
 pub mod config;
+pub mod demo;
 pub mod plot;
+pub mod server;

@@ -1,2 +1,54 @@
-//! The example solver server (work in progress).
-fn main() {}
+//! `solver-server`: the example's binary. `serve` (stdio, the default),
+//! `serve --http ADDR`, and `demo`; `--help` on each.
+
+use std::process::ExitCode;
+
+use solver_server::cli::{self, Command};
+use solver_server::{app, demo};
+
+fn main() -> ExitCode {
+    let command = match cli::parse(std::env::args_os().skip(1)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("solver-server: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // Logs go to stderr: in stdio mode stdout is the MCP channel.
+    let default_level = if matches!(command, Command::Demo(_)) {
+        "warn"
+    } else {
+        "info"
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("solver-server: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match command {
+        Command::Help(text) => {
+            print!("{text}");
+            return ExitCode::SUCCESS;
+        }
+        Command::Serve(opts) => runtime.block_on(app::serve(opts)),
+        Command::Demo(opts) => runtime.block_on(demo::run(opts)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("solver-server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

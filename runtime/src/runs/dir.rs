@@ -5,7 +5,7 @@ use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
-use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, Stat};
+use rustix::fs::{AtFlags, Dir, Mode, OFlags, RenameFlags, Stat};
 use rustix::io::Errno;
 
 use super::file::{self, Tail};
@@ -130,6 +130,34 @@ impl RunDir {
         })
     }
 
+    /// The names of the plain files in the run (regular, singly linked, ours,
+    /// with a name [`FileName`] accepts), sorted, at most `max` of them.
+    /// Hidden records, subdirectories, links and special files are skipped.
+    pub fn files(&self, max: usize) -> Result<Vec<FileName>, RunError> {
+        let mut reader =
+            Dir::read_from(self.dir.as_fd()).map_err(|e| storage_error("read run", e))?;
+        let mut names = Vec::new();
+        while let Some(entry) = reader.read() {
+            let entry = entry.map_err(|e| storage_error("read run", e))?;
+            let Some(name) = entry
+                .file_name()
+                .to_str()
+                .ok()
+                .and_then(|n| FileName::new(n).ok())
+            else {
+                continue;
+            };
+            match rustix::fs::statat(self.dir.as_fd(), name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) if sys::is_plain_file(&st, self.root.uid) => names.push(name),
+                Ok(_) | Err(Errno::NOENT) => {}
+                Err(e) => return Err(storage_error("stat run file", e)),
+            }
+        }
+        names.sort_unstable();
+        names.truncate(max);
+        Ok(names)
+    }
+
     /// Deletes the run.
     ///
     /// The run directory is first renamed to a random tombstone name under
@@ -187,10 +215,80 @@ fn rename_noreplace(dir: BorrowedFd<'_>, from: &str, to: &str) -> Result<(), Err
     }
 }
 
+impl AsFd for RunDir {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.dir.as_fd()
+    }
+}
+
 impl fmt::Debug for RunDir {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RunDir")
             .field("handle", &self.handle)
             .finish_non_exhaustive()
+    }
+}
+
+/// A subdirectory of a run — such as the one a sandboxed solver was confined
+/// to write in — opened beneath the run's descriptor without following
+/// links, and offering the run's bounded readers.
+///
+/// ```
+/// use hardened_mcp::CallerId;
+/// use hardened_mcp::runs::{FileName, RunError, RunRoot};
+///
+/// # let tmp = tempfile::tempdir()?;
+/// let root = RunRoot::open(tmp.path().join("runs"))?;
+/// let (_handle, run) = root.create(&CallerId::local())?;
+/// let out = FileName::fixed("out");
+/// assert_eq!(run.subdir(&out).err(), Some(RunError::FileNotFound));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct RunSubdir {
+    dir: OwnedFd,
+    uid: u32,
+}
+
+impl fmt::Debug for RunSubdir {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunSubdir").finish_non_exhaustive()
+    }
+}
+
+impl RunDir {
+    /// Opens the subdirectory `name` of this run. It must be a directory
+    /// owned by the server's user and not accessible to group or others; a
+    /// symlink, a missing entry or anything else is refused.
+    pub fn subdir(&self, name: &FileName) -> Result<RunSubdir, RunError> {
+        let dir = sys::open_dir_beneath(self.dir.as_fd(), name.as_str()).map_err(|e| match e {
+            Errno::NOENT => RunError::FileNotFound,
+            Errno::LOOP | Errno::NOTDIR | Errno::XDEV | Errno::ACCESS => RunError::FileRefused,
+            e => storage_error("open run subdirectory", e),
+        })?;
+        let st = rustix::fs::fstat(&dir).map_err(|e| storage_error("stat run subdirectory", e))?;
+        if !sys::is_private_dir(&st, self.root.uid) {
+            return Err(RunError::FileRefused);
+        }
+        Ok(RunSubdir {
+            dir,
+            uid: self.root.uid,
+        })
+    }
+}
+
+impl RunSubdir {
+    /// As [`RunDir::read_bounded`], inside this subdirectory.
+    pub fn read_bounded(&self, name: &FileName, max_bytes: usize) -> Result<Vec<u8>, RunError> {
+        file::read_bounded_at(self.dir.as_fd(), self.uid, name.as_str(), max_bytes)
+    }
+
+    /// As [`RunDir::tail_lines`], inside this subdirectory.
+    pub fn tail_lines(
+        &self,
+        name: &FileName,
+        n: usize,
+        max_bytes: usize,
+    ) -> Result<Tail, RunError> {
+        file::tail_at(self.dir.as_fd(), self.uid, name.as_str(), n, max_bytes)
     }
 }

@@ -75,6 +75,10 @@ pub enum RootProblem {
     /// The root grants any access to group or others (mode must be 0700).
     #[error("it is accessible to group or others")]
     Permissions,
+    /// The root's key file (which authenticates owner records) is not a
+    /// plain file of ours of the right size, or cannot be created.
+    #[error("its key file is unusable")]
+    KeyUnusable,
     /// The root could not be created or opened.
     #[error("it cannot be created or opened")]
     Unavailable,

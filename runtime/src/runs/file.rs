@@ -10,7 +10,7 @@ use std::io::{Read as _, Write as _};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::FileExt as _;
 
-use rustix::fs::{AtFlags, Mode, OFlags, Stat};
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, Stat};
 use rustix::io::Errno;
 
 use super::RunError;
@@ -45,6 +45,34 @@ pub(crate) fn write_atomic_at(
     name: &str,
     bytes: &[u8],
 ) -> Result<(), RunError> {
+    write_staged(dir, name, bytes, Place::Replace { uid })
+}
+
+/// Like [`write_atomic_at`], but never replaces an existing `name`
+/// ([`RunError::FileExists`]): the file appears complete or not at all.
+pub(crate) fn write_atomic_new_at(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    bytes: &[u8],
+) -> Result<(), RunError> {
+    write_staged(dir, name, bytes, Place::New)
+}
+
+/// How a staged temporary file is moved into place.
+#[derive(Clone, Copy)]
+enum Place {
+    /// Over an existing plain file of `uid`, if any.
+    Replace { uid: u32 },
+    /// Only if the name is free.
+    New,
+}
+
+fn write_staged(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    bytes: &[u8],
+    place: Place,
+) -> Result<(), RunError> {
     let tmp = sys::random_hidden_name("tmp")?;
     let fd = open_beneath(
         dir,
@@ -53,7 +81,7 @@ pub(crate) fn write_atomic_at(
         Mode::RUSR | Mode::WUSR,
     )
     .map_err(|e| storage_error("create temporary file", e))?;
-    let staged = fill_and_replace(dir, uid, File::from(fd), &tmp, name, bytes);
+    let staged = fill_and_place(dir, File::from(fd), &tmp, name, bytes, place);
     if staged.is_err() {
         match rustix::fs::unlinkat(dir, tmp.as_str(), AtFlags::empty()) {
             Ok(()) | Err(Errno::NOENT) => {}
@@ -69,19 +97,28 @@ pub(crate) fn write_atomic_at(
     rustix::fs::fsync(dir).map_err(|e| storage_error("fsync directory", e))
 }
 
-fn fill_and_replace(
+fn fill_and_place(
     dir: BorrowedFd<'_>,
-    uid: u32,
     mut file: File,
     tmp: &str,
     name: &str,
     bytes: &[u8],
+    place: Place,
 ) -> Result<(), RunError> {
     file.write_all(bytes)
         .map_err(|e| sys::io_error("write temporary file", &e))?;
     file.sync_all()
         .map_err(|e| sys::io_error("fsync temporary file", &e))?;
     drop(file);
+    let uid = match place {
+        Place::Replace { uid } => uid,
+        Place::New => {
+            return rename_noreplace_file(dir, tmp, name).map_err(|e| match e {
+                Errno::EXIST => RunError::FileExists,
+                e => storage_error("link into place", e),
+            });
+        }
+    };
     match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) if !is_plain_file(&st, uid) => {
             tracing::warn!("run root: refused to replace a file that is not a plain file");
@@ -94,6 +131,19 @@ fn fill_and_replace(
         Errno::ISDIR | Errno::NOTEMPTY | Errno::NOTDIR | Errno::EXIST => RunError::FileRefused,
         e => storage_error("rename into place", e),
     })
+}
+
+/// Renames the file `from` to `to` in `dir` unless `to` exists
+/// (`RENAME_NOREPLACE`; `linkat` then `unlinkat` where the file system lacks
+/// it).
+fn rename_noreplace_file(dir: BorrowedFd<'_>, from: &str, to: &str) -> Result<(), Errno> {
+    match rustix::fs::renameat_with(dir, from, dir, to, RenameFlags::NOREPLACE) {
+        Err(Errno::INVAL | Errno::NOSYS) => {
+            rustix::fs::linkat(dir, from, dir, to, AtFlags::empty())?;
+            rustix::fs::unlinkat(dir, from, AtFlags::empty())
+        }
+        other => other,
+    }
 }
 
 /// Opens `name` in `dir` for reading, if it is a plain file of ours:

@@ -22,12 +22,13 @@ mod dir;
 mod error;
 mod file;
 mod handle;
+mod key;
 mod name;
 mod owner;
 mod root;
 mod sys;
 
-pub use dir::RunDir;
+pub use dir::{RunDir, RunSubdir};
 pub use error::{RootProblem, RunError};
 pub use file::Tail;
 pub use handle::RunHandle;

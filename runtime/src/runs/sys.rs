@@ -29,11 +29,15 @@ const MISSING: u8 = 2;
 /// Whether this kernel has `openat2` (probed on first use).
 static OPENAT2: AtomicU8 = AtomicU8::new(UNKNOWN);
 
-/// Deepest directory nesting [`remove_contents`] descends into.
-const MAX_REMOVE_DEPTH: usize = 64;
-/// Directory scans per level before [`remove_contents`] gives up (something
-/// keeps creating entries).
+/// Nesting [`remove_contents`] descends into before it moves a deeper
+/// subtree up to the top directory (bounding descriptors and stack use).
+const MAX_REMOVE_DEPTH: usize = 32;
+/// Directory scans per nested level before giving up (something keeps
+/// creating entries).
 const MAX_REMOVE_PASSES: usize = 16;
+/// Scans of the top directory; each one that is not the last makes progress
+/// (removes entries or lifts a deep subtree), so this bounds only pathology.
+const MAX_TOP_PASSES: usize = 1 << 16;
 
 /// True if `name` is exactly one non-special path component.
 fn is_component(name: &str) -> bool {
@@ -54,18 +58,35 @@ pub(crate) fn open_beneath(
         return Err(Errno::INVAL);
     }
     let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    if OPENAT2.load(Ordering::Relaxed) != MISSING {
+    let state = OPENAT2.load(Ordering::Relaxed);
+    if state != MISSING {
         match rustix::fs::openat2(dir, name, flags, mode, RESOLVE) {
-            Err(Errno::NOSYS) => {
+            // ENOSYS: an old kernel. EPERM on the very first call: a seccomp
+            // filter that denies the unknown syscall (older container
+            // runtimes); with these flags EPERM has no other cause.
+            Err(Errno::NOSYS) | Err(Errno::PERM) if state == UNKNOWN => {
                 tracing::info!("run root: openat2 unavailable, using openat with O_NOFOLLOW");
                 OPENAT2.store(MISSING, Ordering::Relaxed);
             }
+            Err(Errno::NOSYS) => OPENAT2.store(MISSING, Ordering::Relaxed),
             other => {
                 OPENAT2.store(AVAILABLE, Ordering::Relaxed);
                 return other;
             }
         }
     }
+    open_fallback(dir, name, flags, mode)
+}
+
+/// The `openat2`-less path of [`open_beneath`]: `flags` must already hold
+/// `O_NOFOLLOW`, and `name` must be a single component, so no symlink is
+/// followed anywhere.
+fn open_fallback(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    flags: OFlags,
+    mode: Mode,
+) -> Result<OwnedFd, Errno> {
     rustix::fs::openat(dir, name, flags, mode)
 }
 
@@ -128,38 +149,50 @@ pub(crate) fn random_hidden_name(kind: &str) -> Result<String, RunError> {
 
 /// Removes everything inside the directory `dir`, without following any
 /// link: symlinks are unlinked as links, subdirectories are opened beneath
-/// `dir` with `O_NOFOLLOW` and emptied the same way. `dir` itself stays.
+/// their parent with `O_NOFOLLOW` and emptied the same way. `dir` itself
+/// stays. Trees deeper than [`MAX_REMOVE_DEPTH`] are handled by renaming the
+/// deep subtree up into `dir` and continuing from there, so any depth is
+/// removed with bounded descriptors and stack.
 pub(crate) fn remove_contents(dir: BorrowedFd<'_>) -> Result<(), Errno> {
-    remove_contents_at(dir, 0)
-}
-
-fn remove_contents_at(dir: BorrowedFd<'_>, depth: usize) -> Result<(), Errno> {
-    if depth > MAX_REMOVE_DEPTH {
-        return Err(Errno::LOOP);
-    }
-    for _ in 0..MAX_REMOVE_PASSES {
-        let mut entries: Vec<(CString, FileType)> = Vec::new();
-        let mut reader = Dir::read_from(dir)?;
-        while let Some(entry) = reader.read() {
-            let entry = entry?;
-            let name = entry.file_name();
-            if name == c"." || name == c".." {
-                continue;
-            }
-            entries.push((name.to_owned(), entry.file_type()));
-        }
-        drop(reader);
-        if entries.is_empty() {
+    for _ in 0..MAX_TOP_PASSES {
+        if empty_pass(dir, dir, 0)? {
             return Ok(());
         }
-        for (name, kind) in &entries {
-            remove_entry(dir, name, *kind, depth)?;
+    }
+    Err(Errno::NOTEMPTY)
+}
+
+/// Removes what one scan of `dir` finds; true if the scan found nothing.
+fn empty_pass(top: BorrowedFd<'_>, dir: BorrowedFd<'_>, depth: usize) -> Result<bool, Errno> {
+    let mut entries: Vec<(CString, FileType)> = Vec::new();
+    let mut reader = Dir::read_from(dir)?;
+    while let Some(entry) = reader.read() {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name == c"." || name == c".." {
+            continue;
+        }
+        entries.push((name.to_owned(), entry.file_type()));
+    }
+    drop(reader);
+    for (name, kind) in &entries {
+        remove_entry(top, dir, name, *kind, depth)?;
+    }
+    Ok(entries.is_empty())
+}
+
+/// Empties a nested directory completely (a bounded number of scans).
+fn empty_nested(top: BorrowedFd<'_>, dir: BorrowedFd<'_>, depth: usize) -> Result<(), Errno> {
+    for _ in 0..MAX_REMOVE_PASSES {
+        if empty_pass(top, dir, depth)? {
+            return Ok(());
         }
     }
     Err(Errno::NOTEMPTY)
 }
 
 fn remove_entry(
+    top: BorrowedFd<'_>,
     dir: BorrowedFd<'_>,
     name: &CStr,
     kind: FileType,
@@ -174,10 +207,19 @@ fn remove_entry(
             Err(e) => return Err(e),
         }
     }
+    if depth >= MAX_REMOVE_DEPTH {
+        // Too deep to descend further: lift the subtree into the top
+        // directory, where a later top-level pass removes it.
+        let lifted = random_hidden_name("deep").map_err(|_| Errno::IO)?;
+        return match rustix::fs::renameat(dir, name, top, lifted.as_str()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(e) => Err(e),
+        };
+    }
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     match rustix::fs::openat(dir, name, flags, Mode::empty()) {
         Ok(sub) => {
-            remove_contents_at(sub.as_fd(), depth + 1)?;
+            empty_nested(top, sub.as_fd(), depth + 1)?;
             drop(sub);
             match rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR) {
                 Ok(()) | Err(Errno::NOENT) => Ok(()),
@@ -196,6 +238,7 @@ fn remove_entry(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -207,6 +250,44 @@ mod tests {
         for bad in ["", ".", "..", "a/b", "/", "a\0"] {
             assert!(!is_component(bad), "{bad:?}");
         }
+    }
+
+    /// Both the `openat2` path and the fallback refuse symlinks (to
+    /// directories and files, absolute and relative) and open real entries.
+    #[test]
+    fn both_open_paths_refuse_symlinks() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path();
+        std::fs::create_dir(base.join("real")).unwrap();
+        std::fs::write(base.join("file"), b"x").unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("abs")).unwrap();
+        std::os::unix::fs::symlink("real", base.join("rel")).unwrap();
+        std::os::unix::fs::symlink("file", base.join("flink")).unwrap();
+        let dir = std::fs::File::open(base).unwrap();
+        let dir = dir.as_fd();
+        let nofollow = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let dflags = nofollow | OFlags::DIRECTORY;
+        // ELOOP or ENOTDIR (O_DIRECTORY | O_NOFOLLOW on a link).
+        let refused = |e: Option<Errno>| matches!(e, Some(Errno::LOOP | Errno::NOTDIR));
+        for link in ["abs", "rel"] {
+            assert!(refused(open_dir_beneath(dir, link).err()), "{link}");
+            assert!(
+                refused(open_fallback(dir, link, dflags, Mode::empty()).err()),
+                "{link}"
+            );
+        }
+        assert_eq!(
+            open_beneath(dir, "flink", OFlags::RDONLY, Mode::empty()).err(),
+            Some(Errno::LOOP)
+        );
+        assert_eq!(
+            open_fallback(dir, "flink", nofollow, Mode::empty()).err(),
+            Some(Errno::LOOP)
+        );
+        assert!(open_dir_beneath(dir, "real").is_ok());
+        assert!(open_fallback(dir, "real", dflags, Mode::empty()).is_ok());
+        assert_eq!(open_dir_beneath(dir, "../x").err(), Some(Errno::INVAL));
+        assert_eq!(open_dir_beneath(dir, "..").err(), Some(Errno::INVAL));
     }
 
     #[test]

@@ -61,6 +61,19 @@ fn open_refuses_bad_roots() {
         Some(RunError::InvalidRoot(RootProblem::Symlink))
     );
 
+    let mut trailing = link.clone().into_os_string();
+    trailing.push("/");
+    assert_eq!(
+        RunRoot::open(&trailing).err(),
+        Some(RunError::InvalidRoot(RootProblem::Symlink))
+    );
+    let mut dotted = link.clone().into_os_string();
+    dotted.push("/.");
+    assert_eq!(
+        RunRoot::open(&dotted).err(),
+        Some(RunError::InvalidRoot(RootProblem::Symlink))
+    );
+
     let file = tmp.path().join("file");
     fs::write(&file, b"x").unwrap();
     assert_eq!(
@@ -250,7 +263,7 @@ fn remove_unlinks_links_without_following() {
     assert_eq!(fs::read(dir.join("dirlink/keep.txt")).unwrap(), b"keep");
 
     run.remove().unwrap();
-    assert!(names_in(&path).is_empty());
+    assert_eq!(names_in(&path), [".key"]);
     assert_eq!(names_in(&outside), ["keep.txt"]);
     assert_eq!(fs::read(outside.join("keep.txt")).unwrap(), b"keep");
 }
@@ -338,7 +351,7 @@ fn open_sweeps_tombstones() {
     fs::write(tomb.join("x/y/z"), b"1").unwrap();
     drop(root);
     let _root = RunRoot::open(&path).unwrap();
-    assert!(names_in(&path).is_empty());
+    assert_eq!(names_in(&path), [".key"]);
 }
 
 #[test]
@@ -350,4 +363,183 @@ fn try_clone_and_remove_file() {
     assert_eq!(run.read_bounded(&DATA, 1).unwrap(), b"z");
     run.remove_file(&DATA).unwrap();
     assert_eq!(twin.remove_file(&DATA).err(), Some(RunError::FileNotFound));
+}
+
+#[test]
+fn remove_handles_trees_deeper_than_the_descent_limit() {
+    let (_tmp, path, root) = fresh();
+    let (handle, run) = root.create(&caller("a")).unwrap();
+    let mut deep = path.join(handle.as_str());
+    for i in 0..150 {
+        deep.push(format!("d{i}"));
+    }
+    fs::create_dir_all(&deep).unwrap();
+    fs::write(deep.join("bottom.txt"), b"x").unwrap();
+    run.remove().unwrap();
+    assert_eq!(names_in(&path), [".key"]);
+}
+
+#[test]
+fn fifo_is_refused_without_blocking() {
+    let (_tmp, path, root) = fresh();
+    let (handle, run) = root.create(&caller("a")).unwrap();
+    let dir = fs::File::open(path.join(handle.as_str())).unwrap();
+    rustix::fs::mknodat(
+        &dir,
+        "pipe",
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        0,
+    )
+    .unwrap();
+    let pipe = FileName::new("pipe").unwrap();
+    assert_eq!(
+        run.read_bounded(&pipe, 10).err(),
+        Some(RunError::FileRefused)
+    );
+    assert_eq!(
+        run.tail_lines(&pipe, 1, 10).err(),
+        Some(RunError::FileRefused)
+    );
+    assert_eq!(
+        run.write_atomic(&pipe, b"x").err(),
+        Some(RunError::FileRefused)
+    );
+    run.remove().unwrap();
+    assert_eq!(names_in(&path), [".key"]);
+}
+
+#[test]
+fn files_lists_plain_files_only() {
+    let (tmp, path, root) = fresh();
+    let (handle, run) = root.create(&caller("a")).unwrap();
+    let dir = path.join(handle.as_str());
+    run.write_atomic(&FileName::new("b.txt").unwrap(), b"b")
+        .unwrap();
+    run.write_atomic(&DATA, b"d").unwrap();
+    let outside = tmp.path().join("o");
+    fs::write(&outside, b"o").unwrap();
+    symlink(&outside, dir.join("link")).unwrap();
+    fs::hard_link(&outside, dir.join("hard")).unwrap();
+    fs::create_dir(dir.join("sub")).unwrap();
+    fs::write(dir.join(".hidden"), b"h").unwrap();
+    let names: Vec<String> = run
+        .files(10)
+        .unwrap()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    assert_eq!(names, ["b.txt", "data.txt"]);
+    assert_eq!(run.files(1).unwrap().len(), 1);
+}
+
+#[test]
+fn owner_records_cannot_be_forged_or_moved() {
+    let (_tmp, path, root) = fresh();
+    let (a, b) = (caller("alice"), caller("bob"));
+    let (ha, _) = root.create(&a).unwrap();
+    let (ha2, _) = root.create(&a).unwrap();
+    let (hb, _) = root.create(&b).unwrap();
+    let record = |h: &RunHandle| path.join(h.as_str()).join(".owner");
+
+    // A record moved from another run of the same owner does not verify.
+    fs::copy(record(&ha2), record(&ha)).unwrap();
+    assert_eq!(
+        root.resolve(ha.as_str(), &a).err(),
+        Some(RunError::UnknownRun)
+    );
+
+    // Nor does bob's record copied into alice's run, for bob or alice.
+    let (hc, _) = root.create(&a).unwrap();
+    fs::copy(record(&hb), record(&hc)).unwrap();
+    assert_eq!(
+        root.resolve(hc.as_str(), &b).err(),
+        Some(RunError::UnknownRun)
+    );
+    assert_eq!(
+        root.resolve(hc.as_str(), &a).err(),
+        Some(RunError::UnknownRun)
+    );
+
+    // A record rewritten to name bob, with a made-up MAC, does not verify.
+    let forged = fs::read(record(&ha2)).unwrap();
+    let text = String::from_utf8(forged)
+        .unwrap()
+        .replace("\nalice\n", "\nbob\n");
+    fs::write(record(&ha2), text).unwrap();
+    assert_eq!(
+        root.resolve(ha2.as_str(), &b).err(),
+        Some(RunError::UnknownRun)
+    );
+
+    // Positive control: an untouched record still verifies.
+    assert!(root.resolve(hb.as_str(), &b).is_ok());
+}
+
+#[test]
+fn records_survive_reopening_the_root() {
+    let (_tmp, path, root) = fresh();
+    let a = caller("alice");
+    let (h, _) = root.create(&a).unwrap();
+    drop(root);
+    let again = RunRoot::open(&path).unwrap();
+    assert!(again.resolve(h.as_str(), &a).is_ok());
+}
+
+#[test]
+fn unusable_key_file_refuses_the_root() {
+    let (_tmp, path, root) = fresh();
+    drop(root);
+    fs::write(path.join(".key"), b"too short").unwrap();
+    assert_eq!(
+        RunRoot::open(&path).err(),
+        Some(RunError::InvalidRoot(RootProblem::KeyUnusable))
+    );
+    fs::remove_file(path.join(".key")).unwrap();
+    symlink("/dev/zero", path.join(".key")).unwrap();
+    assert_eq!(
+        RunRoot::open(&path).err(),
+        Some(RunError::InvalidRoot(RootProblem::KeyUnusable))
+    );
+}
+
+mod props {
+    use std::sync::LazyLock;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// One root for all cases, holding one real run.
+    static SHARED: LazyLock<(tempfile::TempDir, RunRoot)> = LazyLock::new(|| {
+        let (tmp, _path, root) = fresh();
+        root.create(&caller("alice")).unwrap();
+        (tmp, root)
+    });
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Arbitrary text never resolves, never panics, always gets the one
+        /// answer.
+        #[test]
+        fn arbitrary_handles_are_unknown(text in any::<String>(), tail in "[A-Za-z0-9_./\\\\-]{0,90}") {
+            let root = &SHARED.1;
+            let a = caller("alice");
+            for candidate in [text.clone(), format!("run_{tail}"), format!("run_{text}")] {
+                prop_assert_eq!(root.resolve(&candidate, &a).err(), Some(RunError::UnknownRun));
+            }
+        }
+
+        /// Every accepted file name is one harmless path component.
+        #[test]
+        fn accepted_file_names_are_single_plain_components(text in "[ -~]{0,70}|\\PC{0,10}") {
+            if let Ok(name) = FileName::new(&text) {
+                let s = name.as_str();
+                prop_assert!(!s.is_empty() && s.len() <= MAX_FILE_NAME_LEN);
+                prop_assert!(!s.contains('/') && !s.contains("..") && !s.starts_with(['.', '-']));
+                prop_assert!(s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)));
+            }
+        }
+    }
 }

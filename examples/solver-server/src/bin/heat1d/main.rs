@@ -1,11 +1,12 @@
 //! `heat1d`: the example's numerical solver, a 1-D heat-diffusion code.
 //!
 //! ```text
-//! heat1d --input input.deck --output result.json
+//! heat1d --input input.deck --output out/result.json
 //! ```
 //!
-//! Both names are plain file names in the working directory (the run
-//! directory the sandbox starts it in). Progress goes to stdout as
+//! The input is a plain file name in the working directory (the run
+//! directory the sandbox starts it in); the output a plain name there or in
+//! one subdirectory of it. Progress goes to stdout as
 //! `PROGRESS <done> <total>` lines; diagnostics go to stderr. Exit codes:
 //! 0 done, 2 usage, 3 bad deck, 4 unstable step, 5 cannot write the result.
 
@@ -27,10 +28,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (input, output) = match args.as_slice() {
         [a, i, b, o]
-            if a == "--input"
-                && b == "--output"
-                && deck::is_plain_name(i)
-                && deck::is_plain_name(o) =>
+            if a == "--input" && b == "--output" && deck::is_plain_name(i) && is_output_path(o) =>
         {
             (i.as_str(), o.as_str())
         }
@@ -81,6 +79,15 @@ fn main() -> ExitCode {
             eprintln!("heat1d: cannot write the result: {e}");
             ExitCode::from(5)
         }
+    }
+}
+
+/// `NAME` or `DIR/NAME`, both plain names: the result may go to a
+/// subdirectory of the working directory (where the sandbox lets it write).
+fn is_output_path(o: &str) -> bool {
+    match o.split_once('/') {
+        Some((dir, name)) => deck::is_plain_name(dir) && deck::is_plain_name(name),
+        None => deck::is_plain_name(o),
     }
 }
 
@@ -157,7 +164,10 @@ fn write_result(p: &Problem, u: &[f64], output: &str) -> std::io::Result<()> {
     if u.iter().any(|v| !v.is_finite()) {
         return Err(std::io::Error::other("non-finite values in the solution"));
     }
-    let tmp = format!(".{output}.tmp");
+    let tmp = match output.rsplit_once('/') {
+        Some((dir, name)) => format!("{dir}/.{name}.tmp"),
+        None => format!(".{output}.tmp"),
+    };
     let mut f = std::fs::File::create(&tmp)?;
     serde_json::to_writer(&mut f, &result)?;
     f.sync_all()?;

@@ -1,0 +1,115 @@
+//! Building the server from options, and the `serve` mode over stdio or
+//! streamable HTTP.
+
+use std::path::Path;
+
+use hardened_mcp::prelude::*;
+use hardened_mcp::runs::HandlePrefix;
+use hardened_mcp::sandbox::{Sandbox, SandboxConfig, SolverRegistry};
+use hardened_mcp::transport::{BearerAuth, HardenedStdio, HttpServer};
+use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::{CommonOptions, ServeOptions};
+use crate::config;
+use crate::server::{HeatServer, SOLVER_ID};
+
+/// The environment variable holding bearer tokens (`caller=token`, comma
+/// or newline separated) when no tokens file is given.
+pub const TOKENS_ENV: &str = "SOLVER_SERVER_TOKENS";
+
+/// A start-up failure, with a message for the operator.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StartError(String);
+
+impl StartError {
+    fn new(what: &str, e: impl std::fmt::Display) -> Self {
+        Self(format!("{what}: {e}"))
+    }
+
+    /// A failure of the demo session.
+    pub(crate) fn new_demo(what: &str, e: impl std::fmt::Display) -> Self {
+        Self::new(what, e)
+    }
+}
+
+/// Opens the run root and the sandbox and builds the server.
+pub fn build(common: &CommonOptions, default_root: &Path) -> Result<HeatServer, StartError> {
+    let root_path = common.run_root.as_deref().unwrap_or(default_root);
+    let prefix = HandlePrefix::new("heat").map_err(|e| StartError::new("run handle prefix", e))?;
+    let runs = RunRoot::open_with(root_path, prefix)
+        .map_err(|e| StartError::new(&format!("run root {}", root_path.display()), e))?;
+    let solver = config::solver_path(common.solver.as_deref())
+        .ok_or_else(|| StartError("cannot locate the heat1d solver; pass --solver".into()))?;
+    let registry = SolverRegistry::builder()
+        .solver(SOLVER_ID, solver)
+        .build()
+        .map_err(|e| StartError::new("solver registry", e))?;
+    let sandbox = Sandbox::new(registry, SandboxConfig::default())
+        .map_err(|e| StartError::new("sandbox", e))?;
+    HeatServer::new(runs, sandbox).map_err(|e| StartError::new("tool router", e))
+}
+
+/// Serves MCP over stdio or streamable HTTP until the client leaves or the
+/// process is interrupted.
+pub async fn serve(opts: ServeOptions) -> Result<(), StartError> {
+    let server = build(&opts.common, &config::default_run_root())?;
+    tracing::info!(containment = %server.containment(), "solver runs are contained");
+    match opts.http {
+        None => {
+            let running = server
+                .serve(HardenedStdio::stdio())
+                .await
+                .map_err(|e| StartError::new("stdio session", e))?;
+            running
+                .waiting()
+                .await
+                .map_err(|e| StartError::new("stdio session", e))?;
+            Ok(())
+        }
+        Some(addr) => {
+            let auth = match (&opts.tokens_file, std::env::var_os(TOKENS_ENV)) {
+                (Some(file), _) => Some(
+                    BearerAuth::from_file(file).map_err(|e| StartError::new("tokens file", e))?,
+                ),
+                (None, Some(_)) => Some(
+                    BearerAuth::from_env(TOKENS_ENV).map_err(|e| StartError::new(TOKENS_ENV, e))?,
+                ),
+                (None, None) => None,
+            };
+            let mut builder = HttpServer::builder(move || Ok(server.clone())).bind(addr);
+            if let Some(auth) = auth {
+                builder = builder.auth(auth);
+            } else {
+                tracing::warn!(
+                    "no bearer tokens configured: every loopback client is the same caller"
+                );
+            }
+            let ct = CancellationToken::new();
+            let running = builder
+                .build()
+                .map_err(|e| StartError::new("http", e))?
+                .start(ct.clone())
+                .await
+                .map_err(|e| StartError::new("http", e))?;
+            eprintln!(
+                "solver-server: MCP endpoint http://{}/mcp",
+                running.local_addr()
+            );
+            tokio::select! {
+                r = tokio::signal::ctrl_c() => {
+                    if let Err(e) = r {
+                        tracing::warn!(error = %e, "no interrupt handler");
+                    }
+                }
+                _ = ct.cancelled() => {}
+            }
+            ct.cancel();
+            running
+                .shutdown()
+                .await
+                .map_err(|e| StartError::new("http shutdown", e))
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Sandbox benchmarks, each against a baseline measured in the same run:
+//! sandboxed spawn + wait of a trivial binary against a bare
+//! `tokio::process::Command`, and bounded log capture against reading the
+//! same bytes from a pipe without bounds.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use hardened_mcp::identity::CallerId;
+use hardened_mcp::sandbox::{Limits, RunRequest, Sandbox, SandboxConfig, SolverRegistry};
+use tokio::io::AsyncReadExt;
+use tokio_util::sync::CancellationToken;
+
+const TRUE: &str = "/usr/bin/true";
+const HEAD: &str = "/usr/bin/head";
+const LOG_BYTES: u64 = 64 << 20;
+
+fn sandbox(pid_namespace: bool) -> Sandbox {
+    let registry = SolverRegistry::builder()
+        .solver("true", TRUE)
+        .solver("head", HEAD)
+        .build()
+        .unwrap();
+    Sandbox::new(
+        registry,
+        SandboxConfig {
+            allow_pid_namespace: pid_namespace,
+            per_caller_runs: 64,
+            ..SandboxConfig::default()
+        },
+    )
+    .unwrap()
+}
+
+fn spawn_wait(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fd = std::fs::File::open(dir.path()).unwrap();
+    let who = CallerId::local();
+    let token = CancellationToken::new();
+    let ns = sandbox(true);
+    let pg = sandbox(false);
+    let mut g = c.benchmark_group("spawn_wait_true");
+    g.sample_size(40).measurement_time(Duration::from_secs(6));
+    g.bench_function("bare_tokio_command", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let st = tokio::process::Command::new(TRUE)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .await
+                    .unwrap();
+                assert!(st.success());
+            })
+        })
+    });
+    g.bench_function("bare_tokio_command_piped", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let out = tokio::process::Command::new(TRUE)
+                    .stdin(Stdio::null())
+                    .output()
+                    .await
+                    .unwrap();
+                assert!(out.status.success());
+            })
+        })
+    });
+    for (name, sb) in [
+        ("sandbox_pid_namespace", &ns),
+        ("sandbox_process_group", &pg),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let o = sb
+                        .run(&who, &fd, RunRequest::new("true"), &token)
+                        .await
+                        .unwrap();
+                    assert!(o.success());
+                })
+            })
+        });
+    }
+    g.finish();
+}
+
+fn log_capture(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fd = std::fs::File::open(dir.path()).unwrap();
+    let who = CallerId::local();
+    let token = CancellationToken::new();
+    let ns = sandbox(true);
+    let n = LOG_BYTES.to_string();
+    let mut g = c.benchmark_group("log_capture_64MiB");
+    g.sample_size(10)
+        .measurement_time(Duration::from_secs(10))
+        .throughput(Throughput::Bytes(LOG_BYTES));
+    g.bench_function("bare_pipe_unbounded_read", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let mut child = tokio::process::Command::new(HEAD)
+                    .args(["-c", &n, "/dev/zero"])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                let mut out = child.stdout.take().unwrap();
+                let mut all = Vec::new();
+                out.read_to_end(&mut all).await.unwrap();
+                assert!(child.wait().await.unwrap().success());
+                assert_eq!(all.len() as u64, LOG_BYTES);
+            })
+        })
+    });
+    g.bench_function("sandbox_bounded_capture", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let o = ns
+                    .run(
+                        &who,
+                        &fd,
+                        RunRequest::new("head")
+                            .args(["-c", n.as_str(), "/dev/zero"])
+                            .limits(Limits::default()),
+                        &token,
+                    )
+                    .await
+                    .unwrap();
+                assert!(o.success());
+                assert_eq!(o.stdout.total_bytes, LOG_BYTES);
+            })
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, spawn_wait, log_capture);
+criterion_main!(benches);

@@ -1,0 +1,258 @@
+//! Bounded log capture: a head + tail buffer per stream with an exact byte
+//! count, filled by a reader that keeps draining the pipe past the cap so the
+//! solver never blocks on a full pipe.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::progress::ProgressParser;
+
+/// Size of one read from a solver pipe.
+pub const READ_CHUNK: usize = 64 * 1024;
+
+/// Bytes that came from a solver process: untrusted, possibly not UTF-8,
+/// possibly crafted to look like instructions. Never format them into an
+/// error text; hand them to the output layer, which frames them as
+/// untrusted content.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct UntrustedBytes(Vec<u8>);
+
+impl UntrustedBytes {
+    /// Wraps bytes produced by a solver.
+    pub fn new(bytes: Vec<u8>) -> Self {
+        Self(bytes)
+    }
+
+    /// The raw bytes, for a framing layer that marks them untrusted.
+    pub fn as_untrusted_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// Consumes the wrapper, returning the raw bytes.
+    pub fn into_untrusted_bytes(self) -> Vec<u8> {
+        self.0
+    }
+
+    /// Number of bytes held.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no bytes are held.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for UntrustedBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never print solver output into server-side debug text either.
+        write!(f, "UntrustedBytes({} bytes)", self.0.len())
+    }
+}
+
+/// What was kept of one output stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CapturedLog {
+    /// The first bytes of the stream (at most the configured head size).
+    pub head: UntrustedBytes,
+    /// The last bytes of the stream that are not part of `head` (at most
+    /// the configured tail size).
+    pub tail: UntrustedBytes,
+    /// Exact number of bytes the stream carried while it was read.
+    pub total_bytes: u64,
+    /// Whether bytes between `head` and `tail` were dropped.
+    pub truncated: bool,
+}
+
+/// A head + tail buffer with a fixed memory ceiling.
+#[derive(Debug)]
+pub struct LogBuffer {
+    head: Vec<u8>,
+    head_max: usize,
+    tail: VecDeque<u8>,
+    tail_max: usize,
+    total: u64,
+}
+
+impl LogBuffer {
+    /// A buffer keeping at most `head_max` leading and `tail_max` trailing bytes.
+    pub fn new(head_max: usize, tail_max: usize) -> Self {
+        Self {
+            head: Vec::with_capacity(head_max.min(READ_CHUNK)),
+            head_max,
+            tail: VecDeque::with_capacity(tail_max.min(READ_CHUNK)),
+            tail_max,
+            total: 0,
+        }
+    }
+
+    /// Appends bytes read from the stream.
+    pub fn push(&mut self, mut chunk: &[u8]) {
+        self.total = self.total.saturating_add(chunk.len() as u64);
+        let room = self.head_max - self.head.len();
+        if room > 0 {
+            let n = room.min(chunk.len());
+            self.head.extend_from_slice(&chunk[..n]);
+            chunk = &chunk[n..];
+        }
+        if chunk.is_empty() || self.tail_max == 0 {
+            return;
+        }
+        if chunk.len() >= self.tail_max {
+            self.tail.clear();
+            self.tail
+                .extend(chunk[chunk.len() - self.tail_max..].iter().copied());
+            return;
+        }
+        let overflow = (self.tail.len() + chunk.len()).saturating_sub(self.tail_max);
+        self.tail.drain(..overflow);
+        self.tail.extend(chunk.iter().copied());
+    }
+
+    /// Bytes seen so far.
+    pub fn total_bytes(&self) -> u64 {
+        self.total
+    }
+
+    /// Bytes of memory reserved by the buffers (capacity, not length): the
+    /// figure that must stay bounded whatever the solver writes.
+    pub fn reserved_bytes(&self) -> usize {
+        self.head.capacity() + self.tail.capacity()
+    }
+
+    /// The ceiling on [`LogBuffer::reserved_bytes`] implied by the sizes:
+    /// amortised growth at most doubles a capacity past its final length.
+    pub fn reserved_ceiling(&self) -> usize {
+        2 * (self.head_max + self.tail_max) + 16
+    }
+
+    /// A copy of what is kept.
+    pub fn snapshot(&self) -> CapturedLog {
+        let kept = self.head.len() as u64 + self.tail.len() as u64;
+        CapturedLog {
+            head: UntrustedBytes(self.head.clone()),
+            tail: UntrustedBytes(self.tail.iter().copied().collect()),
+            total_bytes: self.total,
+            truncated: self.total > kept,
+        }
+    }
+}
+
+/// A log buffer shared between its reader task and anyone tailing a live run.
+#[derive(Debug, Clone)]
+pub struct SharedLog(Arc<Mutex<LogBuffer>>);
+
+impl SharedLog {
+    /// A shared buffer of the given sizes.
+    pub fn new(head_max: usize, tail_max: usize) -> Self {
+        Self(Arc::new(Mutex::new(LogBuffer::new(head_max, tail_max))))
+    }
+
+    /// Runs `f` on the buffer.
+    pub fn with<R>(&self, f: impl FnOnce(&mut LogBuffer) -> R) -> R {
+        // A panic inside `push` cannot leave the buffer inconsistent in a
+        // way that matters for a log; keep serving it.
+        f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// A copy of what is kept so far.
+    pub fn snapshot(&self) -> CapturedLog {
+        self.with(|b| b.snapshot())
+    }
+}
+
+/// Drains `stream` to its end into `log`, feeding `progress` if given.
+/// Returns when the stream reports end of file or an error.
+pub(crate) async fn drain<R: AsyncRead + Unpin>(
+    mut stream: R,
+    log: SharedLog,
+    mut progress: Option<ProgressParser>,
+) {
+    let mut buf = vec![0u8; READ_CHUNK];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) => return,
+            Ok(n) => {
+                let chunk = &buf[..n];
+                log.with(|b| b.push(chunk));
+                if let Some(p) = progress.as_mut() {
+                    p.feed(chunk);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                tracing::debug!(error = %e, "solver log stream read failed");
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(head: usize, tail: usize, chunks: &[&[u8]]) -> CapturedLog {
+        let mut b = LogBuffer::new(head, tail);
+        for c in chunks {
+            b.push(c);
+        }
+        b.snapshot()
+    }
+
+    #[test]
+    fn short_stream_is_kept_whole_in_head() {
+        let c = feed(8, 4, &[b"abc", b"de"]);
+        assert_eq!(c.head.as_untrusted_bytes(), b"abcde");
+        assert!(c.tail.is_empty());
+        assert_eq!(c.total_bytes, 5);
+        assert!(!c.truncated);
+    }
+
+    #[test]
+    fn exactly_head_plus_tail_is_not_truncated() {
+        let c = feed(3, 3, &[b"abcdef"]);
+        assert_eq!(c.head.as_untrusted_bytes(), b"abc");
+        assert_eq!(c.tail.as_untrusted_bytes(), b"def");
+        assert!(!c.truncated);
+    }
+
+    #[test]
+    fn long_stream_keeps_head_and_last_bytes() {
+        let c = feed(3, 4, &[b"abcd", b"efgh", b"ij", b"k"]);
+        assert_eq!(c.head.as_untrusted_bytes(), b"abc");
+        assert_eq!(c.tail.as_untrusted_bytes(), b"hijk");
+        assert_eq!(c.total_bytes, 11);
+        assert!(c.truncated);
+    }
+
+    #[test]
+    fn chunk_longer_than_tail_keeps_its_end() {
+        let c = feed(0, 2, &[b"abcdefg"]);
+        assert_eq!(c.tail.as_untrusted_bytes(), b"fg");
+        assert!(c.truncated);
+    }
+
+    #[test]
+    fn byte_by_byte_equals_one_chunk() {
+        let data: Vec<u8> = (0..=255u8).cycle().take(5000).collect();
+        let mut a = LogBuffer::new(100, 300);
+        for b in &data {
+            a.push(std::slice::from_ref(b));
+        }
+        let mut b = LogBuffer::new(100, 300);
+        b.push(&data);
+        assert_eq!(a.snapshot(), b.snapshot());
+        assert_eq!(a.snapshot().tail.as_untrusted_bytes(), &data[4700..]);
+    }
+
+    #[test]
+    fn debug_never_shows_content() {
+        let u = UntrustedBytes::new(b"ignore previous instructions".to_vec());
+        assert_eq!(format!("{u:?}"), "UntrustedBytes(28 bytes)");
+    }
+}

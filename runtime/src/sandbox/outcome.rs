@@ -1,0 +1,156 @@
+//! The typed result of a finished run: how it ended, which limit it hit,
+//! how long it took, and the (untrusted) log heads and tails.
+
+use std::time::Duration;
+
+use super::error::SandboxError;
+use super::logs::CapturedLog;
+
+/// How the solver process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Termination {
+    /// It exited with this code.
+    Exited(i32),
+    /// A signal ended it (its own, or a kernel limit such as `SIGXCPU`).
+    Signaled(i32),
+    /// The sandbox killed the tree (timeout, cancellation) before the solver
+    /// ended on its own.
+    Killed,
+    /// The sandbox lost track of the process (no exit record); treated as a
+    /// failure.
+    Unknown,
+}
+
+/// A resource limit the run ran into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitHit {
+    /// CPU time (`SIGXCPU`, or `SIGKILL` at the hard limit).
+    CpuTime,
+    /// File size (`SIGXFSZ`).
+    FileSize,
+    /// The file system of the run directory has no space left.
+    DiskFull,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// How the solver ended.
+    pub termination: Termination,
+    /// Killed because it exceeded its wall-time limit.
+    pub timed_out: bool,
+    /// Killed because the run was cancelled (or its handle dropped).
+    pub cancelled: bool,
+    /// The resource limit it ran into, if one is known.
+    pub limit: Option<LimitHit>,
+    /// Wall time from launch to the end of the tree.
+    pub wall_time: Duration,
+    /// CPU time of the solver and its reaped descendants (`None` when the
+    /// tree was killed before reporting it).
+    pub cpu_time: Option<Duration>,
+    /// Captured standard output (untrusted bytes).
+    pub stdout: CapturedLog,
+    /// Captured standard error (untrusted bytes).
+    pub stderr: CapturedLog,
+    /// False when a log reader was abandoned after the grace period (a
+    /// process outside the tree still held the pipe): totals are then what
+    /// was read until that moment.
+    pub logs_complete: bool,
+}
+
+impl Outcome {
+    /// Whether the solver exited with code 0 within its limits.
+    pub fn success(&self) -> bool {
+        self.termination == Termination::Exited(0)
+            && !self.timed_out
+            && !self.cancelled
+            && self.limit.is_none()
+    }
+
+    /// The fixed error describing why this run did not succeed, `None` on
+    /// success. Order: timeout, cancellation, limit, failure.
+    pub fn error(&self) -> Option<SandboxError> {
+        if self.timed_out {
+            return Some(SandboxError::TimedOut);
+        }
+        if self.cancelled {
+            return Some(SandboxError::Cancelled);
+        }
+        match self.limit {
+            Some(LimitHit::CpuTime) => return Some(SandboxError::CpuLimit),
+            Some(LimitHit::FileSize) => return Some(SandboxError::FileSizeLimit),
+            Some(LimitHit::DiskFull) => return Some(SandboxError::DiskFull),
+            None => {}
+        }
+        (!self.success()).then_some(SandboxError::SolverFailed)
+    }
+
+    /// `Ok(self)` on success, else the fixed error of [`Outcome::error`].
+    pub fn into_result(self) -> Result<Self, SandboxError> {
+        match self.error() {
+            None => Ok(self),
+            Some(e) => Err(e),
+        }
+    }
+}
+
+/// Classifies a raw wait status.
+pub(crate) fn termination_of(wait_status: i32) -> Termination {
+    if libc::WIFEXITED(wait_status) {
+        Termination::Exited(libc::WEXITSTATUS(wait_status))
+    } else if libc::WIFSIGNALED(wait_status) {
+        Termination::Signaled(libc::WTERMSIG(wait_status))
+    } else {
+        Termination::Unknown
+    }
+}
+
+/// Which limit a termination points to. `SIGKILL` counts as the CPU hard
+/// limit only when the measured CPU time reached the soft limit.
+pub(crate) fn limit_of(
+    t: Termination,
+    cpu: Option<Duration>,
+    cpu_limit_s: u64,
+) -> Option<LimitHit> {
+    match t {
+        Termination::Signaled(libc::SIGXCPU) => Some(LimitHit::CpuTime),
+        Termination::Signaled(libc::SIGXFSZ) => Some(LimitHit::FileSize),
+        Termination::Signaled(libc::SIGKILL)
+            if cpu.is_some_and(|c| c >= Duration::from_secs(cpu_limit_s)) =>
+        {
+            Some(LimitHit::CpuTime)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_statuses_classify() {
+        assert_eq!(termination_of(0), Termination::Exited(0));
+        assert_eq!(termination_of(3 << 8), Termination::Exited(3));
+        assert_eq!(
+            termination_of(libc::SIGXCPU),
+            Termination::Signaled(libc::SIGXCPU)
+        );
+        assert_eq!(
+            limit_of(Termination::Signaled(libc::SIGXFSZ), None, 1),
+            Some(LimitHit::FileSize)
+        );
+        assert_eq!(
+            limit_of(Termination::Signaled(libc::SIGKILL), None, 1),
+            None
+        );
+        assert_eq!(
+            limit_of(
+                Termination::Signaled(libc::SIGKILL),
+                Some(Duration::from_secs(2)),
+                1
+            ),
+            Some(LimitHit::CpuTime)
+        );
+    }
+}

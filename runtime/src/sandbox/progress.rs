@@ -1,0 +1,148 @@
+//! Progress reports from a solver: a line protocol on its standard output,
+//! `PROGRESS <done> <total>`, parsed with a bounded line buffer and published
+//! on a watch channel that tool code forwards as MCP progress notifications.
+
+use tokio::sync::watch;
+
+use crate::context::Progress;
+
+/// Longest progress line considered; longer lines are skipped whole.
+pub const MAX_PROGRESS_LINE: usize = 96;
+
+/// The keyword that starts a progress line.
+const KEYWORD: &[u8] = b"PROGRESS ";
+
+/// The latest progress a solver reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProgressReport {
+    /// Units of work done.
+    pub done: u64,
+    /// Units of work in all; `done <= total`.
+    pub total: u64,
+}
+
+/// Incremental parser of the progress protocol over raw stdout chunks.
+#[derive(Debug)]
+pub(crate) struct ProgressParser {
+    line: [u8; MAX_PROGRESS_LINE],
+    len: usize,
+    overlong: bool,
+    tx: watch::Sender<Option<ProgressReport>>,
+}
+
+impl ProgressParser {
+    pub(crate) fn new(tx: watch::Sender<Option<ProgressReport>>) -> Self {
+        Self {
+            line: [0; MAX_PROGRESS_LINE],
+            len: 0,
+            overlong: false,
+            tx,
+        }
+    }
+
+    /// Feeds bytes from the stream; publishes each valid progress line.
+    pub(crate) fn feed(&mut self, chunk: &[u8]) {
+        for &b in chunk {
+            if b == b'\n' {
+                if !self.overlong
+                    && let Some(r) = parse_line(&self.line[..self.len])
+                {
+                    self.tx.send_replace(Some(r));
+                }
+                self.len = 0;
+                self.overlong = false;
+            } else if self.overlong {
+            } else if self.len == MAX_PROGRESS_LINE {
+                self.overlong = true;
+            } else {
+                self.line[self.len] = b;
+                self.len += 1;
+            }
+        }
+    }
+}
+
+/// Parses `PROGRESS <done> <total>` (optional trailing `\r`); decimal
+/// digits only, `done <= total`, `total > 0`.
+pub fn parse_line(line: &[u8]) -> Option<ProgressReport> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let rest = line.strip_prefix(KEYWORD)?;
+    let mut parts = rest.split(|&b| b == b' ');
+    let done = parse_u64(parts.next()?)?;
+    let total = parse_u64(parts.next()?)?;
+    if parts.next().is_some() || total == 0 || done > total {
+        return None;
+    }
+    Some(ProgressReport { done, total })
+}
+
+fn parse_u64(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 20 || !s.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    s.iter().try_fold(0u64, |acc, &d| {
+        acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })
+}
+
+/// Forwards every progress change of a run to the tool's progress reporter
+/// until the run ends (the sender is dropped).
+pub async fn forward(mut rx: watch::Receiver<Option<ProgressReport>>, to: Progress) {
+    while rx.changed().await.is_ok() {
+        let latest = *rx.borrow_and_update();
+        if let Some(r) = latest {
+            // u64 -> f64 loses precision only above 2^53 units: progress is advisory.
+            to.report(r.done as f64, Some(r.total as f64), None).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_valid_lines_only() {
+        assert_eq!(
+            parse_line(b"PROGRESS 3 10"),
+            Some(ProgressReport { done: 3, total: 10 })
+        );
+        assert_eq!(
+            parse_line(b"PROGRESS 10 10\r"),
+            Some(ProgressReport {
+                done: 10,
+                total: 10
+            })
+        );
+        for bad in [
+            &b"PROGRESS 11 10"[..],
+            b"PROGRESS 1 0",
+            b"PROGRESS -1 10",
+            b"PROGRESS 1 10 x",
+            b"PROGRESS 1",
+            b"PROGRESS  1 10",
+            b"progress 1 10",
+            b"PROGRESS 99999999999999999999999 1",
+            b"xPROGRESS 1 2",
+        ] {
+            assert_eq!(parse_line(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn parser_handles_split_and_overlong_lines() {
+        let (tx, rx) = watch::channel(None);
+        let mut p = ProgressParser::new(tx);
+        p.feed(b"noise\nPROGR");
+        assert_eq!(*rx.borrow(), None);
+        p.feed(b"ESS 1 4\n");
+        assert_eq!(*rx.borrow(), Some(ProgressReport { done: 1, total: 4 }));
+        let mut long = b"PROGRESS 2 4".to_vec();
+        long.extend(std::iter::repeat_n(b' ', MAX_PROGRESS_LINE));
+        long.push(b'\n');
+        p.feed(&long);
+        assert_eq!(*rx.borrow(), Some(ProgressReport { done: 1, total: 4 }));
+        p.feed(b"PROGRESS 3 4\n");
+        assert_eq!(*rx.borrow(), Some(ProgressReport { done: 3, total: 4 }));
+    }
+}

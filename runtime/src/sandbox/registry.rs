@@ -1,0 +1,242 @@
+//! The solver allowlist: fixed solver ids mapped to absolute executable paths
+//! that were checked when the server started. Tool code names an id, never a
+//! path.
+
+use std::collections::BTreeMap;
+use std::fs::Metadata;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{Mode, OFlags};
+
+use super::error::{ConfigError, SandboxError};
+
+/// Longest solver id, in bytes.
+pub const MAX_SOLVER_ID_LEN: usize = 64;
+
+/// One allowlisted solver executable.
+#[derive(Debug)]
+pub struct Solver {
+    id: String,
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+    fd: OwnedFd,
+}
+
+impl Solver {
+    /// The configured id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The checked absolute path (server-side only; never show it to a caller).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// An `O_PATH` descriptor of the executable, opened at start.
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// Re-checks, just before a launch, that the path still names the file
+    /// checked at start and that it is still not writable by others.
+    pub(crate) fn verify_unchanged(&self) -> Result<(), SandboxError> {
+        let ok = std::fs::symlink_metadata(&self.path).is_ok_and(|m| {
+            m.file_type().is_file()
+                && m.dev() == self.dev
+                && m.ino() == self.ino
+                && m.permissions().mode() & 0o022 == 0
+        });
+        if ok {
+            Ok(())
+        } else {
+            tracing::error!(solver = %self.id, "solver executable changed since start");
+            Err(SandboxError::SolverChanged)
+        }
+    }
+}
+
+/// Fixed solver ids mapped to checked executables.
+#[derive(Debug, Default)]
+pub struct SolverRegistry {
+    solvers: BTreeMap<String, Solver>,
+}
+
+/// Collects solver entries; [`SolverRegistryBuilder::build`] checks them all.
+#[derive(Debug, Default)]
+pub struct SolverRegistryBuilder {
+    entries: Vec<(String, PathBuf)>,
+}
+
+impl SolverRegistry {
+    /// Starts a registry.
+    pub fn builder() -> SolverRegistryBuilder {
+        SolverRegistryBuilder::default()
+    }
+
+    /// The solver configured under `id`, or [`SandboxError::UnknownSolver`].
+    pub fn get(&self, id: &str) -> Result<&Solver, SandboxError> {
+        self.solvers.get(id).ok_or(SandboxError::UnknownSolver)
+    }
+
+    /// The configured solver ids.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.solvers.keys().map(String::as_str)
+    }
+}
+
+impl SolverRegistryBuilder {
+    /// Adds a solver: `id` is what tools name, `path` the absolute path of
+    /// its executable.
+    pub fn solver(mut self, id: &str, path: impl Into<PathBuf>) -> Self {
+        self.entries.push((id.to_owned(), path.into()));
+        self
+    }
+
+    /// Checks every entry and builds the registry; the first bad entry is
+    /// refused with an error naming its id.
+    pub fn build(self) -> Result<SolverRegistry, ConfigError> {
+        let mut solvers = BTreeMap::new();
+        for (id, path) in self.entries {
+            if !valid_id(&id) {
+                return Err(ConfigError::InvalidSolverId(id));
+            }
+            if solvers.contains_key(&id) {
+                return Err(ConfigError::DuplicateSolver(id));
+            }
+            let solver = check(&id, path)?;
+            tracing::info!(solver = %id, path = %solver.path.display(), "solver registered");
+            solvers.insert(id, solver);
+        }
+        Ok(SolverRegistry { solvers })
+    }
+}
+
+fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_SOLVER_ID_LEN
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+fn check(id: &str, path: PathBuf) -> Result<Solver, ConfigError> {
+    let fail = |e: ConfigError, why: &str| {
+        tracing::error!(solver = %id, path = %path.display(), reason = why, "solver refused");
+        Err(e)
+    };
+    if !path.is_absolute() {
+        return fail(ConfigError::RelativePath(id.to_owned()), "relative path");
+    }
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(e) => {
+            tracing::error!(solver = %id, path = %path.display(), error = %e, "solver missing");
+            return Err(ConfigError::Missing(id.to_owned()));
+        }
+    };
+    if meta.file_type().is_symlink() {
+        return fail(ConfigError::Symlink(id.to_owned()), "symlink");
+    }
+    if !meta.file_type().is_file() {
+        return fail(
+            ConfigError::NotRegularFile(id.to_owned()),
+            "not a regular file",
+        );
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return fail(ConfigError::NotExecutable(id.to_owned()), "no execute bit");
+    }
+    if writable_by_others(&meta) {
+        return fail(
+            ConfigError::Writable(id.to_owned()),
+            "group/other-writable file",
+        );
+    }
+    let euid = rustix::process::geteuid().as_raw();
+    if meta.uid() != 0 && meta.uid() != euid {
+        return fail(ConfigError::BadOwner(id.to_owned()), "foreign owner");
+    }
+    for dir in path.ancestors().skip(1) {
+        // Follows symlinks: what matters is who can replace entries in the
+        // directory that is actually traversed. Sticky directories (such as
+        // /tmp) do not let others replace our file.
+        match std::fs::metadata(dir) {
+            Ok(m) if writable_by_others(&m) && m.permissions().mode() & 0o1000 == 0 => {
+                return fail(
+                    ConfigError::Writable(id.to_owned()),
+                    "group/other-writable directory",
+                );
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::error!(solver = %id, error = %e, "solver directory not inspectable");
+                return Err(ConfigError::Missing(id.to_owned()));
+            }
+        }
+    }
+    let fd = match rustix::fs::open(
+        &path,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(e) => {
+            tracing::error!(solver = %id, error = %e, "solver not openable");
+            return Err(ConfigError::Missing(id.to_owned()));
+        }
+    };
+    // Bind the checks to the opened file: it must be the inode inspected.
+    match rustix::fs::fstat(&fd) {
+        Ok(st) if st.st_dev == meta.dev() && st.st_ino == meta.ino() => {}
+        _ => {
+            return fail(
+                ConfigError::Missing(id.to_owned()),
+                "replaced during the check",
+            );
+        }
+    }
+    Ok(Solver {
+        id: id.to_owned(),
+        path,
+        dev: meta.dev(),
+        ino: meta.ino(),
+        fd,
+    })
+}
+
+fn writable_by_others(m: &Metadata) -> bool {
+    m.permissions().mode() & 0o022 != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solver_ids_are_restricted() {
+        for ok in ["heat", "a", "x_1-2", &"a".repeat(MAX_SOLVER_ID_LEN)] {
+            assert!(valid_id(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "Heat",
+            "a b",
+            "../x",
+            "a/b",
+            "é",
+            &"a".repeat(MAX_SOLVER_ID_LEN + 1),
+        ] {
+            assert!(!valid_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn unknown_id_is_a_fixed_error() {
+        let r = SolverRegistry::default();
+        assert_eq!(r.get("nope").err(), Some(SandboxError::UnknownSolver));
+    }
+}

@@ -1,0 +1,527 @@
+//! The sandbox service: its configuration, the launch of one run under every
+//! layer the host offers, and waiting for the run's end (timeout,
+//! cancellation, tree kill, log grace period).
+
+use std::ffi::OsString;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustix::pipe::{PipeFlags, pipe_with};
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
+
+use super::containment::{Containment, Requirements, TreeKill};
+use super::error::{ConfigError, SandboxError};
+use super::landlock::{DEFAULT_READ_PATHS, FsPolicy};
+use super::limits::Limits;
+use super::logs::{SharedLog, drain};
+use super::outcome::{LimitHit, Outcome, Termination, limit_of, termination_of};
+use super::progress::{ProgressParser, ProgressReport};
+use super::registry::SolverRegistry;
+use super::spawn::{self, ChildPlan, ExitRecord, RECORD_LEN, RlimitPlan};
+use crate::identity::CallerId;
+use crate::limits::{ConcurrencyLimiter, Permit};
+use crate::runs::FileName;
+
+/// Server-side configuration of the sandbox.
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    /// The largest limits a run may ask for.
+    pub ceilings: Limits,
+    /// Environment every solver gets (the rest of the server's environment
+    /// is cleared).
+    pub fixed_env: Vec<(String, OsString)>,
+    /// Names of variables a run may additionally set.
+    pub env_allowlist: Vec<String>,
+    /// Directories (and files) a solver may read beneath, when Landlock is
+    /// available. The solver executable and the run directory are added.
+    pub read_paths: Vec<PathBuf>,
+    /// The minimum containment; [`Sandbox::new`] refuses to start below it.
+    pub require: Requirements,
+    /// Whether to use a PID namespace when the host allows one.
+    pub allow_pid_namespace: bool,
+    /// Concurrent runs in all (`None`: unbounded).
+    pub global_runs: Option<usize>,
+    /// Concurrent runs per caller.
+    pub per_caller_runs: usize,
+    /// How long the monitor may take to end after a kill before it is
+    /// killed itself.
+    pub kill_grace: Duration,
+    /// How long log readers may drain after the tree ended before they are
+    /// abandoned.
+    pub log_grace: Duration,
+    /// Most arguments per run.
+    pub max_args: usize,
+    /// Longest argument or environment value, in bytes.
+    pub max_arg_bytes: usize,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        Self {
+            ceilings: Limits::default_ceilings(),
+            fixed_env: vec![
+                ("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".into()),
+                ("LANG".to_owned(), "C.UTF-8".into()),
+            ],
+            env_allowlist: vec!["OMP_NUM_THREADS".to_owned()],
+            read_paths: DEFAULT_READ_PATHS.iter().map(PathBuf::from).collect(),
+            require: Requirements::default(),
+            allow_pid_namespace: true,
+            global_runs: Some(16),
+            per_caller_runs: 2,
+            kill_grace: Duration::from_secs(2),
+            log_grace: Duration::from_millis(250),
+            max_args: 256,
+            max_arg_bytes: 4096,
+        }
+    }
+}
+
+/// What to run: a solver id, an argument vector built from validated values
+/// and fixed tokens (never a shell string), extra allowlisted environment,
+/// and limits.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    solver: String,
+    args: Vec<OsString>,
+    env: Vec<(String, OsString)>,
+    limits: Limits,
+    write_subdir: Option<FileName>,
+}
+
+impl RunRequest {
+    /// A run of the solver configured under `solver`, no arguments, default limits.
+    pub fn new(solver: &str) -> Self {
+        Self {
+            solver: solver.to_owned(),
+            args: Vec::new(),
+            env: Vec::new(),
+            limits: Limits::default(),
+            write_subdir: None,
+        }
+    }
+
+    /// Confines the solver's writes to the subdirectory `name` of the run
+    /// directory (created, mode 0700, if missing; refused if it is anything
+    /// but a plain directory). The run directory itself, with the server's
+    /// own records in it (owner record, job status, persisted logs), stays
+    /// read-only to the solver; its working directory is still the run
+    /// directory. Without this, the solver may write anywhere beneath the
+    /// run directory. Effective where Landlock is available.
+    pub fn write_only_in(mut self, name: FileName) -> Self {
+        self.write_subdir = Some(name);
+        self
+    }
+
+    /// Appends one argument.
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Appends arguments.
+    pub fn args<I: IntoIterator<Item = A>, A: Into<OsString>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets an allowlisted environment variable.
+    pub fn env(mut self, name: &str, value: impl Into<OsString>) -> Self {
+        self.env.push((name.to_owned(), value.into()));
+        self
+    }
+
+    /// Sets the limits (checked against the server's ceilings at launch).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+}
+
+/// The process sandbox: cheap to clone, shared by all tools.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    registry: SolverRegistry,
+    config: SandboxConfig,
+    containment: Containment,
+    policy: FsPolicy,
+    limiter: ConcurrencyLimiter,
+}
+
+impl Sandbox {
+    /// Checks the configuration, detects the host's containment, and refuses
+    /// to start when the configuration demands more than the host offers.
+    pub fn new(registry: SolverRegistry, config: SandboxConfig) -> Result<Self, ConfigError> {
+        config.ceilings.validate_ceilings()?;
+        if config.per_caller_runs == 0 {
+            return Err(ConfigError::InvalidLimit("per_caller_runs"));
+        }
+        if config.global_runs == Some(0) {
+            return Err(ConfigError::InvalidLimit("global_runs"));
+        }
+        for (k, v) in &config.fixed_env {
+            if !valid_env_name(k) || v.as_bytes().contains(&0) {
+                return Err(ConfigError::InvalidEnvironment);
+            }
+        }
+        if config.env_allowlist.iter().any(|k| !valid_env_name(k)) {
+            return Err(ConfigError::InvalidEnvironment);
+        }
+        let containment = Containment::detect(config.allow_pid_namespace);
+        containment.check(&config.require)?;
+        let policy = FsPolicy::open(&config.read_paths)?;
+        let limiter = ConcurrencyLimiter::new(config.global_runs, config.per_caller_runs);
+        Ok(Self {
+            inner: Arc::new(Inner {
+                registry,
+                config,
+                containment,
+                policy,
+                limiter,
+            }),
+        })
+    }
+
+    /// The containment level detected at start (what runs actually get).
+    pub fn containment(&self) -> Containment {
+        self.inner.containment
+    }
+
+    /// The concurrency limiter of runs (for observation).
+    pub fn limiter(&self) -> &ConcurrencyLimiter {
+        &self.inner.limiter
+    }
+
+    /// The solver allowlist.
+    pub fn registry(&self) -> &SolverRegistry {
+        &self.inner.registry
+    }
+
+    /// Launches a run in `run_dir` for `caller`. The concurrency ceilings
+    /// are checked first; nothing is started when one is reached.
+    /// `cancel` cancels the run (its child token is the run's own, see
+    /// [`RunningSolver::canceller`]). Must be called inside a tokio runtime.
+    pub fn launch(
+        &self,
+        caller: &CallerId,
+        run_dir: impl AsFd,
+        request: RunRequest,
+        cancel: &CancellationToken,
+    ) -> Result<RunningSolver, SandboxError> {
+        let inner = &*self.inner;
+        let permit = inner.limiter.try_acquire(caller)?;
+        let solver = inner.registry.get(&request.solver)?;
+        request.limits.check_within(&inner.config.ceilings)?;
+        self.check_arguments(&request)?;
+        let run_dir = dup_dir(run_dir.as_fd())?;
+        let writable = match &request.write_subdir {
+            Some(name) => Some(open_subdir(run_dir.as_fd(), name)?),
+            None => None,
+        };
+        solver.verify_unchanged()?;
+        let ruleset = if inner.containment.landlock_abi > 0 {
+            let w = writable.as_ref().map(AsFd::as_fd);
+            inner.policy.ruleset(run_dir.as_fd(), w, solver.fd())?
+        } else {
+            None
+        };
+        drop(writable);
+        let (control_rd, control_wr) = pipe_with(PipeFlags::CLOEXEC).map_err(internal)?;
+        let (status_rd, status_wr) =
+            pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map_err(internal)?;
+        let limits = request.limits;
+        let plan = ChildPlan {
+            run_dir: run_dir.try_clone().map_err(internal)?,
+            ruleset,
+            control: control_rd,
+            status: status_wr,
+            pid_namespace: inner.containment.tree_kill == TreeKill::PidNamespace,
+            rlimits: RlimitPlan::new(
+                limits.cpu_seconds(),
+                limits.file_size,
+                limits.open_files,
+                limits.address_space,
+            ),
+        };
+        let mut cmd = tokio::process::Command::new(solver.path());
+        cmd.args(&request.args)
+            .env_clear()
+            .envs(inner.config.fixed_env.iter().map(|(k, v)| (k, v)))
+            .envs(request.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(false);
+        spawn::install(&mut cmd, plan);
+        let started = Instant::now();
+        let spawned = cmd.spawn();
+        // Closes the server's copies of the child-side descriptors.
+        drop(cmd);
+        let mut child = spawned.map_err(|e| {
+            tracing::error!(solver = %solver.id(), error = %e, "solver spawn failed");
+            SandboxError::SpawnFailed
+        })?;
+        tracing::info!(solver = %solver.id(), caller = %caller, "solver run started");
+
+        let stdout_log = SharedLog::new(limits.log_head, limits.log_tail);
+        let stderr_log = SharedLog::new(limits.log_head, limits.log_tail);
+        let (progress_tx, progress_rx) = watch::channel(None);
+        let readers = match (child.stdout.take(), child.stderr.take()) {
+            (Some(out), Some(err)) => [
+                AbortOnDropHandle::new(tokio::spawn(drain(
+                    out,
+                    stdout_log.clone(),
+                    Some(ProgressParser::new(progress_tx)),
+                ))),
+                AbortOnDropHandle::new(tokio::spawn(drain(err, stderr_log.clone(), None))),
+            ],
+            _ => return Err(SandboxError::Internal),
+        };
+        Ok(RunningSolver {
+            child,
+            control: Some(control_wr),
+            status: status_rd,
+            run_dir,
+            readers,
+            stdout: stdout_log,
+            stderr: stderr_log,
+            progress: progress_rx,
+            cancel: cancel.child_token(),
+            started,
+            limits,
+            kill_grace: inner.config.kill_grace,
+            log_grace: inner.config.log_grace,
+            _permit: permit,
+        })
+    }
+
+    /// Launches a run and waits for its outcome.
+    pub async fn run(
+        &self,
+        caller: &CallerId,
+        run_dir: impl AsFd,
+        request: RunRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Outcome, SandboxError> {
+        Ok(self.launch(caller, run_dir, request, cancel)?.wait().await)
+    }
+
+    fn check_arguments(&self, request: &RunRequest) -> Result<(), SandboxError> {
+        let cfg = &self.inner.config;
+        let ok_value = |v: &OsString| v.len() <= cfg.max_arg_bytes && !v.as_bytes().contains(&0);
+        if request.args.len() > cfg.max_args || !request.args.iter().all(ok_value) {
+            return Err(SandboxError::InvalidArgument);
+        }
+        let env_ok = request.env.len() <= cfg.env_allowlist.len()
+            && request
+                .env
+                .iter()
+                .all(|(k, v)| cfg.env_allowlist.iter().any(|a| a == k) && ok_value(v));
+        if !env_ok {
+            return Err(SandboxError::InvalidEnvironment);
+        }
+        Ok(())
+    }
+}
+
+/// A launched run. Dropping it kills the whole tree (the monitor sees its
+/// control pipe hang up) and releases the concurrency slot.
+#[derive(Debug)]
+pub struct RunningSolver {
+    child: tokio::process::Child,
+    control: Option<OwnedFd>,
+    status: OwnedFd,
+    run_dir: OwnedFd,
+    readers: [AbortOnDropHandle<()>; 2],
+    stdout: SharedLog,
+    stderr: SharedLog,
+    progress: watch::Receiver<Option<ProgressReport>>,
+    cancel: CancellationToken,
+    started: Instant,
+    limits: Limits,
+    kill_grace: Duration,
+    log_grace: Duration,
+    _permit: Permit,
+}
+
+impl RunningSolver {
+    /// A token that cancels this run only.
+    pub fn canceller(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// The latest progress report, updated as the solver prints
+    /// `PROGRESS <done> <total>` lines.
+    pub fn progress(&self) -> watch::Receiver<Option<ProgressReport>> {
+        self.progress.clone()
+    }
+
+    /// The live standard-output buffer (for tailing a running job).
+    pub fn stdout_log(&self) -> SharedLog {
+        self.stdout.clone()
+    }
+
+    /// The live standard-error buffer.
+    pub fn stderr_log(&self) -> SharedLog {
+        self.stderr.clone()
+    }
+
+    /// The monitor's pid (server-side diagnostics and tests).
+    pub fn monitor_pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Waits for the run to end: the solver exits, the wall-time limit
+    /// passes, or the run is cancelled; then the tree is dead and the logs
+    /// are drained (or abandoned after the grace period).
+    pub async fn wait(mut self) -> Outcome {
+        let deadline = self.started + self.limits.wall_time;
+        let mut timed_out = false;
+        let mut cancelled = false;
+        let ended = tokio::select! {
+            r = self.child.wait() => r.is_ok(),
+            () = tokio::time::sleep_until(deadline) => { timed_out = true; false }
+            () = self.cancel.cancelled() => { cancelled = true; false }
+        };
+        if !ended {
+            self.kill_and_reap().await;
+        }
+        let wall_time = self.started.elapsed();
+        let record = self.read_record();
+        if record.is_some() {
+            // The solver ended on its own before the kill took effect.
+            timed_out = false;
+            cancelled = false;
+        }
+        let logs_complete = self.drain_logs().await;
+        let (termination, cpu_time) = match record {
+            Some(r) => (termination_of(r.wait_status), Some(r.cpu)),
+            None if timed_out || cancelled => (Termination::Killed, None),
+            None => (Termination::Unknown, None),
+        };
+        let mut limit = limit_of(termination, cpu_time, self.limits.cpu_seconds());
+        if limit.is_none() && termination != Termination::Exited(0) && self.disk_full() {
+            limit = Some(LimitHit::DiskFull);
+        }
+        let outcome = Outcome {
+            termination,
+            timed_out,
+            cancelled,
+            limit,
+            wall_time,
+            cpu_time,
+            stdout: self.stdout.snapshot(),
+            stderr: self.stderr.snapshot(),
+            logs_complete,
+        };
+        tracing::info!(
+            termination = ?outcome.termination,
+            timed_out, cancelled, limit = ?outcome.limit,
+            wall_ms = wall_time.as_millis() as u64,
+            "solver run ended"
+        );
+        outcome
+    }
+
+    /// Drops the control pipe (the monitor kills the tree), then reaps the
+    /// monitor; a monitor that does not end within the grace is killed.
+    async fn kill_and_reap(&mut self) {
+        self.control = None;
+        if tokio::time::timeout(self.kill_grace, self.child.wait())
+            .await
+            .is_err()
+        {
+            tracing::error!("sandbox monitor did not end after a kill; killing it");
+            if let Err(e) = self.child.start_kill() {
+                tracing::error!(error = %e, "killing the sandbox monitor failed");
+            }
+            if let Err(e) = self.child.wait().await {
+                tracing::error!(error = %e, "reaping the sandbox monitor failed");
+            }
+        }
+    }
+
+    fn read_record(&self) -> Option<ExitRecord> {
+        let mut buf = [0u8; RECORD_LEN + 1];
+        match rustix::io::read(&self.status, &mut buf) {
+            Ok(n) => ExitRecord::decode(&buf[..n]),
+            Err(_) => None,
+        }
+    }
+
+    async fn drain_logs(&mut self) -> bool {
+        let [out, err] = &mut self.readers;
+        let both = async {
+            let _ = out.await;
+            let _ = err.await;
+        };
+        match tokio::time::timeout(self.log_grace, both).await {
+            Ok(()) => true,
+            Err(_) => {
+                tracing::warn!("solver log readers abandoned after the grace period");
+                for r in &self.readers {
+                    r.abort();
+                }
+                false
+            }
+        }
+    }
+
+    fn disk_full(&self) -> bool {
+        rustix::fs::fstatfs(&self.run_dir).is_ok_and(|s| s.f_bavail == 0)
+    }
+}
+
+fn dup_dir(fd: std::os::fd::BorrowedFd<'_>) -> Result<OwnedFd, SandboxError> {
+    let st = rustix::fs::fstat(fd).map_err(|e| {
+        tracing::error!(error = %e, "run directory not inspectable");
+        SandboxError::RunDirUnusable
+    })?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Directory {
+        tracing::error!("run directory descriptor is not a directory");
+        return Err(SandboxError::RunDirUnusable);
+    }
+    rustix::io::fcntl_dupfd_cloexec(fd, 3).map_err(internal)
+}
+
+/// Opens (creating if needed) the plain subdirectory `name` of `dir`.
+fn open_subdir(dir: std::os::fd::BorrowedFd<'_>, name: &FileName) -> Result<OwnedFd, SandboxError> {
+    use rustix::fs::{Mode, OFlags};
+    let unusable = |e: rustix::io::Errno| {
+        tracing::error!(error = %e, "run subdirectory unusable");
+        SandboxError::RunDirUnusable
+    };
+    match rustix::fs::mkdirat(dir, name.as_str(), Mode::RWXU) {
+        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+        Err(e) => return Err(unusable(e)),
+    }
+    let fd = rustix::fs::openat(
+        dir,
+        name.as_str(),
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(unusable)?;
+    Ok(fd)
+}
+
+fn valid_env_name(k: &str) -> bool {
+    !k.is_empty() && !k.contains('=') && !k.contains('\0')
+}
+
+fn internal(e: impl std::fmt::Display) -> SandboxError {
+    tracing::error!(error = %e, "sandbox launch failed");
+    SandboxError::Internal
+}

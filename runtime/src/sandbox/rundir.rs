@@ -1,0 +1,94 @@
+//! Run-directory conveniences: launching in a [`RunDir`], and persisting a
+//! detached job's status (`job-status.json`, replaced atomically) and its
+//! captured logs (`stdout.log`, `stderr.log`, created new) in the run
+//! directory, so other tools can report on the job from the run alone.
+
+use std::io;
+
+use tokio_util::sync::CancellationToken;
+
+use super::error::SandboxError;
+use super::jobs::StatusSink;
+use super::logs::CapturedLog;
+use super::outcome::Outcome;
+use super::run::{RunRequest, RunningSolver, Sandbox};
+use crate::identity::CallerId;
+use crate::runs::{FileName, RunDir, RunError};
+
+/// Where a detached job's status document is kept in its run directory.
+pub const JOB_STATUS_FILE: FileName = FileName::fixed("job-status.json");
+/// Where a finished job's captured standard output is kept.
+pub const STDOUT_LOG_FILE: FileName = FileName::fixed("stdout.log");
+/// Where a finished job's captured standard error is kept.
+pub const STDERR_LOG_FILE: FileName = FileName::fixed("stderr.log");
+
+impl Sandbox {
+    /// [`Sandbox::launch`] with the run directory of a [`RunDir`].
+    pub fn launch_in(
+        &self,
+        caller: &CallerId,
+        run: &RunDir,
+        request: RunRequest,
+        cancel: &CancellationToken,
+    ) -> Result<RunningSolver, SandboxError> {
+        self.launch(caller, run.as_fd(), request, cancel)
+    }
+
+    /// [`Sandbox::run`] with the run directory of a [`RunDir`].
+    pub async fn run_in(
+        &self,
+        caller: &CallerId,
+        run: &RunDir,
+        request: RunRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Outcome, SandboxError> {
+        self.run(caller, run.as_fd(), request, cancel).await
+    }
+}
+
+/// A job's status and logs go to its run directory.
+impl StatusSink for RunDir {
+    fn write_status(&self, json: &[u8]) -> io::Result<()> {
+        self.write_atomic(&JOB_STATUS_FILE, json).map_err(io_error)
+    }
+
+    fn write_logs(&self, outcome: &Outcome) -> io::Result<()> {
+        write_captured_log(self, &STDOUT_LOG_FILE, &outcome.stdout).map_err(io_error)?;
+        write_captured_log(self, &STDERR_LOG_FILE, &outcome.stderr).map_err(io_error)
+    }
+}
+
+/// Writes a captured log to a new file `name`: the head, then (if bytes were
+/// dropped) a server-authored line saying how many, then the tail. The
+/// content stays untrusted solver output; readers must frame it as such.
+pub fn write_captured_log(
+    dir: &RunDir,
+    name: &FileName,
+    log: &CapturedLog,
+) -> Result<(), RunError> {
+    use std::io::Write as _;
+    let mut f = dir.create_new(name)?;
+    let omitted = log
+        .total_bytes
+        .saturating_sub(log.head.len() as u64 + log.tail.len() as u64);
+    let mut write = || -> io::Result<()> {
+        f.write_all(log.head.as_untrusted_bytes())?;
+        if omitted > 0 {
+            write!(f, "\n[hardened-mcp: {omitted} bytes omitted]\n")?;
+        }
+        f.write_all(log.tail.as_untrusted_bytes())?;
+        f.sync_all()
+    };
+    write().map_err(|e| {
+        tracing::warn!(error = %e, "captured log not written");
+        if e.raw_os_error() == Some(libc::ENOSPC) {
+            RunError::NoSpace
+        } else {
+            RunError::Io
+        }
+    })
+}
+
+fn io_error(e: RunError) -> io::Error {
+    io::Error::other(e)
+}

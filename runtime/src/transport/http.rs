@@ -1,0 +1,544 @@
+//! Streamable HTTP: rmcp's `StreamableHttpService` mounted under axum behind
+//! bearer-token authentication, with body, Host, timeout and bind checks.
+//!
+//! Each request passes, in order:
+//! 1. authentication ([`BearerAuth`]): a missing, malformed or unknown
+//!    token gets `401` with a fixed body and `WWW-Authenticate: Bearer`;
+//! 2. the request's `Authorization`, `Proxy-Authorization` and `Cookie`
+//!    headers are removed, so no tool (rmcp hands tools the request's
+//!    `http::request::Parts`) and no log line can see a credential;
+//! 3. the authenticated [`CallerId`] is inserted into the request's
+//!    extensions, where [`ToolContext::from_request`](crate::ToolContext::from_request)
+//!    finds it; without authentication (loopback only) it is
+//!    [`CallerId::local`];
+//! 4. session binding: a session (`Mcp-Session-Id`) belongs to the caller
+//!    whose request created it; another caller presenting it gets the same
+//!    `404` as for an unknown session. The caller of every request is taken
+//!    from that request's own token: the session id is routing state only;
+//! 5. a timeout on producing the response head (body reading included);
+//! 6. rmcp's service: allowed `Host` headers (default: rmcp's loopback
+//!    list), body size limit (`413`), JSON-RPC.
+//!
+//! Binding an address that is not loopback without authentication is
+//! refused by [`HttpServerBuilder::build`].
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use futures::future::BoxFuture;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use rmcp::ServerHandler;
+use rmcp::transport::streamable_http_server::session::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::identity::CallerId;
+use crate::transport::auth::BearerAuth;
+
+/// Default path the MCP endpoint is mounted at.
+pub const DEFAULT_PATH: &str = "/mcp";
+/// Default request body limit: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Default limit on producing a response head, body reading included.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Body of every `401`.
+pub const UNAUTHORIZED_BODY: &str = "Unauthorized: a valid bearer token is required";
+/// Body of a `404` for an unknown or foreign session (rmcp's own text).
+pub const SESSION_NOT_FOUND_BODY: &str = "Not Found: Session not found";
+/// Body of a `408` when the request timeout elapses.
+pub const TIMEOUT_BODY: &str = "Request Timeout";
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const STRIPPED_HEADERS: [header::HeaderName; 3] = [
+    header::AUTHORIZATION,
+    header::PROXY_AUTHORIZATION,
+    header::COOKIE,
+];
+
+type HttpBody = BoxBody<Bytes, Infallible>;
+type ServiceFactory<S> = Arc<dyn Fn() -> Result<S, std::io::Error> + Send + Sync>;
+
+/// Why the HTTP server does not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpStartError {
+    /// The bind address is not loopback and no token is configured.
+    #[error(
+        "refusing to serve HTTP on a non-loopback address without authentication: configure bearer tokens or bind 127.0.0.1 / ::1"
+    )]
+    PublicBindWithoutAuth,
+    /// The body limit is zero.
+    #[error("the request body limit must be at least 1 byte")]
+    ZeroBodyLimit,
+    /// The listener could not be bound.
+    #[error("could not bind the HTTP listener")]
+    Bind(#[source] std::io::Error),
+}
+
+/// Builder of an [`HttpServer`].
+pub struct HttpServerBuilder<S> {
+    factory: ServiceFactory<S>,
+    bind: SocketAddr,
+    auth: Option<Arc<BearerAuth>>,
+    path: String,
+    max_body_bytes: usize,
+    allowed_hosts: Option<Vec<String>>,
+    request_timeout: Duration,
+    session_mode: bool,
+    sse_keep_alive: Option<Duration>,
+}
+
+impl<S> std::fmt::Debug for HttpServerBuilder<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServerBuilder")
+            .field("bind", &self.bind)
+            .field("auth", &self.auth)
+            .field("path", &self.path)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("request_timeout", &self.request_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> HttpServerBuilder<S>
+where
+    S: ServerHandler + Send + 'static,
+{
+    /// Address to listen on (default `127.0.0.1:0`, an ephemeral port).
+    pub fn bind(mut self, addr: SocketAddr) -> Self {
+        self.bind = addr;
+        self
+    }
+
+    /// Requires a bearer token from this table on every request.
+    pub fn auth(mut self, auth: BearerAuth) -> Self {
+        self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Path of the MCP endpoint (default [`DEFAULT_PATH`]).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Request body limit in bytes (default [`DEFAULT_MAX_BODY_BYTES`]);
+    /// larger bodies get `413`.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Hosts (`name` or `name:port`) accepted in the `Host` header. Default:
+    /// rmcp's loopback list (`localhost`, `127.0.0.1`, `::1`), which a server
+    /// reachable under another name must replace. Other hosts get `403`.
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Limit on producing the response head, body reading included
+    /// (default [`DEFAULT_REQUEST_TIMEOUT`]); then `408`. Streamed (SSE)
+    /// responses are not cut once their head is sent.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Whether rmcp keeps sessions for clients of protocol versions before
+    /// 2026-07-28 (default true, rmcp's default).
+    pub fn session_mode(mut self, on: bool) -> Self {
+        self.session_mode = on;
+        self
+    }
+
+    /// SSE keep-alive interval (default 15 s; `None` disables).
+    pub fn sse_keep_alive(mut self, interval: Option<Duration>) -> Self {
+        self.sse_keep_alive = interval;
+        self
+    }
+
+    /// Checks the configuration.
+    pub fn build(self) -> Result<HttpServer<S>, HttpStartError> {
+        if self.auth.is_none() && !self.bind.ip().is_loopback() {
+            return Err(HttpStartError::PublicBindWithoutAuth);
+        }
+        if self.max_body_bytes == 0 {
+            return Err(HttpStartError::ZeroBodyLimit);
+        }
+        Ok(HttpServer { b: self })
+    }
+}
+
+/// A checked HTTP server configuration; see the [module docs](self).
+///
+/// ```no_run
+/// # async fn demo<S: rmcp::ServerHandler + Clone>(server: S) -> Result<(), Box<dyn std::error::Error>> {
+/// use hardened_mcp::transport::{BearerAuth, HttpServer};
+/// use tokio_util::sync::CancellationToken;
+///
+/// let auth = BearerAuth::from_env("HARDENED_MCP_TOKENS")?;
+/// let running = HttpServer::builder(move || Ok(server.clone()))
+///     .bind("0.0.0.0:8080".parse()?)
+///     .allowed_hosts(["mcp.example.org"])
+///     .auth(auth)
+///     .build()?
+///     .start(CancellationToken::new())
+///     .await?;
+/// println!("listening on {}", running.local_addr());
+/// running.wait().await?;
+/// # Ok(()) }
+/// ```
+pub struct HttpServer<S> {
+    b: HttpServerBuilder<S>,
+}
+
+impl<S> std::fmt::Debug for HttpServer<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.b.fmt(f)
+    }
+}
+
+impl<S> HttpServer<S>
+where
+    S: ServerHandler + Send + 'static,
+{
+    /// Starts a builder; `factory` makes the handler of each session (or of
+    /// each stateless request).
+    pub fn builder(
+        factory: impl Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
+    ) -> HttpServerBuilder<S> {
+        HttpServerBuilder {
+            factory: Arc::new(factory),
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            auth: None,
+            path: DEFAULT_PATH.to_owned(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            allowed_hosts: None,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            session_mode: true,
+            sse_keep_alive: Some(Duration::from_secs(15)),
+        }
+    }
+
+    /// The axum router serving the endpoint, for mounting in a larger app.
+    /// Cancelling `ct` ends all sessions. The bind check of
+    /// [`HttpServerBuilder::build`] covers only [`HttpServer::start`]: whoever
+    /// serves this router elsewhere owns that decision.
+    pub fn router(&self, ct: CancellationToken) -> axum::Router {
+        let b = &self.b;
+        let mut config = StreamableHttpServerConfig::default()
+            .with_cancellation_token(ct)
+            .with_max_request_body_bytes(b.max_body_bytes)
+            .with_legacy_session_mode(b.session_mode)
+            .with_sse_keep_alive(b.sse_keep_alive);
+        if let Some(hosts) = &b.allowed_hosts {
+            config = config.with_allowed_hosts(hosts.iter().cloned());
+        }
+        let sessions = Arc::new(LocalSessionManager::default());
+        let factory = Arc::clone(&b.factory);
+        let inner = StreamableHttpService::new(move || factory(), Arc::clone(&sessions), config);
+        let service = Guarded {
+            inner,
+            auth: b.auth.clone(),
+            bindings: Arc::new(SessionBindings::new(sessions)),
+            timeout: b.request_timeout,
+        };
+        axum::Router::new().route_service(&b.path, service)
+    }
+
+    /// Binds the listener and serves until `ct` is cancelled, then shuts
+    /// down gracefully.
+    pub async fn start(self, ct: CancellationToken) -> Result<RunningHttpServer, HttpStartError> {
+        let listener = tokio::net::TcpListener::bind(self.b.bind)
+            .await
+            .map_err(HttpStartError::Bind)?;
+        let local_addr = listener.local_addr().map_err(HttpStartError::Bind)?;
+        let router = self.router(ct.child_token());
+        let shutdown = ct.clone();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(shutdown.cancelled_owned())
+                .await
+        });
+        tracing::info!(
+            addr = %local_addr,
+            authenticated = self.b.auth.is_some(),
+            "serving MCP over HTTP"
+        );
+        Ok(RunningHttpServer {
+            local_addr,
+            ct,
+            task,
+        })
+    }
+}
+
+/// A started HTTP server.
+#[derive(Debug)]
+pub struct RunningHttpServer {
+    local_addr: SocketAddr,
+    ct: CancellationToken,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningHttpServer {
+    /// The bound address (with the real port when port 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Stops accepting, lets open connections finish, and waits.
+    pub async fn shutdown(self) -> std::io::Result<()> {
+        self.ct.cancel();
+        self.wait().await
+    }
+
+    /// Waits until the server stops (its token is cancelled).
+    pub async fn wait(self) -> std::io::Result<()> {
+        match self.task.await {
+            Ok(result) => result,
+            Err(e) => Err(std::io::Error::other(e)),
+        }
+    }
+}
+
+/// Which caller owns each live session.
+struct SessionBindings {
+    owners: Mutex<HashMap<String, CallerId>>,
+    prune_at: Mutex<usize>,
+    sessions: Arc<LocalSessionManager>,
+}
+
+const PRUNE_FLOOR: usize = 1024;
+
+impl SessionBindings {
+    fn new(sessions: Arc<LocalSessionManager>) -> Self {
+        Self {
+            owners: Mutex::new(HashMap::new()),
+            prune_at: Mutex::new(PRUNE_FLOOR),
+            sessions,
+        }
+    }
+
+    fn owner(&self, session: &str) -> Option<CallerId> {
+        self.owners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(session)
+            .cloned()
+    }
+
+    fn unbind(&self, session: &str) {
+        self.owners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session);
+    }
+
+    async fn bind(&self, session: String, caller: CallerId) {
+        let len = {
+            let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+            owners.insert(session, caller);
+            owners.len()
+        };
+        let due = *self.prune_at.lock().unwrap_or_else(PoisonError::into_inner) <= len;
+        if due {
+            self.prune().await;
+        }
+    }
+
+    /// Forgets sessions rmcp no longer has (closed or expired).
+    async fn prune(&self) {
+        let ids: Vec<String> = self
+            .owners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect();
+        let mut gone = Vec::new();
+        for id in ids {
+            if !self
+                .sessions
+                .has_session(&id.clone().into())
+                .await
+                .unwrap_or(false)
+            {
+                gone.push(id);
+            }
+        }
+        let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+        for id in &gone {
+            owners.remove(id);
+        }
+        *self.prune_at.lock().unwrap_or_else(PoisonError::into_inner) =
+            (owners.len() * 2).max(PRUNE_FLOOR);
+    }
+}
+
+/// Authentication, credential stripping, caller injection, session binding
+/// and the request timeout in front of rmcp's service.
+struct Guarded<S: ServerHandler + Send + 'static> {
+    inner: StreamableHttpService<S, LocalSessionManager>,
+    auth: Option<Arc<BearerAuth>>,
+    bindings: Arc<SessionBindings>,
+    timeout: Duration,
+}
+
+impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            auth: self.auth.clone(),
+            bindings: Arc::clone(&self.bindings),
+            timeout: self.timeout,
+        }
+    }
+}
+
+impl<S: ServerHandler + Send + 'static> tower::Service<Request<Body>> for Guarded<S> {
+    type Response = Response<HttpBody>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Self::Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move { Ok(this.handle(req).await) })
+    }
+}
+
+impl<S: ServerHandler + Send + 'static> Guarded<S> {
+    async fn handle(self, mut req: Request<Body>) -> Response<HttpBody> {
+        let caller = match &self.auth {
+            None => CallerId::local(),
+            Some(auth) => {
+                let values = req.headers().get_all(header::AUTHORIZATION);
+                match auth.authenticate(values.iter().map(HeaderValue::as_bytes)) {
+                    Ok(caller) => caller.clone(),
+                    Err(failure) => {
+                        tracing::warn!(
+                            reason = failure.as_str(),
+                            "rejected an HTTP request: authentication failed"
+                        );
+                        return unauthorized();
+                    }
+                }
+            }
+        };
+        for name in STRIPPED_HEADERS {
+            req.headers_mut().remove(name);
+        }
+        let session = req
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if let Some(id) = &session
+            && let Some(owner) = self.bindings.owner(id)
+            && owner != caller
+        {
+            tracing::warn!(
+                caller = %caller,
+                "rejected an HTTP request: session belongs to another caller"
+            );
+            return fixed(StatusCode::NOT_FOUND, SESSION_NOT_FOUND_BODY);
+        }
+        let is_delete = req.method() == Method::DELETE;
+        req.extensions_mut().insert(caller.clone());
+
+        let response = match tokio::time::timeout(self.timeout, self.inner.handle(req)).await {
+            Ok(response) => response,
+            Err(_) => {
+                tracing::warn!(caller = %caller, "an HTTP request timed out");
+                return fixed(StatusCode::REQUEST_TIMEOUT, TIMEOUT_BODY);
+            }
+        };
+
+        match &session {
+            None => {
+                if let Some(created) = response
+                    .headers()
+                    .get(SESSION_HEADER)
+                    .and_then(|v| v.to_str().ok())
+                {
+                    self.bindings.bind(created.to_owned(), caller).await;
+                }
+            }
+            Some(id) if is_delete && response.status().is_success() => self.bindings.unbind(id),
+            Some(_) => {}
+        }
+        response
+    }
+}
+
+fn fixed(status: StatusCode, body: &'static str) -> Response<HttpBody> {
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn unauthorized() -> Response<HttpBody> {
+    let mut response = fixed(StatusCode::UNAUTHORIZED, UNAUTHORIZED_BODY);
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[derive(Clone)]
+    struct Nothing;
+    impl ServerHandler for Nothing {}
+
+    #[test]
+    fn public_bind_needs_auth() {
+        for addr in ["0.0.0.0:8080", "192.0.2.1:80", "[::]:80"] {
+            let err = HttpServer::builder(|| Ok(Nothing))
+                .bind(addr.parse().unwrap())
+                .build()
+                .unwrap_err();
+            assert!(
+                matches!(err, HttpStartError::PublicBindWithoutAuth),
+                "{addr}"
+            );
+        }
+        for addr in ["127.0.0.1:0", "[::1]:0"] {
+            assert!(
+                HttpServer::builder(|| Ok(Nothing))
+                    .bind(addr.parse().unwrap())
+                    .build()
+                    .is_ok()
+            );
+        }
+        let auth = BearerAuth::parse("alice=0123456789abcdef0123").unwrap();
+        assert!(
+            HttpServer::builder(|| Ok(Nothing))
+                .bind("0.0.0.0:8080".parse().unwrap())
+                .auth(auth)
+                .build()
+                .is_ok()
+        );
+    }
+}

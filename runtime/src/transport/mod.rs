@@ -1,0 +1,20 @@
+//! Transports that fail closed and fast: a bounded stdio line transport and
+//! streamable HTTP with bearer-token authentication.
+//!
+//! - [`stdio`]: [`HardenedStdio`], a drop-in [`rmcp::transport::Transport`]
+//!   for servers speaking newline-delimited JSON-RPC over a byte stream. It
+//!   bounds every message while reading, answers malformed lines with a fixed
+//!   JSON-RPC error and keeps serving, and rate-limits those error replies.
+//! - [`http`]: [`HttpServer`], rmcp's streamable-HTTP service mounted under
+//!   axum behind [`auth::BearerAuth`], with body, Host, timeout and bind
+//!   checks.
+//! - [`auth`]: the token table (hashed, constant-time comparison) that maps
+//!   a bearer token to a [`CallerId`](crate::identity::CallerId).
+
+pub mod auth;
+pub mod http;
+pub mod stdio;
+
+pub use auth::{AuthConfigError, BearerAuth};
+pub use http::{HttpServer, HttpServerBuilder, HttpStartError, RunningHttpServer};
+pub use stdio::{HardenedStdio, StdioConfig};

@@ -1,0 +1,235 @@
+//! Configuration checked at start: bad solver entries are refused with a
+//! message naming the solver id; unknown ids and out-of-bounds limits at
+//! launch get fixed errors.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "sandbox_support/mod.rs"]
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+
+use hardened_mcp::sandbox::{
+    ConfigError, Limits, Requirements, RunRequest, SandboxConfig, SandboxError, SolverRegistry,
+    TreeKill,
+};
+use support::*;
+use tokio_util::sync::CancellationToken;
+
+fn build(id: &str, path: &std::path::Path) -> Result<SolverRegistry, ConfigError> {
+    SolverRegistry::builder().solver(id, path).build()
+}
+
+/// A copy of a probe in a private directory, with the given mode.
+fn copy_with_mode(dir: &std::path::Path, mode: u32) -> std::path::PathBuf {
+    let p = dir.join("solver");
+    std::fs::copy(ESCAPE, &p).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    p
+}
+
+#[test]
+fn a_good_solver_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_with_mode(dir.path(), 0o755);
+    let r = build("heat", &p).unwrap();
+    assert_eq!(r.ids().collect::<Vec<_>>(), ["heat"]);
+}
+
+#[test]
+fn relative_path_is_refused() {
+    let e = build("heat", std::path::Path::new("bin/solver")).unwrap_err();
+    assert_eq!(e, ConfigError::RelativePath("heat".into()));
+    assert_eq!(
+        e.to_string(),
+        "solver `heat`: the executable path must be absolute"
+    );
+}
+
+#[test]
+fn symlinked_solver_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = copy_with_mode(dir.path(), 0o755);
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let e = build("heat", &link).unwrap_err();
+    assert_eq!(e, ConfigError::Symlink("heat".into()));
+    assert!(e.to_string().contains("`heat`") && !e.to_string().contains("/tmp"));
+}
+
+#[test]
+fn world_or_group_writable_solver_is_refused() {
+    for mode in [0o777, 0o775, 0o757] {
+        let dir = tempfile::tempdir().unwrap();
+        let p = copy_with_mode(dir.path(), mode);
+        assert_eq!(
+            build("heat", &p).unwrap_err(),
+            ConfigError::Writable("heat".into()),
+            "{mode:o}"
+        );
+    }
+}
+
+#[test]
+fn solver_in_a_world_writable_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_with_mode(dir.path(), 0o755);
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert_eq!(
+        build("heat", &p).unwrap_err(),
+        ConfigError::Writable("heat".into())
+    );
+}
+
+#[test]
+fn missing_and_non_executable_solvers_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        build("heat", &dir.path().join("nope")).unwrap_err(),
+        ConfigError::Missing("heat".into())
+    );
+    let p = copy_with_mode(dir.path(), 0o644);
+    assert_eq!(
+        build("heat", &p).unwrap_err(),
+        ConfigError::NotExecutable("heat".into())
+    );
+    assert_eq!(
+        build("heat", dir.path()).unwrap_err(),
+        ConfigError::NotRegularFile("heat".into())
+    );
+}
+
+#[test]
+fn bad_ids_and_duplicates_are_refused() {
+    assert!(matches!(
+        build("Bad Id", std::path::Path::new(ESCAPE)),
+        Err(ConfigError::InvalidSolverId(_))
+    ));
+    let e = SolverRegistry::builder()
+        .solver("a", ESCAPE)
+        .solver("a", ESCAPE)
+        .build()
+        .unwrap_err();
+    assert_eq!(e, ConfigError::DuplicateSolver("a".into()));
+}
+
+#[test]
+fn demanding_more_than_the_host_offers_refuses_to_start() {
+    let e = hardened_mcp::sandbox::Sandbox::new(
+        registry(),
+        SandboxConfig {
+            allow_pid_namespace: false,
+            require: Requirements {
+                tree_kill: TreeKill::PidNamespace,
+                landlock_abi: 0,
+            },
+            ..SandboxConfig::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, ConfigError::ContainmentUnavailable { .. }),
+        "{e}"
+    );
+    let e = hardened_mcp::sandbox::Sandbox::new(
+        registry(),
+        SandboxConfig {
+            require: Requirements {
+                tree_kill: TreeKill::ProcessGroup,
+                landlock_abi: 1000,
+            },
+            ..SandboxConfig::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, ConfigError::LandlockUnavailable { required: 1000, .. }),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn launch_errors_are_fixed_texts() {
+    let sb = sandbox();
+    let (_dir, fd) = run_dir();
+    let c = caller("cfg");
+    let t = CancellationToken::new();
+    let unknown = sb
+        .run(&c, &fd, RunRequest::new("../../bin/sh"), &t)
+        .await
+        .unwrap_err();
+    assert_eq!(unknown, SandboxError::UnknownSolver);
+    assert_eq!(unknown.to_string(), "unknown solver");
+    let too_long = Limits {
+        wall_time: std::time::Duration::from_secs(100_000),
+        ..Limits::default()
+    };
+    let e = sb
+        .run(&c, &fd, RunRequest::new("escape").limits(too_long), &t)
+        .await
+        .unwrap_err();
+    assert_eq!(e, SandboxError::LimitOutOfBounds);
+    let e = sb
+        .run(&c, &fd, RunRequest::new("escape").arg("a\0b"), &t)
+        .await
+        .unwrap_err();
+    assert_eq!(e, SandboxError::InvalidArgument);
+    let file = tempfile::tempfile().unwrap();
+    let e = sb
+        .run(&c, &file, RunRequest::new("escape"), &t)
+        .await
+        .unwrap_err();
+    assert_eq!(e, SandboxError::RunDirUnusable);
+    assert_eq!(
+        sb.limiter().in_use(),
+        0,
+        "failed launches return their slot"
+    );
+}
+
+#[tokio::test]
+async fn a_solver_replaced_after_start_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_with_mode(dir.path(), 0o755);
+    let sb =
+        hardened_mcp::sandbox::Sandbox::new(build("heat", &p).unwrap(), SandboxConfig::default())
+            .unwrap();
+    std::fs::remove_file(&p).unwrap();
+    std::fs::copy(ESCAPE, &p).unwrap();
+    let (_run, fd) = run_dir();
+    let e = sb
+        .run(
+            &caller("x"),
+            &fd,
+            RunRequest::new("heat"),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e, SandboxError::SolverChanged);
+}
+
+#[tokio::test]
+async fn an_exec_failure_is_a_fixed_error_and_returns_the_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_with_mode(dir.path(), 0o755);
+    let sb =
+        hardened_mcp::sandbox::Sandbox::new(build("heat", &p).unwrap(), SandboxConfig::default())
+            .unwrap();
+    // Same inode, still not writable by others, but no longer executable.
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (_run, fd) = run_dir();
+    let t0 = std::time::Instant::now();
+    let e = sb
+        .run(
+            &caller("x"),
+            &fd,
+            RunRequest::new("heat"),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e, SandboxError::SpawnFailed);
+    assert_eq!(e.to_string(), "the solver could not be started");
+    assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(sb.limiter().in_use(), 0);
+}

@@ -1,0 +1,209 @@
+//! Escape attempts from inside the sandbox. Each probe is run twice: under
+//! the sandbox, where it must be denied, and as a plain child process (the
+//! positive control), where the same attempt must succeed.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "sandbox_support/mod.rs"]
+mod support;
+
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use hardened_mcp::sandbox::{LimitHit, Limits, Outcome, RunRequest, SandboxError, Termination};
+use support::*;
+use tokio_util::sync::CancellationToken;
+
+async fn sandboxed(dir: &std::fs::File, args: &[&str], limits: Limits) -> Outcome {
+    sandbox()
+        .run(
+            &caller("escape"),
+            dir,
+            RunRequest::new("escape").args(args).limits(limits),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+}
+
+fn control(dir: &Path, args: &[&str]) -> i32 {
+    Command::new(ESCAPE)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .status()
+        .unwrap()
+        .code()
+        .unwrap_or(-1)
+}
+
+fn denied(o: &Outcome) -> bool {
+    o.termination == Termination::Exited(1)
+}
+
+#[tokio::test]
+async fn host_offers_landlock_with_network_rules() {
+    let c = sandbox().containment();
+    assert!(
+        c.landlock_abi >= 4,
+        "this host class has Landlock ABI >= 4: {c}"
+    );
+    assert!(c.denies_tcp() && c.confines_filesystem());
+}
+
+#[tokio::test]
+async fn write_outside_the_run_dir_is_denied() {
+    let (run, fd) = run_dir();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped.txt");
+    let t = target.to_str().unwrap();
+    let o = sandboxed(&fd, &["write", t], Limits::default()).await;
+    assert!(denied(&o), "{o:?}");
+    assert!(!target.exists());
+    // Writing inside the run dir is allowed (by absolute path too).
+    let inside = run.path().join("inside.txt");
+    let o = sandboxed(&fd, &["write", inside.to_str().unwrap()], Limits::default()).await;
+    assert!(o.success(), "{o:?}");
+    assert_eq!(
+        control(run.path(), &["write", t]),
+        0,
+        "control could not write"
+    );
+    assert!(target.exists());
+}
+
+#[tokio::test]
+async fn reading_another_run_dir_is_denied() {
+    let (run, fd) = run_dir();
+    let (other, _ofd) = run_dir();
+    let secret = other.path().join("result.txt");
+    std::fs::write(&secret, b"another caller's data").unwrap();
+    let s = secret.to_str().unwrap();
+    let o = sandboxed(&fd, &["read", s], Limits::default()).await;
+    assert!(denied(&o), "{o:?}");
+    assert_eq!(control(run.path(), &["read", s]), 0);
+}
+
+#[tokio::test]
+async fn parent_environment_is_not_inherited() {
+    let (run, fd) = run_dir();
+    // Set by cargo for the test process: a value the parent certainly has.
+    let name = "CARGO_MANIFEST_DIR";
+    assert!(std::env::var_os(name).is_some());
+    let o = sandboxed(&fd, &["env", name], Limits::default()).await;
+    assert!(denied(&o), "{o:?}");
+    assert_eq!(control(run.path(), &["env", name]), 0);
+}
+
+#[tokio::test]
+async fn namespace_init_memory_is_not_readable() {
+    // Pid 1 of the run's namespace is a fork of this process: its environ
+    // holds this process's environment.
+    let (run, fd) = run_dir();
+    let o = sandboxed(&fd, &["read", "/proc/1/environ"], Limits::default()).await;
+    assert!(denied(&o), "{o:?}");
+    // Control: a plain child reads its parent's environ.
+    let parent = format!("/proc/{}/environ", std::process::id());
+    assert_eq!(control(run.path(), &["read", &parent]), 0);
+}
+
+#[tokio::test]
+async fn allowlisted_environment_passes_and_others_are_refused() {
+    let (_run, fd) = run_dir();
+    let sb = sandbox();
+    let ok = sb
+        .run(
+            &caller("env"),
+            &fd,
+            RunRequest::new("escape")
+                .args(["env", "OMP_NUM_THREADS"])
+                .env("OMP_NUM_THREADS", "1"),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(ok.success(), "{ok:?}");
+    let refused = sb
+        .run(
+            &caller("env"),
+            &fd,
+            RunRequest::new("escape")
+                .args(["env", "LD_PRELOAD"])
+                .env("LD_PRELOAD", "/tmp/x.so"),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(refused.err(), Some(SandboxError::InvalidEnvironment));
+}
+
+#[tokio::test]
+async fn loopback_tcp_connect_is_denied() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let (run, fd) = run_dir();
+    let o = sandboxed(&fd, &["connect", &port], Limits::default()).await;
+    assert!(denied(&o), "{o:?}");
+    assert_eq!(control(run.path(), &["connect", &port]), 0);
+}
+
+#[tokio::test]
+async fn parent_descriptors_are_not_inherited() {
+    let (run, fd) = run_dir();
+    let f = tempfile::tempfile().unwrap();
+    // Make it inheritable, as a careless parent would.
+    rustix::io::fcntl_setfd(&f, rustix::io::FdFlags::empty()).unwrap();
+    let n = f.as_raw_fd().to_string();
+    let o = sandboxed(&fd, &["fd", &n], Limits::default()).await;
+    assert!(denied(&o), "{o:?}");
+    assert_eq!(control(run.path(), &["fd", &n]), 0);
+}
+
+#[tokio::test]
+async fn cpu_limit_stops_a_busy_solver() {
+    let (run, fd) = run_dir();
+    let limits = Limits {
+        cpu_time: Duration::from_secs(1),
+        wall_time: Duration::from_secs(20),
+        ..Limits::default()
+    };
+    let o = sandboxed(&fd, &["cpu", "3"], limits).await;
+    assert_eq!(
+        o.termination,
+        Termination::Signaled(libc_sigxcpu()),
+        "{o:?}"
+    );
+    assert_eq!(o.limit, Some(LimitHit::CpuTime));
+    assert_eq!(o.error(), Some(SandboxError::CpuLimit));
+    assert!(o.cpu_time.is_some_and(|c| c >= Duration::from_millis(900)));
+    assert_eq!(control(run.path(), &["cpu", "2"]), 0);
+}
+
+#[tokio::test]
+async fn file_size_limit_stops_a_large_write() {
+    let (run, fd) = run_dir();
+    let limits = Limits {
+        file_size: 1 << 20,
+        ..Limits::default()
+    };
+    let o = sandboxed(&fd, &["fsize", "4194304"], limits).await;
+    assert_eq!(o.limit, Some(LimitHit::FileSize), "{o:?}");
+    assert_eq!(o.error(), Some(SandboxError::FileSizeLimit));
+    assert_eq!(control(run.path(), &["fsize", "4194304"]), 0);
+}
+
+#[tokio::test]
+async fn open_file_limit_is_enforced() {
+    let (run, fd) = run_dir();
+    let limits = Limits {
+        open_files: 16,
+        ..Limits::default()
+    };
+    let o = sandboxed(&fd, &["nofile", "64"], limits).await;
+    assert!(denied(&o), "{o:?}");
+    assert_eq!(control(run.path(), &["nofile", "64"]), 0);
+}
+
+fn libc_sigxcpu() -> i32 {
+    rustix::process::Signal::XCPU.as_raw()
+}

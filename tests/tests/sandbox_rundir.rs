@@ -1,0 +1,118 @@
+//! The sandbox on a `RunDir` of the run root: a detached job whose status
+//! and logs are persisted in its run directory.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "sandbox_support/mod.rs"]
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hardened_mcp::runs::{FileName, RunRoot};
+use hardened_mcp::sandbox::{
+    JOB_STATUS_FILE, JobState, Jobs, RunRequest, STDERR_LOG_FILE, STDOUT_LOG_FILE, Termination,
+};
+use support::*;
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn detached_job_persists_status_and_logs_in_its_run_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = RunRoot::open(tmp.path().join("runs")).unwrap();
+    let alice = caller("alice");
+    let (handle, dir) = root.create(&alice).unwrap();
+    let sb = sandbox();
+    let jobs = Jobs::new(4);
+    let run = sb
+        .launch_in(
+            &alice,
+            &dir,
+            RunRequest::new("spam").arg("1"),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+    let id = jobs
+        .start(&alice, run, Some(Arc::new(dir.try_clone().unwrap())))
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !matches!(
+        jobs.status(&alice, &id).unwrap().state,
+        JobState::Finished(_)
+    ) {
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Another tool, later, finds everything through the handle alone.
+    let again = root.resolve(handle.as_str(), &alice).unwrap();
+    // The status file is written after the logs; wait for it to say finished.
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        let bytes = again.read_bounded(&JOB_STATUS_FILE, 4096).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        if v["state"] == "finished" {
+            break v;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(status["success"], true);
+    assert_eq!(status["stdout_bytes"], (1u64 << 20) + 18);
+    let out = again.read_bounded(&STDOUT_LOG_FILE, 1 << 20).unwrap();
+    assert!(out.starts_with(b"HEAD-OUT\n") && out.ends_with(b"TAIL-OUT\n"));
+    assert!(out.len() < 200 << 10, "only head and tail are persisted");
+    let err = again.read_bounded(&STDERR_LOG_FILE, 1 << 20).unwrap();
+    assert!(err.starts_with(b"HEAD-ERR\n") && err.ends_with(b"TAIL-ERR\n"));
+    let omitted = (1u64 << 20) + 18 - 2 * (64 << 10);
+    let marker = format!("\n[hardened-mcp: {omitted} bytes omitted]\n");
+    assert!(err.windows(marker.len()).any(|w| w == marker.as_bytes()));
+}
+
+/// With `write_only_in`, the server's records in the run directory (here
+/// the run root's owner record) are read-only to the solver; the control
+/// shows that without it a solver can rewrite them and lose the run for its
+/// owner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_only_in_protects_the_run_records() {
+    const WORK: FileName = FileName::fixed("work");
+    let tmp = tempfile::tempdir().unwrap();
+    let root = RunRoot::open(tmp.path().join("runs")).unwrap();
+    let alice = caller("alice");
+    let (handle, dir) = root.create(&alice).unwrap();
+    let path = tmp.path().join("runs").join(handle.as_str());
+    assert!(
+        path.join(".owner").exists(),
+        "run layout as expected by this test"
+    );
+    let owner = path.join(".owner").to_str().unwrap().to_owned();
+    let inside = path.join("work/out.txt").to_str().unwrap().to_owned();
+    let sb = sandbox();
+    let t = CancellationToken::new();
+    let confined = |target: &str| {
+        RunRequest::new("escape")
+            .args(["write", target])
+            .write_only_in(WORK)
+    };
+    let o = sb.run_in(&alice, &dir, confined(&owner), &t).await.unwrap();
+    assert_eq!(o.termination, Termination::Exited(1), "{o:?}");
+    assert!(root.resolve(handle.as_str(), &alice).is_ok());
+    let o = sb
+        .run_in(&alice, &dir, confined(&inside), &t)
+        .await
+        .unwrap();
+    assert!(o.success(), "{o:?}");
+    // Control: the whole run directory writable.
+    let o = sb
+        .run_in(
+            &alice,
+            &dir,
+            RunRequest::new("escape").args(["write", owner.as_str()]),
+            &t,
+        )
+        .await
+        .unwrap();
+    assert!(o.success(), "{o:?}");
+    assert!(
+        root.resolve(handle.as_str(), &alice).is_err(),
+        "the solver rewrote the owner record"
+    );
+}

@@ -1,0 +1,174 @@
+//! Whole-tree kill: a solver whose descendants (one of them after `setsid`
+//! and a double fork) hold a lock file. After a timeout, a cancellation, a
+//! drop or a normal exit, the lock must be free: every holder is dead.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "sandbox_support/mod.rs"]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use hardened_mcp::sandbox::{Limits, RunRequest, RunningSolver, Termination, TreeKill};
+use support::*;
+use tokio_util::sync::CancellationToken;
+
+/// The tests of this file run one at a time, so that "no `sbx_forker`
+/// process exists" is a statement about the test that checks it.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn forker(mode: &str, lock: &std::path::Path, wall: Duration) -> RunRequest {
+    RunRequest::new("forker")
+        .arg(mode)
+        .arg(lock)
+        .limits(Limits {
+            wall_time: wall,
+            ..Limits::default()
+        })
+}
+
+async fn wait_ready(run: &RunningSolver) {
+    let log = run.stdout_log();
+    let t0 = Instant::now();
+    while !log
+        .snapshot()
+        .head
+        .as_untrusted_bytes()
+        .starts_with(b"READY")
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "forker never got ready"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn assert_ready_with_two_holders(stdout: &[u8], dir: &std::path::Path) {
+    assert!(
+        stdout.starts_with(b"READY 2"),
+        "{:?}",
+        String::from_utf8_lossy(stdout)
+    );
+    assert_eq!(holder_pids(dir).len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeout_kills_the_whole_tree_including_setsid_grandchild() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    assert_eq!(
+        sb.containment().tree_kill,
+        TreeKill::PidNamespace,
+        "host supports PID namespaces"
+    );
+    let (dir, fd) = run_dir();
+    let lock = dir.path().join("tree.lock");
+    let wall = Duration::from_secs(2);
+    let t0 = Instant::now();
+    let run = sb
+        .launch(
+            &caller("t"),
+            &fd,
+            forker("hang", &lock, wall),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+    let monitor = run.monitor_pid().unwrap();
+    let out = run.wait().await;
+    let took = t0.elapsed();
+    assert!(
+        took >= wall && took < wall + Duration::from_secs(3),
+        "{took:?}"
+    );
+    assert!(out.timed_out && !out.cancelled);
+    assert_eq!(out.termination, Termination::Killed);
+    assert!(
+        out.logs_complete,
+        "no pipe holder can outlive the namespace"
+    );
+    assert_ready_with_two_holders(out.stdout.head.as_untrusted_bytes(), dir.path());
+    assert!(lock_is_free(&lock), "a holder survived the kill");
+    assert!(lock_acquired_within(&lock, Duration::from_secs(1)));
+    assert!(!pid_exists(monitor), "monitor left unreaped");
+    assert!(
+        processes_named("sbx_forker").is_empty(),
+        "{:?}",
+        processes_named("sbx_forker")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_kills_the_whole_tree() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (dir, fd) = run_dir();
+    let lock = dir.path().join("tree.lock");
+    let cancel = CancellationToken::new();
+    let run = sb
+        .launch(
+            &caller("c"),
+            &fd,
+            forker("hang", &lock, Duration::from_secs(30)),
+            &cancel,
+        )
+        .unwrap();
+    wait_ready(&run).await;
+    assert!(!lock_is_free(&lock), "holders hold the lock while running");
+    let t0 = Instant::now();
+    cancel.cancel();
+    let out = run.wait().await;
+    assert!(t0.elapsed() < Duration::from_secs(3));
+    assert!(out.cancelled && !out.timed_out);
+    assert_eq!(out.termination, Termination::Killed);
+    assert_ready_with_two_holders(out.stdout.head.as_untrusted_bytes(), dir.path());
+    assert!(lock_is_free(&lock));
+    let left = processes_named("sbx_forker");
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_run_kills_the_whole_tree() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (dir, fd) = run_dir();
+    let lock = dir.path().join("tree.lock");
+    let run = sb
+        .launch(
+            &caller("d"),
+            &fd,
+            forker("hang", &lock, Duration::from_secs(30)),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+    wait_ready(&run).await;
+    drop(run);
+    assert!(
+        lock_acquired_within(&lock, Duration::from_secs(5)),
+        "a holder survived the drop"
+    );
+    assert_eq!(sb.limiter().in_use(), 0, "the slot is returned on drop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leftovers_die_when_the_solver_exits() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (dir, fd) = run_dir();
+    let lock = dir.path().join("tree.lock");
+    let out = sb
+        .run(
+            &caller("e"),
+            &fd,
+            forker("exit", &lock, Duration::from_secs(30)),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.termination, Termination::Exited(0));
+    assert!(out.success());
+    assert!(out.cpu_time.is_some());
+    assert_ready_with_two_holders(out.stdout.head.as_untrusted_bytes(), dir.path());
+    assert!(lock_is_free(&lock));
+    let left = processes_named("sbx_forker");
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -1,0 +1,343 @@
+//! Streamable HTTP on loopback: bearer authentication, the caller reaching
+//! tools through `ToolContext`, session ids that are not identities, body
+//! and Host limits, and tokens absent from every response and log line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use hardened_mcp::transport::http::{SESSION_NOT_FOUND_BODY, UNAUTHORIZED_BODY};
+use hardened_mcp::transport::{BearerAuth, HttpServer, HttpServerBuilder, RunningHttpServer};
+use hardened_mcp_tests::tr_support::{
+    EchoServer, HttpReply, call, http_request, initialize_request, initialized_notification,
+    result_text,
+};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+const ALICE: &str = "alice-tok-Q7rT2vX9pL4mN8kJ";
+const BOB: &str = "bob-tok-Z3wY6uH1cF5dG0sA";
+const WRONG: &str = "wrong-tok-E2bV8nM4qR7tK1xP";
+const SECRETS: [&str; 3] = [ALICE, BOB, WRONG];
+
+/// Every log line of this test binary, at TRACE, rmcp's included.
+fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let writer = {
+            let buf = Arc::clone(&buf);
+            move || LogWriter(Arc::clone(&buf))
+        };
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(writer)
+            .init();
+        buf
+    })
+}
+
+struct LogWriter(Arc<Mutex<Vec<u8>>>);
+
+impl Write for LogWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn token_table() -> BearerAuth {
+    BearerAuth::parse(&format!("alice={ALICE}\nbob={BOB}")).unwrap()
+}
+
+async fn start(
+    configure: impl FnOnce(HttpServerBuilder<EchoServer>) -> HttpServerBuilder<EchoServer>,
+) -> RunningHttpServer {
+    logs();
+    let builder = HttpServer::builder(|| Ok(EchoServer::new())).sse_keep_alive(None);
+    configure(builder)
+        .build()
+        .unwrap()
+        .start(CancellationToken::new())
+        .await
+        .unwrap()
+}
+
+/// One client of the server: a host header, maybe a token, maybe a session.
+struct Client {
+    addr: SocketAddr,
+    host: String,
+    token: Option<String>,
+    session: Option<String>,
+    seen: Vec<HttpReply>,
+}
+
+impl Client {
+    fn new(addr: SocketAddr, token: Option<&str>) -> Self {
+        Self {
+            addr,
+            host: format!("127.0.0.1:{}", addr.port()),
+            token: token.map(str::to_owned),
+            session: None,
+            seen: Vec::new(),
+        }
+    }
+
+    async fn request(&mut self, method: &str, extra: &[(&str, &str)], body: &[u8]) -> HttpReply {
+        let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
+        let mut headers: Vec<(&str, &str)> = vec![
+            ("Host", &self.host),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        if let Some(auth) = &auth {
+            headers.push(("Authorization", auth));
+        }
+        if let Some(session) = &self.session {
+            headers.push(("Mcp-Session-Id", session));
+        }
+        headers.extend_from_slice(extra);
+        let reply = http_request(self.addr, method, "/mcp", &headers, body)
+            .await
+            .unwrap();
+        self.seen.push(reply.clone());
+        reply
+    }
+
+    async fn post(&mut self, message: &Value) -> HttpReply {
+        let body = serde_json::to_vec(message).unwrap();
+        self.request("POST", &[], &body).await
+    }
+
+    /// Initializes a session; returns the initialize reply.
+    async fn connect(&mut self) -> HttpReply {
+        let reply = self.post(&initialize_request(1)).await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        self.session = reply.header("mcp-session-id").map(str::to_owned);
+        assert!(self.session.is_some(), "no session id");
+        let ack = self.post(&initialized_notification()).await;
+        assert_eq!(ack.status, 202, "{}", ack.text());
+        reply
+    }
+
+    async fn whoami(&mut self) -> HttpReply {
+        self.post(&call(2, "whoami", json!({}))).await
+    }
+}
+
+fn assert_401(reply: &HttpReply) {
+    assert_eq!(reply.status, 401, "{}", reply.text());
+    assert_eq!(reply.text(), UNAUTHORIZED_BODY);
+    assert_eq!(reply.header("www-authenticate"), Some("Bearer"));
+}
+
+fn assert_no_secret(text: &str) {
+    for secret in SECRETS {
+        assert!(!text.contains(secret), "a token leaked: {text}");
+    }
+}
+
+#[tokio::test]
+async fn missing_or_wrong_tokens_get_the_same_401() {
+    let server = start(|b| b.auth(token_table())).await;
+    let addr = server.local_addr();
+    let mut none = Client::new(addr, None);
+    assert_401(&none.post(&initialize_request(1)).await);
+    let mut wrong = Client::new(addr, Some(WRONG));
+    assert_401(&wrong.post(&initialize_request(1)).await);
+    // Right token, wrong scheme; two Authorization headers; empty token.
+    let basic = format!("Basic {ALICE}");
+    let twice = format!("Bearer {ALICE}");
+    for extra in [
+        vec![("Authorization", basic.as_str())],
+        vec![
+            ("Authorization", twice.as_str()),
+            ("Authorization", twice.as_str()),
+        ],
+        vec![("Authorization", "Bearer ")],
+    ] {
+        let body = serde_json::to_vec(&initialize_request(1)).unwrap();
+        assert_401(&none.request("POST", &extra, &body).await);
+    }
+    // Every method is guarded, not only POST.
+    assert_401(&none.request("GET", &[], b"").await);
+    assert_401(&none.request("DELETE", &[], b"").await);
+    for reply in none.seen.iter().chain(&wrong.seen) {
+        assert_no_secret(&reply.everything());
+    }
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_token_decides_the_caller_tools_see() {
+    let server = start(|b| b.auth(token_table())).await;
+    let addr = server.local_addr();
+    let mut alice = Client::new(addr, Some(ALICE));
+    alice.connect().await;
+    let reply = alice.whoami().await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(result_text(&reply.rpc().unwrap()), Some("alice"));
+
+    let mut bob = Client::new(addr, Some(BOB));
+    bob.connect().await;
+    assert_eq!(result_text(&bob.whoami().await.rpc().unwrap()), Some("bob"));
+
+    // Tools see the request headers, but never a credential.
+    let reply = alice
+        .request(
+            "POST",
+            &[
+                ("X-Canary", "visible-header"),
+                ("Cookie", "session=c00kie-secret"),
+            ],
+            &serde_json::to_vec(&call(3, "request_headers", json!({}))).unwrap(),
+        )
+        .await;
+    let seen = result_text(&reply.rpc().unwrap()).unwrap().to_owned();
+    assert!(seen.contains("x-canary: visible-header"), "{seen}");
+    assert!(
+        !seen.to_ascii_lowercase().contains("authorization"),
+        "{seen}"
+    );
+    assert!(!seen.contains("c00kie-secret"), "{seen}");
+    for reply in alice.seen.iter().chain(&bob.seen) {
+        assert_no_secret(&reply.everything());
+    }
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn without_auth_on_loopback_the_caller_is_local() {
+    let server = start(|b| b).await;
+    let mut client = Client::new(server.local_addr(), None);
+    client.connect().await;
+    assert_eq!(
+        result_text(&client.whoami().await.rpc().unwrap()),
+        Some("local")
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_session_id_is_not_an_identity() {
+    let server = start(|b| b.auth(token_table())).await;
+    let addr = server.local_addr();
+    let mut alice = Client::new(addr, Some(ALICE));
+    alice.connect().await;
+    let alice_session = alice.session.clone().unwrap();
+
+    // Bob presents Alice's session id with his own token.
+    let mut bob = Client::new(addr, Some(BOB));
+    bob.session = Some(alice_session.clone());
+    let reply = bob.whoami().await;
+    assert_eq!(reply.status, 404, "{}", reply.text());
+    assert_eq!(reply.text(), SESSION_NOT_FOUND_BODY);
+    // The same answer as for a session that never existed.
+    let mut bob_unknown = Client::new(addr, Some(BOB));
+    bob_unknown.session = Some("no-such-session".to_owned());
+    let unknown = bob_unknown.whoami().await;
+    assert_eq!(
+        (unknown.status, unknown.text()),
+        (reply.status, reply.text())
+    );
+    // He cannot end it either.
+    let delete = bob.request("DELETE", &[], b"").await;
+    assert_eq!(delete.status, 404);
+    // Nor listen on it.
+    let listen = bob.request("GET", &[], b"").await;
+    assert_eq!(listen.status, 404);
+    for r in &bob.seen {
+        assert!(!r.text().contains("alice"), "{}", r.text());
+    }
+
+    // Alice's session is unharmed and still hers.
+    assert_eq!(
+        result_text(&alice.whoami().await.rpc().unwrap()),
+        Some("alice")
+    );
+    // Once Alice ends it, it is gone for her too.
+    assert_eq!(alice.request("DELETE", &[], b"").await.status, 202);
+    assert_eq!(alice.whoami().await.status, 404);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn oversized_bodies_are_refused() {
+    let server = start(|b| b.auth(token_table()).max_body_bytes(64 * 1024)).await;
+    let addr = server.local_addr();
+    let mut alice = Client::new(addr, Some(ALICE));
+    alice.connect().await;
+    let big =
+        serde_json::to_vec(&call(5, "echo", json!({"text": "x".repeat(100 * 1024)}))).unwrap();
+    let reply = alice.request("POST", &[], &big).await;
+    assert_eq!(reply.status, 413, "{}", reply.text());
+    // Just under the limit is served.
+    let ok = serde_json::to_vec(&call(6, "echo", json!({"text": "y".repeat(60 * 1024)}))).unwrap();
+    let reply = alice.request("POST", &[], &ok).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(
+        result_text(&reply.rpc().unwrap()).map(str::len),
+        Some(60 * 1024)
+    );
+    // Without a token, the body is never looked at.
+    let mut anon = Client::new(addr, None);
+    assert_401(&anon.request("POST", &[], &big).await);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn foreign_host_headers_are_refused() {
+    let server = start(|b| b.auth(token_table())).await;
+    let addr = server.local_addr();
+    let mut evil = Client::new(addr, Some(ALICE));
+    evil.host = format!("evil.example:{}", addr.port());
+    let reply = evil.post(&initialize_request(1)).await;
+    assert_eq!(reply.status, 403, "{}", reply.text());
+    // Positive control: the loopback names rmcp allows by default work.
+    let mut local = Client::new(addr, Some(ALICE));
+    local.host = format!("localhost:{}", addr.port());
+    local.connect().await;
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn tokens_appear_in_no_log_line_and_no_response() {
+    let server = start(|b| b.auth(token_table())).await;
+    let addr = server.local_addr();
+    let mut replies = Vec::new();
+    for token in [Some(ALICE), Some(BOB), Some(WRONG), None] {
+        let mut c = Client::new(addr, token);
+        let init = c.post(&initialize_request(1)).await;
+        if init.status == 200 {
+            c.session = init.header("mcp-session-id").map(str::to_owned);
+            c.post(&initialized_notification()).await;
+            c.whoami().await;
+            c.post(&call(4, "request_headers", json!({}))).await;
+            c.post(&call(5, "echo", json!({"text": "hello"}))).await;
+            c.post(&json!({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope"}}))
+                .await;
+        }
+        // A token where it does not belong: in the session header.
+        c.session = token.map(str::to_owned);
+        c.whoami().await;
+        replies.extend(c.seen);
+    }
+    server.shutdown().await.unwrap();
+
+    for reply in &replies {
+        assert_no_secret(&reply.everything());
+    }
+    let logs = String::from_utf8(logs().lock().unwrap().clone()).unwrap();
+    // Positive control: the capture sees both our lines and rmcp's.
+    assert!(
+        logs.contains("authentication failed"),
+        "log capture is empty"
+    );
+    assert!(logs.contains("rmcp"), "rmcp's log lines were not captured");
+    assert_no_secret(&logs);
+}
