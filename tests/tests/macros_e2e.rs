@@ -450,25 +450,18 @@ mod startup_faults {
         #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
         pub async fn bad(
             &self,
-            #[bounded(max_len = 8, pattern = "(unclosed")] word: String,
             #[bounded(default = "sideways")] boundary: Boundary,
             #[bounded(max_len = 8, charset = "alnum", default = "a b")] label: String,
         ) -> Result<Output<bool>, ToolError> {
-            let _ = (word, boundary, label);
+            let _ = (boundary, label);
             Ok(Output::new(true))
         }
     }
 
     #[test]
-    fn invalid_patterns_and_defaults_fail_at_router_build() {
+    fn invalid_defaults_fail_at_router_build() {
         let e = BadSpecs::try_hardened_tool_router().unwrap_err();
         let faults = e.faults().join("\n");
-        assert!(
-            faults.contains(
-                "tool `bad`: argument `word`: its pattern is not a valid regular expression"
-            ),
-            "{faults}"
-        );
         assert!(
             faults.contains("argument `boundary`: its default violates its own bounds"),
             "{faults}"
