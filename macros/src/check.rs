@@ -409,6 +409,11 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
     // Keys that do not apply.
     let allowed = allowed_keys(&p.kind);
     for (key, span) in present_keys(b) {
+        let span = p
+            .key_spans
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or(span, |(_, s)| *s);
         if !allowed.contains(&key) {
             errors.rule(
                 span,
@@ -517,6 +522,18 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             spec.min_len = usize_key(&b.min_len, "min_len", &pname, errors);
             spec.max_len = usize_key(&b.max_len, "max_len", &pname, errors);
             spec.pattern = b.pattern.as_ref().map(LitStr::value);
+            if let Some(p) = &b.pattern
+                && regex_syntax::Parser::new().parse(&p.value()).is_err()
+            {
+                errors.rule(
+                    p.span(),
+                    format!("the `pattern` of `{pname}` is not a valid regular expression"),
+                    "an invalid pattern cannot be advertised in the schema nor checked; it would refuse \
+                     every value",
+                    "fix the regular expression (Rust `regex` syntax that is also valid ECMA-262), \
+                     anchored with `^…$`",
+                );
+            }
             if spec.max_len.is_none() && b.max_len.is_none() {
                 errors.rule(
                     at(&p.ty),

@@ -248,6 +248,29 @@ pub struct Param {
     pub bounded: Option<(BoundedAttr, Span)>,
     /// `#[bounded]` did not parse (already reported): no further rules.
     pub attr_failed: bool,
+    /// The span of each key written in `#[bounded(...)]`.
+    pub key_spans: Vec<(String, Span)>,
+}
+
+/// The span of each `key` in `#[attr(key = .., key, key(..))]`.
+fn key_spans(meta: &Meta) -> Vec<(String, Span)> {
+    let Meta::List(list) = meta else {
+        return Vec::new();
+    };
+    darling::ast::NestedMeta::parse_meta_list(list.tokens.clone())
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|m| match m {
+                    darling::ast::NestedMeta::Meta(m) => {
+                        let p = m.path();
+                        p.get_ident().map(|i| (i.to_string(), i.span()))
+                    }
+                    darling::ast::NestedMeta::Lit(_) => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// One `#[hardened_tool]` method.
@@ -331,12 +354,14 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
                 let mut bounded = None;
                 let mut attr_failed = false;
                 let mut is_args = false;
+                let mut spans = Vec::new();
                 let mut kept = Vec::new();
                 for a in std::mem::take(&mut pt.attrs) {
                     if a.path().is_ident("args") {
                         is_args = true;
                     } else if is_attr(&a, "bounded") {
                         let span = a.path().span();
+                        spans = key_spans(&a.meta);
                         let parsed = match &a.meta {
                             Meta::Path(_) => Ok(BoundedAttr::default()),
                             m => BoundedAttr::from_meta(m),
@@ -387,6 +412,7 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
                     ty: (*pt.ty).clone(),
                     bounded,
                     attr_failed,
+                    key_spans: spans,
                 });
             }
         }
@@ -463,9 +489,11 @@ pub fn struct_fields(fields: &syn::FieldsNamed, errors: &mut Errors) -> Vec<Para
         };
         let mut bounded = None;
         let mut attr_failed = false;
+        let mut spans = Vec::new();
         for a in &f.attrs {
             if a.path().is_ident("bounded") {
                 let span = a.path().span();
+                spans = key_spans(&a.meta);
                 match match &a.meta {
                     Meta::Path(_) => Ok(BoundedAttr::default()),
                     m => BoundedAttr::from_meta(m),
@@ -492,6 +520,7 @@ pub fn struct_fields(fields: &syn::FieldsNamed, errors: &mut Errors) -> Vec<Para
             ty: f.ty.clone(),
             bounded,
             attr_failed,
+            key_spans: spans,
         });
     }
     out

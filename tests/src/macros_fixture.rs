@@ -93,8 +93,18 @@ pub struct GridArgs {
 pub struct Solver {
     router: ToolRouter<Self>,
     runs: RunRoot,
+    _dir: Arc<RemoveOnDrop>,
     /// Released by tests to let `hold` return.
     pub gate: Arc<Notify>,
+}
+
+/// Removes the fixture's run root when the last server clone is dropped.
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 impl Default for Solver {
@@ -117,6 +127,7 @@ impl Solver {
         Self {
             router: Self::hardened_tool_router() + Self::rmcp_router(),
             runs,
+            _dir: Arc::new(RemoveOnDrop(dir)),
             gate: Arc::new(Notify::new()),
         }
     }

@@ -437,3 +437,38 @@ fn secret_like_output_fields_fail_at_router_build() {
     let text = panic.downcast_ref::<String>().unwrap();
     assert!(text.contains("access_token"), "{text}");
 }
+
+mod startup_faults {
+    use hardened_mcp::prelude::*;
+    use hardened_mcp_tests::macros_fixture::Boundary;
+
+    pub struct BadSpecs;
+
+    #[hardened_tools]
+    impl BadSpecs {
+        /// A tool whose declarations cannot be served.
+        #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
+        pub async fn bad(
+            &self,
+            #[bounded(default = "sideways")] boundary: Boundary,
+            #[bounded(max_len = 8, charset = "alnum", default = "a b")] label: String,
+        ) -> Result<Output<bool>, ToolError> {
+            let _ = (boundary, label);
+            Ok(Output::new(true))
+        }
+    }
+
+    #[test]
+    fn invalid_defaults_fail_at_router_build() {
+        let e = BadSpecs::try_hardened_tool_router().unwrap_err();
+        let faults = e.faults().join("\n");
+        assert!(
+            faults.contains("argument `boundary`: its default violates its own bounds"),
+            "{faults}"
+        );
+        assert!(
+            faults.contains("argument `label`: its default violates its own bounds"),
+            "{faults}"
+        );
+    }
+}
