@@ -808,6 +808,16 @@ impl<'ast> Visit<'ast> for Names {
         syn::visit::visit_expr_path(self, p);
     }
     fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    /// The callee of a call (`courant(a, b)`) names a function in scope,
+    /// not an argument: only the call's arguments are checked.
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if !matches!(&*c.func, Expr::Path(_)) {
+            self.visit_expr(&c.func);
+        }
+        for a in &c.args {
+            self.visit_expr(a);
+        }
+    }
 }
 
 fn check_refs(e: &Expr, what: &str, params: &[String], errors: &mut Errors) {
