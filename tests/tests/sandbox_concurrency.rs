@@ -119,7 +119,10 @@ async fn detached_jobs_report_status_and_cancel() {
         jobs.cancel(&caller("mallory"), &id).unwrap_err(),
         SandboxError::UnknownJob
     );
-    jobs.cancel(&alice, &id).unwrap();
+    assert!(
+        jobs.cancel(&alice, &id).unwrap(),
+        "a running job is cancelled"
+    );
     let t0 = std::time::Instant::now();
     let finished = loop {
         if let JobState::Finished(o) = jobs.status(&alice, &id).unwrap().state {
@@ -133,6 +136,10 @@ async fn detached_jobs_report_status_and_cancel() {
     };
     assert!(finished.cancelled);
     assert_eq!(finished.termination, Termination::Killed);
+    assert!(
+        !jobs.cancel(&alice, &id).unwrap(),
+        "cancelling an ended job reports that it was not running"
+    );
     assert_eq!(sb.limiter().in_use(), 0);
     let written = sink.0.lock().unwrap().clone();
     assert_eq!(written.len(), 2);

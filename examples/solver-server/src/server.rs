@@ -472,7 +472,7 @@ impl HeatServer {
         max_cost = 2e9,
         units = "cell-steps",
         cost = cells as f64 * steps as f64,
-        check(diffusivity * dt * (cells as f64 / length).powi(2) <= 0.5,
+        check(courant(diffusivity, dt, length, cells) <= 0.5,
               "unstable time step: diffusivity * dt / dx^2 must not exceed 0.5 (dx = length / cells)"),
         timeout_s = 10
     )]
@@ -534,7 +534,7 @@ impl HeatServer {
         units = "cell-steps",
         cost = cells as f64 * steps as f64 * points as f64,
         check(diffusivity_start < diffusivity_stop, "diffusivity_start must be below diffusivity_stop"),
-        check(diffusivity_stop * dt * (cells as f64 / length).powi(2) <= 0.5,
+        check(courant(diffusivity_stop, dt, length, cells) <= 0.5,
               "unstable time step at diffusivity_stop: diffusivity * dt / dx^2 must not exceed 0.5"),
         timeout_s = 10
     )]
@@ -767,10 +767,8 @@ impl HeatServer {
         run: RunDir,
     ) -> Result<Output<Done>, ToolError> {
         let outcome = match self.slot(&run) {
-            Some(Slot::Job(job)) => {
-                self.inner.jobs.cancel(ctx.caller(), &job)?;
-                "cancelled"
-            }
+            Some(Slot::Job(job)) if self.inner.jobs.cancel(ctx.caller(), &job)? => "cancelled",
+            Some(Slot::Job(_)) => "not running",
             Some(Slot::Queued) => {
                 self.slots()
                     .insert(run.handle().as_str().to_owned(), Slot::Abandoned);

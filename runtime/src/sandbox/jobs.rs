@@ -229,11 +229,16 @@ impl Jobs {
         })
     }
 
-    /// Cancels a job of `caller` (no effect once it has ended).
-    pub fn cancel(&self, caller: &CallerId, id: &JobId) -> Result<(), SandboxError> {
+    /// Cancels a job of `caller`. Returns whether it was still running (a
+    /// job that has ended is left as it is and gives `false`).
+    pub fn cancel(&self, caller: &CallerId, id: &JobId) -> Result<bool, SandboxError> {
         let table = self.lock();
-        owned(&table, caller, id)?.cancel.cancel();
-        Ok(())
+        let e = owned(&table, caller, id)?;
+        if e.outcome.is_some() {
+            return Ok(false);
+        }
+        e.cancel.cancel();
+        Ok(true)
     }
 
     /// Removes a job of `caller` from the table, cancelling it if it runs.
