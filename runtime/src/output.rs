@@ -20,6 +20,10 @@ use serde_json::Value;
 
 use crate::error::ToolError;
 
+/// Whether a property name looks like it holds a secret: the one rule of
+/// [`crate::redact::is_secret_like`], shared with log and header redaction.
+pub use crate::redact::is_secret_like;
+
 /// A tool's success value with server-authored warnings and artifacts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Output<T> {
@@ -228,53 +232,6 @@ pub fn output_schema<T: JsonSchema>() -> Arc<JsonObject> {
         }
         _ => Arc::new(JsonObject::new()),
     }
-}
-
-/// Words that mark a property name as secret-like (after splitting the name
-/// into lowercase words at `_`, `-`, digits and camelCase boundaries, with a
-/// plural `s` dropped). `api` followed by `key` counts as `apikey`.
-pub const SECRET_WORDS: &[&str] = &[
-    "token",
-    "password",
-    "passwd",
-    "secret",
-    "apikey",
-    "cookie",
-    "authorization",
-    "credential",
-];
-
-/// Whether a property name looks like it holds a secret.
-pub fn is_secret_like(name: &str) -> bool {
-    let mut words: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if !c.is_alphabetic() {
-            if !cur.is_empty() {
-                words.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !cur.is_empty() {
-            words.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_lowercase();
-        cur.extend(c.to_lowercase());
-    }
-    if !cur.is_empty() {
-        words.push(cur);
-    }
-    let norm = |w: &str| -> String {
-        let w = w.strip_suffix('s').filter(|s| s.len() > 3).unwrap_or(w);
-        w.to_owned()
-    };
-    let hit = |w: &str| SECRET_WORDS.contains(&norm(w).as_str());
-    words.iter().any(|w| hit(w))
-        || words
-            .windows(2)
-            .any(|p| p[0] == "api" && hit(&format!("{}{}", p[0], p[1])))
 }
 
 /// Every secret-like property name anywhere in a schema (nested objects,
