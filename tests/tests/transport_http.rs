@@ -198,7 +198,7 @@ async fn a_session_id_is_not_an_identity() {
         Some("alice")
     );
     // Once Alice ends it, it is gone for her too.
-    assert_eq!(alice.request("DELETE", &[], b"").await.status, 202);
+    assert_eq!(alice.request("DELETE", &[], b"").await.status, 204);
     assert_eq!(alice.whoami().await.status, 404);
     server.shutdown().await.unwrap();
 }

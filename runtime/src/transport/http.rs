@@ -587,7 +587,15 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
                     self.bindings.bind(created.to_owned(), caller).await;
                 }
             }
-            Some(id) if is_delete && response.status().is_success() => self.bindings.unbind(id),
+            Some(id) if is_delete && response.status().is_success() => {
+                self.bindings.unbind(id);
+                // rmcp answers a session DELETE with 202 Accepted, which
+                // clients expecting 200 or 204 (the official Python SDK)
+                // report as a failed termination: the session is gone, say so.
+                if response.status() == StatusCode::ACCEPTED {
+                    return no_content();
+                }
+            }
             Some(_) => {}
         }
         fix_error_body(response).await
@@ -681,6 +689,13 @@ fn fixed_status_text(status: StatusCode) -> &'static str {
         s if s.is_server_error() => "Internal Server Error",
         _ => "Request refused",
     }
+}
+
+/// `204 No Content`, empty.
+fn no_content() -> Response<HttpBody> {
+    let mut r = Response::new(Full::new(Bytes::new()).boxed());
+    *r.status_mut() = StatusCode::NO_CONTENT;
+    r
 }
 
 fn fixed(status: StatusCode, body: &'static str) -> Response<HttpBody> {
