@@ -1,0 +1,597 @@
+//! End to end over stdio with the rmcp client: spawns the built
+//! `solver-server` binary, drives every tool with good and hostile calls,
+//! validates every good result against the tool's advertised output schema,
+//! and checks every refusal is a structured tool error that echoes nothing
+//! from the input. A second part writes raw lines on the pipe to check the
+//! transport answers malformed JSON and keeps serving.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::time::Duration;
+
+use base64::Engine as _;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+use tokio::time::timeout;
+
+const SERVER: &str = env!("CARGO_BIN_EXE_solver-server");
+const SOLVER: &str = env!("CARGO_BIN_EXE_heat1d");
+
+/// Upper bound of every test, against hangs only.
+const TEST_BUDGET: Duration = Duration::from_secs(90);
+
+/// Marker placed in hostile values and key names; no response may contain it.
+const CANARY: &str = "CANARYq7Zx";
+
+const TOOLS: [&str; 10] = [
+    "heat_cancel",
+    "heat_delete",
+    "heat_list",
+    "heat_log",
+    "heat_plot",
+    "heat_result",
+    "heat_start",
+    "heat_status",
+    "heat_sweep",
+    "heat_wait",
+];
+
+/// A spawned server with an rmcp client session on its stdio.
+struct Session {
+    client: RunningService<RoleClient, ()>,
+    tools: HashMap<String, Tool>,
+    _root: tempfile::TempDir,
+}
+
+fn server_command(root: &std::path::Path) -> Command {
+    let mut cmd = Command::new(SERVER);
+    cmd.arg("serve")
+        .arg("--run-root")
+        .arg(root.join("runs"))
+        .arg("--solver")
+        .arg(SOLVER)
+        .env("RUST_LOG", "warn")
+        .kill_on_drop(true);
+    cmd
+}
+
+impl Session {
+    async fn start() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let (transport, _stderr) = TokioChildProcess::builder(server_command(root.path()))
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let client = ().serve(transport).await.unwrap();
+        let tools = client
+            .list_all_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| (t.name.to_string(), t))
+            .collect();
+        Self {
+            client,
+            tools,
+            _root: root,
+        }
+    }
+
+    async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let Value::Object(args) = args else {
+            panic!("arguments must be an object")
+        };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+        self.client.call_tool(params).await.unwrap()
+    }
+
+    /// Calls `tool`, asserts success, validates the structured result against
+    /// the advertised output schema, and returns its `data`.
+    async fn ok(&self, tool: &str, args: Value) -> Value {
+        let r = self.call(tool, args).await;
+        assert_ne!(r.is_error, Some(true), "{tool} failed: {r:?}");
+        let structured = r.structured_content.clone().expect("structured content");
+        let schema = Value::Object(
+            self.tools[tool]
+                .output_schema
+                .as_deref()
+                .cloned()
+                .expect("output schema"),
+        );
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&structured)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{tool}: result does not match its output schema: {errors:?}\n{structured}"
+        );
+        structured["data"].clone()
+    }
+
+    /// Calls `tool`, asserts a structured tool error, returns `(kind, message)`.
+    async fn err(&self, tool: &str, args: Value) -> (String, String) {
+        let r = self.call(tool, args).await;
+        refusal(tool, &r)
+    }
+
+    async fn shutdown(self) {
+        let _ = self.client.cancel().await;
+    }
+}
+
+/// Asserts `r` is a tool error with a structured `error` object whose text
+/// matches the text content and holds no canary; returns `(kind, message)`.
+fn refusal(tool: &str, r: &CallToolResult) -> (String, String) {
+    assert_eq!(r.is_error, Some(true), "{tool} accepted: {r:?}");
+    let wire = serde_json::to_string(r).unwrap();
+    assert!(!wire.contains(CANARY), "{tool} echoed the canary: {wire}");
+    let e = &r.structured_content.as_ref().expect("structured error")["error"];
+    let kind = e["kind"].as_str().expect("error.kind").to_owned();
+    let message = e["message"].as_str().expect("error.message").to_owned();
+    let text = r.content.first().and_then(|c| c.as_text()).expect("text");
+    assert_eq!(
+        text.text, message,
+        "{tool}: text and structured error differ"
+    );
+    (kind, message)
+}
+
+fn bounded<F: std::future::Future<Output = ()>>(f: F) -> impl std::future::Future<Output = ()> {
+    async move {
+        timeout(TEST_BUDGET, f)
+            .await
+            .expect("test exceeded its time budget");
+    }
+}
+
+/// A small stable run: 64 cells, Courant number 0.4, sine mode 1, Dirichlet.
+fn small_run(steps: u64) -> Value {
+    let dx = 1.0 / 64.0;
+    json!({"cells": 64, "steps": steps, "length": 1.0, "diffusivity": 1.0, "dt": 0.4 * dx * dx})
+}
+
+/// A run handle that is well formed but names no run.
+const UNKNOWN_HANDLE: &str = "heat_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+
+#[tokio::test]
+async fn tools_are_listed_with_strict_schemas() {
+    bounded(async {
+        let s = Session::start().await;
+        let mut names: Vec<&str> = s.tools.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(names, TOOLS);
+        let required: HashMap<&str, &[&str]> = HashMap::from([
+            (
+                "heat_start",
+                &["cells", "steps", "length", "diffusivity", "dt"][..],
+            ),
+            (
+                "heat_sweep",
+                &[
+                    "cells",
+                    "steps",
+                    "length",
+                    "dt",
+                    "diffusivity_start",
+                    "diffusivity_stop",
+                    "points",
+                ][..],
+            ),
+            ("heat_status", &["run"][..]),
+            ("heat_wait", &["run"][..]),
+            ("heat_log", &["run"][..]),
+            ("heat_result", &["run"][..]),
+            ("heat_plot", &["run"][..]),
+            ("heat_cancel", &["run"][..]),
+            ("heat_delete", &["run"][..]),
+            ("heat_list", &[][..]),
+        ]);
+        for (name, tool) in &s.tools {
+            let input = Value::Object((*tool.input_schema).clone());
+            assert_eq!(input["type"], "object", "{name}");
+            assert_eq!(input["additionalProperties"], false, "{name}");
+            let mut got: Vec<&str> = input["required"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            got.sort_unstable();
+            let mut want = required[name.as_str()].to_vec();
+            want.sort_unstable();
+            assert_eq!(got, want, "{name}: required");
+            for (key, prop) in input["properties"].as_object().into_iter().flatten() {
+                match prop["type"].as_str() {
+                    Some("integer" | "number") => assert!(
+                        (prop.get("minimum").is_some() || prop.get("exclusiveMinimum").is_some())
+                            && prop.get("maximum").is_some(),
+                        "{name}.{key} is unbounded: {prop}"
+                    ),
+                    Some("string") => assert!(
+                        prop.get("enum").is_some() || prop.get("maxLength").is_some(),
+                        "{name}.{key} is an unbounded string: {prop}"
+                    ),
+                    other => panic!("{name}.{key}: unexpected type {other:?}"),
+                }
+            }
+            jsonschema::validator_for(&input).expect("input schema compiles");
+            let output = Value::Object(
+                tool.output_schema
+                    .as_deref()
+                    .cloned()
+                    .unwrap_or_else(|| panic!("{name} has no output schema")),
+            );
+            assert_eq!(output["type"], "object", "{name}");
+            jsonschema::validator_for(&output).expect("output schema compiles");
+        }
+        let start = Value::Object((*s.tools["heat_start"].input_schema).clone());
+        assert_eq!(start["properties"]["cells"]["minimum"], 8);
+        assert_eq!(start["properties"]["cells"]["maximum"], 200_000);
+        assert_eq!(start["properties"]["dt"]["exclusiveMinimum"], 0.0);
+        assert_eq!(start["x-cost-ceiling"]["max"], 2e9);
+        s.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_run_goes_through_every_tool() {
+    bounded(async {
+        let s = Session::start().await;
+        let steps = 2000;
+        let started = s.ok("heat_start", small_run(steps)).await;
+        let handle = started["run_handle"].as_str().unwrap().to_owned();
+        assert!((started["courant"].as_f64().unwrap() - 0.4).abs() < 1e-12);
+        assert_eq!(started["cost"], 64.0 * steps as f64);
+
+        let waited = s
+            .ok("heat_wait", json!({"run": handle, "seconds": 30}))
+            .await;
+        assert_eq!(waited["state"], "succeeded", "{waited}");
+        let status = s.ok("heat_status", json!({"run": handle})).await;
+        assert_eq!(status["state"], "succeeded");
+        assert_eq!(status["exit_code"], 0);
+        assert_eq!(status["run_handle"], handle.as_str());
+
+        let result = s
+            .ok("heat_result", json!({"run": handle, "max_points": 65}))
+            .await;
+        assert_eq!(result["cells"], 64);
+        assert_eq!(result["steps"], steps);
+        assert_eq!(result["total_points"], 65);
+        assert_eq!(result["decimated"], false);
+        let t = result["t_final"].as_f64().unwrap();
+        let profile = result["profile"].as_array().unwrap();
+        assert_eq!(profile.len(), 65);
+        // Our own check against the exact solution e^{-π²t}·sin(πx).
+        let pi = std::f64::consts::PI;
+        let worst = profile
+            .iter()
+            .map(|p| {
+                let (x, u) = (p["x"].as_f64().unwrap(), p["u"].as_f64().unwrap());
+                (u - (-pi * pi * t).exp() * (pi * x).sin()).abs()
+            })
+            .fold(0.0, f64::max);
+        assert!(worst < 1e-3, "max error {worst}");
+        let reported = result["max_error"].as_f64().unwrap();
+        assert!(
+            reported < 1e-3 && (reported - worst).abs() < 1e-9,
+            "{reported} vs {worst}"
+        );
+        assert!(result["l2_error"].as_f64().unwrap() < 1e-3);
+        let decimated = s
+            .ok("heat_result", json!({"run": handle, "max_points": 5}))
+            .await;
+        assert_eq!(decimated["decimated"], true);
+        assert!(decimated["profile"].as_array().unwrap().len() <= 5);
+
+        for stream in ["stdout", "stderr"] {
+            let log = s
+                .ok(
+                    "heat_log",
+                    json!({"run": handle, "stream": stream, "tail_lines": 5}),
+                )
+                .await;
+            let notice = log["log"]["notice"].as_str().unwrap_or_default();
+            assert!(notice.contains("untrusted"), "{log}");
+            assert!(log["log"]["data"].is_array(), "{log}");
+        }
+
+        let plot = s.call("heat_plot", json!({"run": handle})).await;
+        assert_ne!(plot.is_error, Some(true));
+        let b64 = plot
+            .content
+            .iter()
+            .find_map(|c| c.as_image())
+            .expect("image content");
+        assert_eq!(b64.mime_type, "image/png");
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(&b64.data)
+            .unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        let info = s.ok("heat_plot", json!({"run": handle})).await;
+        assert_eq!(info["bytes"], png.len());
+
+        let list = s.ok("heat_list", json!({})).await;
+        assert!(
+            list["runs"].as_array().unwrap().contains(&json!(handle)),
+            "{list}"
+        );
+
+        let done = s.ok("heat_cancel", json!({"run": handle})).await;
+        assert_eq!(done["outcome"], "not running");
+        let deleted = s.ok("heat_delete", json!({"run": handle})).await;
+        assert_eq!(deleted["outcome"], "deleted");
+        let gone = s.err("heat_status", json!({"run": handle})).await;
+        let never = s.err("heat_status", json!({"run": UNKNOWN_HANDLE})).await;
+        assert_eq!(gone, never, "a deleted run answers like any unknown one");
+        let list = s.ok("heat_list", json!({})).await;
+        assert!(!list["runs"].as_array().unwrap().contains(&json!(handle)));
+        s.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_sweep_runs_every_point() {
+    bounded(async {
+        let s = Session::start().await;
+        let dx: f64 = 1.0 / 32.0;
+        let sweep = s
+            .ok(
+                "heat_sweep",
+                json!({"cells": 32, "steps": 500, "length": 1.0, "dt": 0.4 * dx * dx,
+                       "diffusivity_start": 0.5, "diffusivity_stop": 1.0, "points": 3}),
+            )
+            .await;
+        let points = sweep["points"].as_array().unwrap();
+        assert_eq!(points.len(), 3);
+        let alphas: Vec<f64> = points
+            .iter()
+            .map(|p| p["diffusivity"].as_f64().unwrap())
+            .collect();
+        assert_eq!(alphas, [0.5, 0.75, 1.0]);
+        let mut maxima = Vec::new();
+        for p in points {
+            let run = p["run_handle"].as_str().unwrap();
+            let st = s.ok("heat_wait", json!({"run": run, "seconds": 30})).await;
+            assert_eq!(st["state"], "succeeded", "{st}");
+            let r = s.ok("heat_result", json!({"run": run})).await;
+            maxima.push(r["max"].as_f64().unwrap());
+        }
+        // Faster diffusion decays the sine mode further.
+        assert!(maxima[0] > maxima[1] && maxima[1] > maxima[2], "{maxima:?}");
+        s.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_long_run_is_cancelled() {
+    bounded(async {
+        let s = Session::start().await;
+        // 2000 cells x 1e6 steps: the cost ceiling, seconds of work.
+        let dx: f64 = 1.0 / 2000.0;
+        let started = s
+            .ok(
+                "heat_start",
+                json!({"cells": 2000, "steps": 1_000_000, "length": 1.0,
+                       "diffusivity": 1.0, "dt": 0.4 * dx * dx}),
+            )
+            .await;
+        let run = started["run_handle"].as_str().unwrap().to_owned();
+        let done = s.ok("heat_cancel", json!({"run": run})).await;
+        assert_eq!(done["outcome"], "cancelled");
+        let st = s.ok("heat_wait", json!({"run": run, "seconds": 20})).await;
+        assert_eq!(st["state"], "cancelled", "{st}");
+        let st = s.ok("heat_status", json!({"run": run})).await;
+        assert_eq!(st["state"], "cancelled", "{st}");
+        let (kind, _) = s.err("heat_result", json!({"run": run})).await;
+        assert!(!kind.is_empty());
+        s.ok("heat_delete", json!({"run": run})).await;
+        s.shutdown().await;
+    })
+    .await;
+}
+
+/// Hostile inputs: each refused with a structured error, the same text
+/// whatever the hostile value was, and no canary echoed.
+#[tokio::test]
+async fn hostile_calls_are_refused_with_fixed_errors() {
+    bounded(async {
+        let s = Session::start().await;
+        let with = |k: &str, v: Value| {
+            let mut a = small_run(100);
+            a[k] = v;
+            a
+        };
+        let without = |k: &str| {
+            let mut a = small_run(100);
+            a.as_object_mut().unwrap().remove(k);
+            a
+        };
+        let sweep = |start: f64, stop: f64| {
+            json!({"cells": 32, "steps": 10, "length": 1.0, "dt": 1e-5,
+                   "diffusivity_start": start, "diffusivity_stop": stop, "points": 3})
+        };
+        // (class, tool, two variants that differ only in the hostile value)
+        let cases: Vec<(&str, &str, Value, Value)> = vec![
+            ("bool for integer", "heat_start", with("cells", json!(true)), with("cells", json!(false))),
+            ("bool for number", "heat_start", with("dt", json!(true)), with("dt", json!(false))),
+            ("numeric string", "heat_start", with("cells", json!("64")), with("cells", json!(format!("64{CANARY}")))),
+            ("NaN-like string", "heat_start", with("dt", json!("NaN")), with("dt", json!(format!("NaN{CANARY}")))),
+            ("infinity string", "heat_start", with("dt", json!("Infinity")), with("dt", json!("-inf"))),
+            ("null for number", "heat_start", with("steps", Value::Null), with("steps", Value::Null)),
+            ("array for number", "heat_start", with("steps", json!([1])), with("steps", json!([CANARY]))),
+            ("float for integer", "heat_start", with("cells", json!(64.5)), with("cells", json!(1e300))),
+            ("unknown key", "heat_start", with(CANARY, json!(1)), with(&format!("x{CANARY}"), json!(CANARY))),
+            ("missing key", "heat_start", without("cells"), without("cells")),
+            ("bad enum", "heat_start", with("boundary", json!(CANARY)), with("boundary", json!("Dirichlet"))),
+            ("cells too large", "heat_start", with("cells", json!(200_001)), with("cells", json!(u64::MAX))),
+            ("cells too small", "heat_start", with("cells", json!(7)), with("cells", json!(-1))),
+            ("huge length", "heat_start", with("length", json!(1e308)), with("length", json!(1e4))),
+            ("zero dt", "heat_start", with("dt", json!(0.0)), with("dt", json!(-1e-9))),
+            ("cost above ceiling", "heat_start",
+                json!({"cells": 200_000, "steps": 10_000_000, "length": 1000.0, "diffusivity": 1e-9, "dt": 1e-3}),
+                json!({"cells": 100_000, "steps": 100_000, "length": 1000.0, "diffusivity": 1e-9, "dt": 1e-3})),
+            ("unstable step", "heat_start", with("dt", json!(1.0)), with("dt", json!(0.6 / 64.0 / 64.0))),
+            ("sweep start >= stop", "heat_sweep", sweep(1.0, 0.5), sweep(0.7, 0.7)),
+            ("sweep too many points", "heat_sweep",
+                { let mut a = sweep(0.5, 1.0); a["points"] = json!(17); a },
+                { let mut a = sweep(0.5, 1.0); a["points"] = json!(1_000_000); a }),
+            ("oversized tail", "heat_log",
+                json!({"run": UNKNOWN_HANDLE, "tail_lines": 1001}),
+                json!({"run": UNKNOWN_HANDLE, "tail_lines": 4_000_000_000_u64})),
+            ("oversized max_points", "heat_result",
+                json!({"run": UNKNOWN_HANDLE, "max_points": 10_001}),
+                json!({"run": UNKNOWN_HANDLE, "max_points": 1})),
+            ("oversized wait", "heat_wait",
+                json!({"run": UNKNOWN_HANDLE, "seconds": 61}),
+                json!({"run": UNKNOWN_HANDLE, "seconds": 0})),
+        ];
+        let mut seen = Vec::new();
+        for (class, tool, a, b) in cases {
+            let ea = s.err(tool, a).await;
+            let eb = s.err(tool, b).await;
+            println!("{class:<24} {tool:<12} {ea:?}");
+            assert_eq!(ea.0, eb.0, "{class}: kind depends on the value");
+            if !matches!(class, "cells too small" | "float for integer" | "zero dt" | "oversized max_points" | "oversized wait" | "huge length" | "cells too large" | "oversized tail" | "sweep too many points") {
+                assert_eq!(ea.1, eb.1, "{class}: text depends on the value");
+            }
+            seen.push((class, ea));
+        }
+        // The run-handle classes: every tool taking `run` refuses them the same way.
+        let bad_handles = [
+            "../../etc/passwd".to_owned(),
+            "/etc".to_owned(),
+            "heat_..".to_owned(),
+            format!("heat_{CANARY}/../../{CANARY}AAAAAAAAAAAA"),
+            format!("heat_{}", "A".repeat(4096)),
+            String::new(),
+            format!("heat_{CANARY}\u{0}AAAAAAAAAAAAAAAAAA"),
+        ];
+        for tool in ["heat_status", "heat_wait", "heat_log", "heat_result", "heat_plot", "heat_cancel", "heat_delete"] {
+            let mut first: Option<(String, String)> = None;
+            for h in &bad_handles {
+                let e = s.err(tool, json!({"run": h})).await;
+                assert!(!e.1.contains("passwd") && !e.1.contains("/etc"), "{e:?}");
+                if let Some(f) = &first {
+                    assert_eq!(&e.0, &f.0, "{tool}: kind depends on the handle");
+                }
+                first.get_or_insert(e);
+            }
+            let unknown = s.err(tool, json!({"run": UNKNOWN_HANDLE})).await;
+            let unknown2 = s
+                .err(tool, json!({"run": format!("heat_{CANARY}{}", "B".repeat(30))}))
+                .await;
+            assert_eq!(unknown, unknown2, "{tool}: the unknown-run error is fixed");
+            assert_eq!(unknown.0, "unknown_run", "{tool}");
+            // A non-string handle is a type error, not a lookup.
+            s.err(tool, json!({"run": 42})).await;
+        }
+        // The server still works after all that.
+        s.ok("heat_list", json!({})).await;
+        assert_eq!(seen.len(), 22);
+        s.shutdown().await;
+    })
+    .await;
+}
+
+/// A raw JSON-RPC line session on the server's pipes.
+struct Raw {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    _root: tempfile::TempDir,
+}
+
+impl Raw {
+    async fn start() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let mut child = server_command(root.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut raw = Self {
+            child,
+            stdin,
+            lines,
+            _root: root,
+        };
+        raw.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#).await;
+        let init = raw.reply().await;
+        assert_eq!(init["id"], 0);
+        raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        raw
+    }
+
+    async fn send(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// The next message, within 5 s.
+    async fn reply(&mut self) -> Value {
+        let line = timeout(Duration::from_secs(5), self.lines.next_line())
+            .await
+            .expect("no reply within 5 s")
+            .unwrap()
+            .expect("server closed stdout");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    async fn list_works(&mut self, id: u32) {
+        self.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"heat_list","arguments":{{}}}}}}"#
+        ))
+        .await;
+        let r = self.reply().await;
+        assert_eq!(r["id"], id, "{r}");
+        assert_eq!(r["result"]["isError"], false, "{r}");
+    }
+}
+
+#[tokio::test]
+async fn malformed_numbers_on_the_wire_get_a_json_rpc_error_and_the_session_survives() {
+    bounded(async {
+        let mut raw = Raw::start().await;
+        raw.list_works(1).await;
+        let hostile = [
+            format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"heat_start","arguments":{{"cells":1e999,"steps":10,"length":1,"diffusivity":1,"dt":1e-6,"{CANARY}":1}}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"heat_start","arguments":{{"cells":NaN,"steps":10,"length":1,"diffusivity":1,"dt":1e-6,"{CANARY}":1}}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"heat_start","arguments":{{"cells":64,"steps":Infinity,"label":"{CANARY}"}}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"heat_start","arguments":{{"cells":-1e999,"{CANARY}":"{CANARY}"}}}}}}"#),
+            format!("{{\"{CANARY}\": not json at all"),
+        ];
+        for (i, line) in hostile.iter().enumerate() {
+            raw.send(line).await;
+            let r = raw.reply().await;
+            let text = r.to_string();
+            assert!(!text.contains(CANARY), "echoed: {text}");
+            let code = r["error"]["code"].as_i64().unwrap_or_else(|| panic!("no JSON-RPC error: {text}"));
+            assert!((-32700..=-32600).contains(&code), "{text}");
+            assert!(r.get("result").is_none(), "{text}");
+            raw.list_works(100 + i as u32).await;
+        }
+        drop(raw.stdin);
+        let status = timeout(Duration::from_secs(10), raw.child.wait())
+            .await
+            .expect("server did not exit when stdin closed")
+            .unwrap();
+        assert!(status.success(), "{status:?}");
+    })
+    .await;
+}
