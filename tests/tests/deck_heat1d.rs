@@ -10,7 +10,7 @@ use hardened_mcp::deck::{Deck, DeckIdent, DeckText, KeyValue};
 use proptest::prelude::*;
 
 #[allow(dead_code, missing_docs, clippy::all)]
-#[path = "../../examples/solver-server/src/bin/heat1d/deck.rs"]
+#[path = "../../examples/solver-server/src/heat1d/deck.rs"]
 mod heat1d;
 
 /// Serves only the deck under test and records every other file the

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 /// The directory name of the run root under the state or temp directory.
 pub const RUN_ROOT_DIR: &str = "hardened-mcp-solver";
-/// The solver's file name, looked up next to the server binary.
-pub const SOLVER_FILE: &str = "heat1d";
+/// The solver's file name, looked up next to the server binary; also the
+/// solver id, which the sandbox passes as `argv[0]`.
+pub const SOLVER_FILE: &str = crate::server::SOLVER_ID;
 
 /// The default run root: `$XDG_STATE_HOME/hardened-mcp-solver`, else
 /// `$HOME/.local/state/hardened-mcp-solver`, else the temp directory.
@@ -26,10 +27,28 @@ pub fn default_run_root() -> PathBuf {
     }
 }
 
-/// The default solver path: `heat1d` in the directory of the running binary.
+/// The default solver path: `heat1d` in the directory of the running
+/// binary when it is there (a `cargo build` of the package puts it there),
+/// else the running binary itself, which acts as `heat1d` when the sandbox
+/// starts it under that name (`cargo run` builds only the server binary).
+/// The registry checks whichever it is at start.
 pub fn default_solver() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
-    Some(exe.parent()?.join(SOLVER_FILE))
+    let beside = exe.parent()?.join(SOLVER_FILE);
+    match std::fs::symlink_metadata(&beside) {
+        Ok(m) if m.is_file() => Some(beside),
+        _ => Some(exe),
+    }
+}
+
+/// Whether this process was started as the solver: `argv[0]`'s file name
+/// is [`SOLVER_FILE`] (the sandbox passes the solver id as `argv[0]`).
+pub fn started_as_solver() -> bool {
+    std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .and_then(|p| p.file_name().map(|n| n == SOLVER_FILE))
+        .unwrap_or(false)
 }
 
 /// The solver path to use: the configured one, else the default.

@@ -241,12 +241,12 @@ async fn session(client: &Client, opts: &DemoOptions, containment: &str) -> Resu
             .and_then(|c| c.as_text())
             .map(|t| t.text.clone())
             .unwrap_or_default();
-        let refused = if r.is_error == Some(true) {
-            "refused"
+        let verdict = if r.is_error == Some(true) {
+            "->"
         } else {
-            "ACCEPTED (bug)"
+            "ACCEPTED (a bug):"
         };
-        println!("  {what:<32} {refused}: {text}");
+        println!("  {what:<32} {verdict} {text}");
         if r.is_error != Some(true) {
             return Err(StartError::new_demo(
                 "hostile call",

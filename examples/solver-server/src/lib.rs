@@ -6,5 +6,6 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod heat1d;
 pub mod plot;
 pub mod server;

@@ -1,5 +1,7 @@
 //! `solver-server`: the example's binary. `serve` (stdio, the default),
-//! `serve --http ADDR`, and `demo`; `--help` on each.
+//! `serve --http ADDR`, and `demo`; `--help` on each. Started under the
+//! name `heat1d` (as the sandbox starts the default solver when no separate
+//! `heat1d` executable sits beside it), it is the solver.
 
 use std::process::ExitCode;
 
@@ -7,6 +9,9 @@ use solver_server::cli::{self, Command};
 use solver_server::{app, demo};
 
 fn main() -> ExitCode {
+    if solver_server::config::started_as_solver() {
+        return solver_server::heat1d::main();
+    }
     let command = match cli::parse(std::env::args_os().skip(1)) {
         Ok(c) => c,
         Err(e) => {
@@ -23,6 +28,7 @@ fn main() -> ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
     tracing_subscriber::fmt()
+        .fmt_fields(hardened_mcp::redact::RedactingFields)
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();

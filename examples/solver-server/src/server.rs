@@ -467,7 +467,9 @@ fn summary_stats(u: &[f64]) -> (f64, f64, f64) {
 impl HeatServer {
     /// Start a 1-D heat-diffusion run (explicit finite differences for
     /// u_t = α·u_xx on [0, L]). Returns the run handle at once; the run
-    /// continues in the background: follow it with heat_wait or heat_status.
+    /// continues in the background: follow it with heat_wait (which sends MCP
+    /// progress notifications when the call carries a progress token) or
+    /// heat_status.
     #[hardened_tool(
         max_cost = 2e9,
         units = "cell-steps",

@@ -256,7 +256,11 @@ impl Sandbox {
             ),
         };
         let mut cmd = tokio::process::Command::new(solver.path());
-        cmd.args(&request.args)
+        // argv[0] is the solver id, not the server-side path: the solver
+        // learns nothing of the host layout, and a multi-call executable
+        // can tell which program it is to be.
+        cmd.arg0(solver.id())
+            .args(&request.args)
             .env_clear()
             .envs(inner.config.fixed_env.iter().map(|(k, v)| (k, v)))
             .envs(request.env.iter().map(|(k, v)| (k, v)))
