@@ -101,6 +101,42 @@ impl ToolError {
         }
     }
 
+    /// Every value [`ToolError::kind`] can take.
+    pub const KINDS: [&'static str; 9] = [
+        "invalid_arguments",
+        "cost_exceeded",
+        "busy",
+        "timeout",
+        "cancelled",
+        "unknown_run",
+        "not_found",
+        "rejected",
+        "internal",
+    ];
+
+    /// The JSON Schema (draft 2020-12) of the structured `error` object that
+    /// [`ToolError::to_json`] builds: `kind` and `message` always, the other
+    /// fields where the kind has them. Output schemas advertise it, so an
+    /// error result validates against the tool's output schema too.
+    pub fn json_schema() -> Value {
+        json!({
+            "type": "object",
+            "description": "A fixed, server-authored error: sent instead of data, warnings and artifacts when the result has isError: true.",
+            "properties": {
+                "kind": { "type": "string", "enum": Self::KINDS },
+                "message": { "type": "string" },
+                "code": { "type": "string", "description": "Which argument rule failed (invalid_arguments)." },
+                "argument": { "type": "string", "description": "The declared argument name (invalid_arguments)." },
+                "bound": { "description": "The declared bound that failed (invalid_arguments)." },
+                "ceiling": { "type": "number", "description": "The declared cost ceiling (cost_exceeded)." },
+                "units": { "type": "string", "description": "The cost units (cost_exceeded)." },
+                "reference": { "type": "string", "description": "The id under which the server logged the detail (internal)." }
+            },
+            "required": ["kind", "message"],
+            "additionalProperties": false
+        })
+    }
+
     /// The structured `error` object.
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();

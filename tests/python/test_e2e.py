@@ -6,8 +6,8 @@ with bearer tokens: lists the tools and checks each schema, runs a short
 simulation to completion with progress notifications, reads its status, log,
 result and plot, and sends the hostile classes (bool for a number, numeric
 string, NaN-like string, unknown key, traversal handle, oversized values).
-Every successful result is validated against the tool's advertised output
-schema; no response may contain the canary placed in hostile input; over
+Every result, success or error, is validated against the tool's advertised
+output schema; no response may contain the canary placed in hostile input; over
 HTTP, a missing or wrong token gets 401 and one caller cannot see another's
 runs. The tokens must appear neither in responses nor in the server's log.
 
@@ -139,6 +139,8 @@ class Driver:
         check(isinstance(kind, str) and isinstance(message, str), f"{tool}: error fields")
         texts = [c.text for c in r.content if getattr(c, "type", None) == "text"]
         check(texts == [message], f"{self.label}: {tool}: text content differs from error.message")
+        errors = [e.message for e in self.validators[tool].iter_errors(r.structured_content)]
+        check(not errors, f"{self.label}: {tool} error result violates its output schema: {errors}")
         return kind, message
 
 

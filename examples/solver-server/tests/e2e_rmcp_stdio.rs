@@ -98,6 +98,21 @@ impl Session {
         let r = self.call(tool, args).await;
         assert_ne!(r.is_error, Some(true), "{tool} failed: {r:?}");
         let structured = r.structured_content.clone().expect("structured content");
+        self.conforms(tool, &structured);
+        structured["data"].clone()
+    }
+
+    /// Calls `tool`, asserts a structured tool error, returns `(kind, message)`.
+    /// Also validates the error result against the advertised output schema:
+    /// error results are one of the two shapes it admits.
+    async fn err(&self, tool: &str, args: Value) -> (String, String) {
+        let r = self.call(tool, args).await;
+        let e = refusal(tool, &r);
+        self.conforms(tool, r.structured_content.as_ref().unwrap());
+        e
+    }
+
+    fn conforms(&self, tool: &str, structured: &Value) {
         let schema = Value::Object(
             self.tools[tool]
                 .output_schema
@@ -107,20 +122,13 @@ impl Session {
         );
         let validator = jsonschema::validator_for(&schema).unwrap();
         let errors: Vec<String> = validator
-            .iter_errors(&structured)
+            .iter_errors(structured)
             .map(|e| e.to_string())
             .collect();
         assert!(
             errors.is_empty(),
             "{tool}: result does not match its output schema: {errors:?}\n{structured}"
         );
-        structured["data"].clone()
-    }
-
-    /// Calls `tool`, asserts a structured tool error, returns `(kind, message)`.
-    async fn err(&self, tool: &str, args: Value) -> (String, String) {
-        let r = self.call(tool, args).await;
-        refusal(tool, &r)
     }
 
     async fn shutdown(self) {
