@@ -1,25 +1,54 @@
 //! Disk full: a run whose directory is on a full file system ends with the
 //! fixed "out of disk space" error while a run elsewhere, at the same time,
 //! succeeds. The tmpfs is mounted by a helper process in its own mount
-//! namespace (never inside the multithreaded test harness).
+//! namespace (never inside the multithreaded test harness): `unshare
+//! --mount` as root, else `unshare --user --map-root-user --mount`, so the
+//! test also runs unprivileged where user namespaces are allowed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
+use std::process::{Command, Output};
+
+/// `unshare` flags, in the order tried: a plain mount namespace (needs
+/// CAP_SYS_ADMIN), then one owned by a new user namespace (unprivileged).
+const ATTEMPTS: [&[&str]; 2] = [
+    &["--mount", "--propagation", "private"],
+    &[
+        "--user",
+        "--map-root-user",
+        "--mount",
+        "--propagation",
+        "private",
+    ],
+];
+
+/// Runs the helper under the first `unshare` that lets it complete.
+fn run_helper() -> Output {
+    let mut failures = Vec::new();
+    for flags in ATTEMPTS {
+        let out = Command::new("unshare")
+            .args(flags)
+            .arg("--")
+            .arg(env!("CARGO_BIN_EXE_sbx_diskfull"))
+            .arg(env!("CARGO_BIN_EXE_sbx_escape"))
+            .output()
+            .expect("unshare runs (util-linux)");
+        if out.status.success() {
+            return out;
+        }
+        failures.push(format!(
+            "unshare {flags:?}: {}: {} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    panic!("no mount namespace for the helper: {failures:#?}");
+}
 
 #[test]
 fn full_run_dir_gives_a_fixed_error_and_other_runs_are_unaffected() {
-    let out = Command::new("unshare")
-        .args(["-m", "--propagation", "private"])
-        .arg(env!("CARGO_BIN_EXE_sbx_diskfull"))
-        .arg(env!("CARGO_BIN_EXE_sbx_escape"))
-        .output()
-        .expect("unshare runs (util-linux; tests run as root)");
+    let out = run_helper();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "helper failed: {stdout} {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert!(
         stdout.contains("full=the run ran out of disk space\n"),
         "{stdout}"

@@ -1,5 +1,6 @@
 //! The sandbox on a `RunDir` of the run root: a detached job whose status
-//! and logs are persisted in its run directory.
+//! and logs are persisted in its run directory, and the run root's records
+//! (owner record, root key) kept from the solver.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "sandbox_support/mod.rs"]
@@ -10,7 +11,8 @@ use std::time::Duration;
 
 use hardened_mcp::runs::{FileName, RunRoot};
 use hardened_mcp::sandbox::{
-    JOB_STATUS_FILE, JobState, Jobs, RunRequest, STDERR_LOG_FILE, STDOUT_LOG_FILE, Termination,
+    JOB_STATUS_FILE, JobState, Jobs, RunRequest, STDERR_LOG_FILE, STDOUT_LOG_FILE, SandboxConfig,
+    Termination,
 };
 use support::*;
 use tokio_util::sync::CancellationToken;
@@ -115,4 +117,69 @@ async fn write_only_in_protects_the_run_records() {
         root.resolve(handle.as_str(), &alice).is_err(),
         "the solver rewrote the owner record"
     );
+}
+
+/// A run root under /dev/shm (as the tests and benches use): the solver may
+/// not read the root's `.key` (the HMAC key of the owner records), though
+/// its own run directory, on /dev/shm too, stays fully usable. Controls: the
+/// same probe unconfined reads the key, and so does the same sandboxed probe
+/// when all of /dev is a read path (the old default).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_root_under_dev_shm_keeps_its_key_from_the_solver() {
+    let shm = std::path::Path::new("/dev/shm");
+    assert!(shm.is_dir(), "this host class has /dev/shm");
+    let tmp = tempfile::tempdir_in(shm).unwrap();
+    let root_path = tmp.path().join("runs");
+    let root = RunRoot::open(&root_path).unwrap();
+    let alice = caller("alice");
+    let (handle, dir) = root.create(&alice).unwrap();
+    let key_path = root_path.join(".key");
+    assert!(
+        key_path.is_file(),
+        "run root layout as expected by this test"
+    );
+    let key = key_path.to_str().unwrap();
+    let run_path = root_path.join(handle.as_str());
+    let input = run_path.join("input.txt");
+    std::fs::write(&input, b"deck").unwrap();
+    let output = run_path.join("out.txt");
+    let probe = |args: [&str; 2]| RunRequest::new("escape").args(args);
+    let t = CancellationToken::new();
+    let sb = sandbox();
+
+    let o = sb
+        .run_in(&alice, &dir, probe(["read", key]), &t)
+        .await
+        .unwrap();
+    assert_eq!(o.termination, Termination::Exited(1), "{o:?}");
+    let o = sb
+        .run_in(&alice, &dir, probe(["read", input.to_str().unwrap()]), &t)
+        .await
+        .unwrap();
+    assert!(o.success(), "{o:?}");
+    let o = sb
+        .run_in(&alice, &dir, probe(["write", output.to_str().unwrap()]), &t)
+        .await
+        .unwrap();
+    assert!(o.success(), "{o:?}");
+    assert_eq!(std::fs::read(&output).unwrap(), b"escaped");
+
+    let st = std::process::Command::new(ESCAPE)
+        .args(["read", key])
+        .current_dir(&run_path)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(0), "control could not read the key");
+    let mut read_paths = SandboxConfig::default().read_paths;
+    read_paths.push("/dev".into());
+    let wide = sandbox_with(SandboxConfig {
+        read_paths,
+        ..SandboxConfig::default()
+    });
+    let o = wide
+        .run_in(&alice, &dir, probe(["read", key]), &t)
+        .await
+        .unwrap();
+    assert!(o.success(), "with /dev readable the key leaks: {o:?}");
 }

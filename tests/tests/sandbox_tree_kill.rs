@@ -112,6 +112,7 @@ async fn cancellation_kills_the_whole_tree() {
             &cancel,
         )
         .unwrap();
+    let monitor = run.monitor_pid().unwrap();
     wait_ready(&run).await;
     assert!(!lock_is_free(&lock), "holders hold the lock while running");
     let t0 = Instant::now();
@@ -120,8 +121,14 @@ async fn cancellation_kills_the_whole_tree() {
     assert!(t0.elapsed() < Duration::from_secs(3));
     assert!(out.cancelled && !out.timed_out);
     assert_eq!(out.termination, Termination::Killed);
+    assert!(
+        out.logs_complete,
+        "no pipe holder can outlive the namespace"
+    );
     assert_ready_with_two_holders(out.stdout.head.as_untrusted_bytes(), dir.path());
-    assert!(lock_is_free(&lock));
+    assert!(lock_is_free(&lock), "a holder survived the cancellation");
+    assert!(lock_acquired_within(&lock, Duration::from_secs(1)));
+    assert!(!pid_exists(monitor), "monitor left unreaped");
     let left = processes_named("sbx_forker");
     assert!(left.is_empty(), "{left:?}");
 }

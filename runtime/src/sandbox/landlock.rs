@@ -19,10 +19,27 @@ use super::error::{ConfigError, SandboxError};
 /// they know.
 const POLICY_ABI: ABI = ABI::V6;
 
-/// System directories a solver may read by default. Home directories,
-/// /tmp, /var, /run, /srv, /mnt and /root are not among them.
+/// System directories (and device files) a solver may read by default.
+/// Home directories, /tmp, /var, /run, /srv, /mnt and /root are not among
+/// them, nor is /dev as a whole: only the data-less devices below are, so a
+/// run root under /dev/shm (its `.key`, other runs) stays out of reach. The
+/// run directory is granted separately, wherever it is. `/dev/null` is
+/// readable and writable (see `WRITABLE_DEVICES`); `/dev/fd`, `/dev/stdin`
+/// and friends are symlinks into /proc, which is readable.
 pub const DEFAULT_READ_PATHS: &[&str] = &[
-    "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/dev", "/proc", "/sys",
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/bin",
+    "/sbin",
+    "/etc",
+    "/opt",
+    "/dev/zero",
+    "/dev/random",
+    "/dev/urandom",
+    "/proc",
+    "/sys",
 ];
 
 /// Files a solver may also write (they discard or produce no data).

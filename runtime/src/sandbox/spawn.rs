@@ -43,6 +43,10 @@ use std::time::Duration;
 /// error that should not happen); the server treats the run as failed.
 const EXIT_LOST_CHILD: libc::c_int = 125;
 
+/// Exit code of a freshly forked init or solver whose parent had already
+/// died when it armed `PR_SET_PDEATHSIG` (so no signal would ever come).
+const EXIT_PARENT_GONE: libc::c_int = 124;
+
 /// How often the monitor polls its child when `pidfd_open` is unavailable.
 const POLL_FALLBACK_MS: libc::c_int = 10;
 
@@ -147,7 +151,8 @@ pub(crate) fn install(cmd: &mut tokio::process::Command, plan: ChildPlan) {
     // was fully prepared before the fork; it allocates nothing and takes no
     // lock (`io::Error::last_os_error` and `from_raw_os_error` build an
     // errno-carrying value without allocating). Processes that must not
-    // return to the standard library (monitor, init) end in `_exit`.
+    // return to the standard library (monitor, init, and a child whose
+    // parent died before it armed `PR_SET_PDEATHSIG`) end in `_exit`.
     unsafe {
         cmd.pre_exec(move || child_main(&plan));
     }
@@ -164,20 +169,108 @@ fn child_main(plan: &ChildPlan) -> io::Result<()> {
         // SAFETY: unshare with constant flags; this process has one thread.
         cvt(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) })?;
     }
+    // With a PID namespace the child is pid 1 of it, and its parent (this
+    // process) is outside: its `getppid()` is 0 whether we live or not.
+    let watch = ParentWatch::prepare(plan.pid_namespace)?;
     let pid = raw_fork()?;
     if pid > 0 {
-        monitor(pid, plan);
+        monitor(pid, plan, watch.parent());
     }
-    die_with_parent()?;
+    watch.child()?;
     if plan.pid_namespace {
         // This process is pid 1 of the new namespace.
+        let watch = ParentWatch::prepare(false)?;
         let pid = raw_fork()?;
         if pid > 0 {
-            init(pid, plan);
+            init(pid, plan, watch.parent());
         }
-        die_with_parent()?;
+        watch.child()?;
     }
     harden(plan)
+}
+
+/// Lets a freshly forked child tell whether its parent was still alive when
+/// the child armed `PR_SET_PDEATHSIG`: a parent that dies between the fork
+/// and the `prctl` sends no signal, and the child would live on unwatched.
+/// Prepared (pipe created, pid recorded) before the fork; both sides then
+/// only make system calls.
+#[derive(Debug, Clone, Copy)]
+struct ParentWatch {
+    /// What the child's `getppid()` returns while the parent lives: the
+    /// parent's pid, or 0 when the child is pid 1 of a new PID namespace.
+    ppid: libc::pid_t,
+    /// Read end of a pipe whose only write end the parent keeps open until
+    /// it exits: it hangs up when the parent dies, namespaces or not.
+    alive_rd: RawFd,
+    alive_wr: RawFd,
+}
+
+impl ParentWatch {
+    /// Before the fork. `child_is_ns_init`: the child will be pid 1 of a PID
+    /// namespace that this process created (`getppid()` tells it nothing).
+    fn prepare(child_is_ns_init: bool) -> io::Result<Self> {
+        let mut fds: [libc::c_int; 2] = [-1, -1];
+        // SAFETY: pipe2 writes two descriptors into a live local array.
+        cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+        let ppid = if child_is_ns_init {
+            0
+        } else {
+            // SAFETY: getpid takes no arguments and cannot fail.
+            unsafe { libc::getpid() }
+        };
+        Ok(Self {
+            ppid,
+            alive_rd: fds[0],
+            alive_wr: fds[1],
+        })
+    }
+
+    /// In the parent after the fork: the write end, to keep open until exit.
+    fn parent(self) -> RawFd {
+        close_fd(self.alive_rd);
+        self.alive_wr
+    }
+
+    /// In the child after the fork: arms `PR_SET_PDEATHSIG`, then `_exit`s if
+    /// the parent is already gone (re-parented, or its pipe end closed).
+    fn child(self) -> io::Result<()> {
+        close_fd(self.alive_wr);
+        // SAFETY: prctl with integer arguments.
+        cvt(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) })?;
+        // The parent closes its descriptors before the kernel looks for
+        // children to signal; order our prctl before the checks below.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        let gone = self.parent_gone();
+        close_fd(self.alive_rd);
+        if gone {
+            exit(EXIT_PARENT_GONE);
+        }
+        Ok(())
+    }
+
+    fn parent_gone(&self) -> bool {
+        // SAFETY: getppid takes no arguments and cannot fail.
+        if unsafe { libc::getppid() } != self.ppid {
+            return true;
+        }
+        let mut fd = libc::pollfd {
+            fd: self.alive_rd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        loop {
+            // SAFETY: `fd` is a live pollfd; timeout 0 never blocks.
+            let n = unsafe { libc::poll(&mut fd, 1, 0) };
+            if n >= 0 {
+                // Nobody writes to the pipe: any event is the hang-up.
+                return n > 0 && fd.revents != 0;
+            }
+            if !interrupted() {
+                // Cannot tell: assume the worst rather than run unwatched.
+                return true;
+            }
+        }
+    }
 }
 
 /// The solver's own hardening, last step before `exec`.
@@ -221,14 +314,15 @@ fn harden(plan: &ChildPlan) -> io::Result<()> {
 
 /// The monitor: waits for its child, kills the tree when the control pipe
 /// hangs up. Never returns.
-fn monitor(child: libc::pid_t, plan: &ChildPlan) -> ! {
+/// `alive` is the write end of the child's [`ParentWatch`] pipe.
+fn monitor(child: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
     let control = plan.control.as_raw_fd();
     let status = if plan.pid_namespace {
         -1
     } else {
         plan.status.as_raw_fd()
     };
-    close_all_except([control, status]);
+    close_all_except([control, status, alive]);
     // SAFETY: pidfd_open with integer arguments; a failure returns -1.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, child, 0) } as RawFd;
     let mut killed = false;
@@ -282,9 +376,10 @@ fn monitor(child: libc::pid_t, plan: &ChildPlan) -> ! {
 }
 
 /// Pid 1 of the namespace: reaps everything, reports the solver's end.
-fn init(solver: libc::pid_t, plan: &ChildPlan) -> ! {
+/// `alive` is the write end of the solver's [`ParentWatch`] pipe.
+fn init(solver: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
     let status = plan.status.as_raw_fd();
-    close_all_except([status, -1]);
+    close_all_except([status, alive, -1]);
     let mut cpu_us: u64 = 0;
     loop {
         let mut ws: libc::c_int = 0;
@@ -336,12 +431,11 @@ fn rusage_us(ru: &libc::rusage) -> u64 {
     tv(&ru.ru_utime).saturating_add(tv(&ru.ru_stime))
 }
 
-/// Closes every descriptor except the (at most two) given ones; `-1`
+/// Closes every descriptor except the (at most three) given ones; `-1`
 /// entries are ignored.
-fn close_all_except(mut keep: [RawFd; 2]) {
-    if keep[0] > keep[1] {
-        keep.swap(0, 1);
-    }
+fn close_all_except(mut keep: [RawFd; 3]) {
+    // In-place sort of a fixed array: no allocation.
+    keep.sort_unstable();
     let mut low: libc::c_uint = 0;
     for k in keep {
         let Ok(k) = libc::c_uint::try_from(k) else {
@@ -353,6 +447,11 @@ fn close_all_except(mut keep: [RawFd; 2]) {
         low = k.saturating_add(1);
     }
     close_range(low, libc::c_uint::MAX);
+}
+
+fn close_fd(fd: RawFd) {
+    // SAFETY: close of a descriptor this process owns and no longer uses.
+    unsafe { libc::close(fd) };
 }
 
 fn close_range(first: libc::c_uint, last: libc::c_uint) {
@@ -382,11 +481,6 @@ fn reset_signals() {
         libc::sigemptyset(&mut set);
         libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
     }
-}
-
-fn die_with_parent() -> io::Result<()> {
-    // SAFETY: prctl with integer arguments.
-    cvt(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) }).map(drop)
 }
 
 /// `fork` as a raw `clone(SIGCHLD)`: no `atfork` handlers run.
@@ -502,5 +596,95 @@ mod tests {
         let mut bad = r;
         bad[0] ^= 1;
         assert_eq!(ExitRecord::decode(&bad), None);
+    }
+
+    /// Stages the parent-death race on purpose: a middle process prepares a
+    /// [`ParentWatch`] and forks; when `parent_dies` it exits at once, while
+    /// its child waits 200 ms before arming `PR_SET_PDEATHSIG`. The child
+    /// reports on a pipe when it got past [`ParentWatch::child`]. Returns
+    /// whether it did. `ns_init`: the child is pid 1 of a new PID namespace,
+    /// as the init is.
+    fn child_goes_on(parent_dies: bool, ns_init: bool) -> bool {
+        let mut report: [libc::c_int; 2] = [-1, -1];
+        // SAFETY: pipe2 into a live local array.
+        assert_eq!(
+            unsafe { libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC) },
+            0
+        );
+        let [rd, wr] = report;
+        let middle = raw_fork().unwrap();
+        if middle == 0 {
+            // Child of a multithreaded test process: system calls only.
+            // SAFETY: unshare with constant flags in a single-threaded child.
+            if ns_init && unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) } != 0 {
+                exit(90);
+            }
+            let Ok(watch) = ParentWatch::prepare(ns_init) else {
+                exit(91);
+            };
+            match raw_fork() {
+                Ok(0) => {
+                    let pause = libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 200_000_000,
+                    };
+                    // SAFETY: pointer to a live local; no remainder wanted.
+                    unsafe { libc::nanosleep(&pause, std::ptr::null_mut()) };
+                    if watch.child().is_err() {
+                        exit(92);
+                    }
+                    // SAFETY: write from a live one-byte buffer.
+                    unsafe { libc::write(wr, b"S".as_ptr().cast(), 1) };
+                    exit(0);
+                }
+                Ok(child) => {
+                    let _alive = watch.parent();
+                    if !parent_dies {
+                        let mut ws = 0;
+                        // SAFETY: pointer to a live local.
+                        unsafe { libc::waitpid(child, &mut ws, 0) };
+                    }
+                    exit(0);
+                }
+                Err(_) => exit(93),
+            }
+        }
+        close_fd(wr);
+        let mut ws = 0;
+        // SAFETY: pointer to a live local; `middle` is our child.
+        assert_eq!(unsafe { libc::waitpid(middle, &mut ws, 0) }, middle);
+        assert_eq!(ws, 0, "middle process failed: {ws:#x}");
+        let mut fd = libc::pollfd {
+            fd: rd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: a live pollfd. Readable on the report byte or on EOF (the
+        // child exited).
+        assert_eq!(unsafe { libc::poll(&mut fd, 1, 5_000) }, 1, "no answer");
+        let mut b = [0u8; 1];
+        // SAFETY: read into a live one-byte buffer.
+        let n = unsafe { libc::read(rd, b.as_mut_ptr().cast(), 1) };
+        close_fd(rd);
+        n == 1 && b == *b"S"
+    }
+
+    #[test]
+    fn child_of_a_parent_that_died_before_pdeathsig_exits() {
+        assert!(!child_goes_on(true, false), "orphan went on unwatched");
+        // Control: the same child, whose parent lives, goes on.
+        assert!(child_goes_on(false, false));
+    }
+
+    #[test]
+    fn namespace_init_whose_parent_died_before_pdeathsig_exits() {
+        if !probe_pid_namespace() {
+            eprintln!("no user + PID namespaces on this host; nothing to check");
+            return;
+        }
+        // getppid() of a namespace's pid 1 is 0 either way: only the pipe
+        // can tell.
+        assert!(!child_goes_on(true, true), "orphan init went on unwatched");
+        assert!(child_goes_on(false, true));
     }
 }

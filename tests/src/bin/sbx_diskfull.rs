@@ -1,6 +1,6 @@
 //! Sandbox test helper for the disk-full case. Run it inside a private mount
-//! namespace (`unshare -m --propagation private sbx_diskfull <escape-probe>`):
-//! it mounts a small tmpfs, fills it, then runs two sandboxed writers at the
+//! namespace (`unshare -m --propagation private sbx_diskfull <escape-probe>`,
+//! with `--user --map-root-user` added when not root): it mounts a small tmpfs, fills it, then runs two sandboxed writers at the
 //! same time, one whose run directory is on the full tmpfs and one on the
 //! ordinary temporary directory. Prints `full=<error>` and `other=<error or
 //! ok>` and exits 0 when it could perform the experiment.

@@ -1,7 +1,8 @@
 //! Sandbox test probe: one escape attempt per invocation. Exit 0 means the
 //! attempt succeeded (the control expects 0), exit 1 that it was denied.
 //!
-//! Modes: `write <path>`, `read <path>`, `env <name>`, `connect <port>`, `fd <n>`,
+//! Modes: `write <path>`, `read <path>`, `contains <path> <text>` (the file
+//! is readable and holds `text`), `env <name>`, `connect <port>`, `fd <n>`,
 //! `cpu <seconds>`, `fsize <bytes>`, `nofile <count>`, `sleep <ms>`,
 //! `progress <steps>`, `exit <code>`.
 
@@ -32,6 +33,16 @@ fn main() {
         "read" => {
             let path = args.get(2).unwrap_or_else(|| std::process::exit(2));
             verdict(std::fs::read(path).is_ok_and(|b| !b.is_empty()))
+        }
+        "contains" => {
+            let (Some(path), Some(text)) = (args.get(2), args.get(3)) else {
+                std::process::exit(2);
+            };
+            let text = text.as_bytes();
+            verdict(
+                std::fs::read(path)
+                    .is_ok_and(|b| !text.is_empty() && b.windows(text.len()).any(|w| w == text)),
+            )
         }
         "env" => {
             let name = args.get(2).unwrap_or_else(|| std::process::exit(2));
