@@ -26,11 +26,10 @@ pub use hardened_mcp_macros::{HardenedArgs, ToolEnum, bounded, hardened_tool, ha
 pub use identity::CallerId;
 pub use output::Output;
 
-#[doc(hidden)]
-pub mod private;
-
-/// Support for generated code; not a public API.
+/// Support for generated code; not a public API. Generated code reaches the
+/// runtime only through `::hardened_mcp::__private::v1`, versioned so that a
+/// macro crate and a runtime crate that disagree fail to compile.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::private as v1;
+    pub mod v1;
 }
