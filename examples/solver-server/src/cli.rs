@@ -71,7 +71,8 @@ OPTIONS:
                          same format, comma-separated); required when ADDR is not loopback
     --run-root DIR       directory holding the runs (created 0700; default: $XDG_STATE_HOME or
                          ~/.local/state, else the temp dir, + /hardened-mcp-solver)
-    --solver PATH        the heat1d executable (default: heat1d next to this binary)
+    --solver PATH        the heat1d executable (default: heat1d next to this binary, else this
+                         binary itself, which runs as the solver when started as `heat1d`)
 ";
 
 /// `demo --help`.
