@@ -9,7 +9,9 @@ use syn::visit::Visit;
 use syn::{Expr, Ident, LitStr, Type};
 
 use crate::diag::{At, Errors, at, did_you_mean};
-use crate::parse::{Annotations, BoundedAttr, Check, ForbiddenKind, Kind, Param, ToolFn};
+use crate::parse::{
+    Annotations, BoundedAttr, Check, ForbiddenKind, INT_TYPES, Kind, Param, ToolFn,
+};
 
 /// A numeric literal read from an attribute.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -841,6 +843,56 @@ fn check_refs(e: &Expr, what: &str, params: &[String], errors: &mut Errors) {
     }
 }
 
+/// Casts to an integer type inside a `cost` expression.
+struct IntCasts<'a> {
+    errors: &'a mut Errors,
+}
+
+/// `u64`, `::core::primitive::u64`, …: the integer type a cast names, if any.
+fn int_cast_target(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Paren(p) => int_cast_target(&p.elem),
+        Type::Group(g) => int_cast_target(&g.elem),
+        Type::Path(tp) if tp.qself.is_none() => {
+            let name = tp.path.segments.last()?.ident.to_string();
+            (INT_TYPES.contains(&name.as_str()) || name == "i128" || name == "u128").then_some(name)
+        }
+        _ => None,
+    }
+}
+
+impl<'ast> Visit<'ast> for IntCasts<'_> {
+    fn visit_expr_cast(&mut self, c: &'ast syn::ExprCast) {
+        if let Some(t) = int_cast_target(&c.ty) {
+            let (as_token, ty) = (&c.as_token, &c.ty);
+            self.errors.rule(
+                At::Tokens(quote::quote!(#as_token #ty)),
+                format!("`cost` casts to the integer type `{t}`"),
+                "integer arithmetic wraps silently in release builds (no overflow checks), so an \
+                 estimate computed in integers can come out small and pass the ceiling; in `f64` it \
+                 saturates to infinity and is refused",
+                "write the estimate in `f64`, e.g. `cells * steps`: integer parameters are already \
+                 `f64` inside `cost`",
+            );
+        }
+        syn::visit::visit_expr_cast(self, c);
+    }
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        if let Ok(args) =
+            m.parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+        {
+            for a in &args {
+                self.visit_expr(a);
+            }
+        }
+    }
+}
+
+/// Refuses `as <integer>` anywhere in a `cost` expression.
+fn check_cost_casts(e: &Expr, errors: &mut Errors) {
+    IntCasts { errors }.visit_expr(e);
+}
+
 fn positive(e: &Option<Expr>, key: &str, integer: bool, errors: &mut Errors) -> Option<f64> {
     let e = e.as_ref()?;
     match eval_num(e) {
@@ -1020,6 +1072,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
         .collect();
     if let Some(c) = &a.cost {
         check_refs(c, "cost", &names, errors);
+        check_cost_casts(c, errors);
     }
     for c in &a.check {
         check_refs(&c.expr, "check", &names, errors);

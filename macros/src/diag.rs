@@ -54,10 +54,38 @@ impl Errors {
         self.count += 1;
     }
 
-    /// Records darling's errors (unknown keys with "did you mean", duplicates).
-    pub fn darling(&mut self, e: darling::Error) {
-        self.count += e.len();
-        self.tokens.extend(e.write_errors());
+    /// Records darling's errors of `#[attr(...)]`. Unknown and duplicated
+    /// keys keep darling's text ("did you mean") and gain the reason and a
+    /// fix; other errors (malformed values) are kept as darling wrote them.
+    pub fn darling(&mut self, e: darling::Error, attr: &str) {
+        for e in e.flatten() {
+            // darling's own text and span (a location path only when the
+            // error has no span of its own).
+            let e = syn::Error::from(e);
+            let (span, msg) = (e.span(), e.to_string());
+            if msg.starts_with("Unknown field: ") {
+                self.rule(
+                    span,
+                    &msg,
+                    "an unknown key declares nothing: the bound or setting it was meant to \
+                     declare would silently not be enforced",
+                    format!(
+                        "fix or remove the key; the keys of `#[{attr}(...)]` are listed in \
+                         docs/attributes.md"
+                    ),
+                );
+            } else if let Some(rest) = msg.strip_prefix("Duplicate field ") {
+                let key = rest.split('`').nth(1).unwrap_or("the key");
+                self.rule(
+                    span,
+                    &msg,
+                    "two values of one key could disagree, and only one of them would be enforced",
+                    format!("keep one `{key}` in `#[{attr}(...)]`"),
+                );
+            } else {
+                self.push(e);
+            }
+        }
     }
 
     pub fn is_empty(&self) -> bool {

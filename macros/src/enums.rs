@@ -71,7 +71,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
             if a.path().is_ident("tool_enum") {
                 match VariantAttr::from_meta(&a.meta) {
                     Ok(x) => attr = x,
-                    Err(e) => errors.darling(e),
+                    Err(e) => errors.darling(e, "tool_enum"),
                 }
             }
         }

@@ -3,7 +3,7 @@
 //! revalidation function, the rewritten method, and the router functions.
 
 use proc_macro2::{Literal, Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 use syn::{ImplItem, ItemImpl, Type};
 
 use crate::check::{self, ArgModel, DefaultLit, Num, Spec, ToolModel};
@@ -22,7 +22,7 @@ pub fn hardened_tools(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(list) => match <ToolsAttr as darling::FromMeta>::from_list(&list) {
             Ok(a) => a,
             Err(e) => {
-                errors.darling(e);
+                errors.darling(e, "hardened_tools");
                 ToolsAttr::default()
             }
         },
@@ -259,6 +259,108 @@ fn spec_ident(i: usize) -> syn::Ident {
     syn::Ident::new(&format!("__HARDENED_SPEC_{i}"), Span::mixed_site())
 }
 
+/// The concrete type of a parameter's spec (what `<T as Arg>::Spec` is
+/// for its kind). Statics are declared with it, not with the projection,
+/// so that a type that is not an argument kind is not reported at the
+/// static's initializer as well.
+fn spec_ty(p: &ArgModel) -> TokenStream {
+    let hm = hm();
+    fn scalar(k: &Kind, hm: &TokenStream) -> TokenStream {
+        match k {
+            Kind::Int(_) => quote!(#hm::IntSpec),
+            Kind::Float(_) => quote!(#hm::FloatSpec),
+            Kind::Bool => quote!(#hm::BoolSpec),
+            Kind::Str => quote!(#hm::StrSpec),
+            _ => quote!(#hm::EnumSpec),
+        }
+    }
+    match p.kind.base() {
+        Kind::RunDir => quote!(#hm::StrSpec),
+        Kind::Vec(inner) => {
+            let item = scalar(inner, &hm);
+            quote!(#hm::VecSpec<#item>)
+        }
+        k => scalar(k, &hm),
+    }
+}
+
+// Every use of a parameter's `Arg` impl below is a qualified path
+// `<T as Arg>::..`, never a call of a generic function bounded by `Arg`:
+// when `T` is not an argument kind, all uses then produce one identical
+// error at `T` (deduplicated by the compiler), instead of one per use with
+// notes naming internal functions.
+
+/// `<T as Arg>::item`, located at `T` (with the macro's hygiene): an
+/// unsatisfied `T: Arg` is reported at the parameter's type, not at
+/// `#[hardened_tools]`.
+fn arg_fn(ty: &impl ToTokens, item: &str) -> TokenStream {
+    let hm = hm();
+    let sp = Span::call_site().located_at(syn::spanned::Spanned::span(ty));
+    let item = syn::Ident::new(item, sp);
+    quote::quote_spanned!(sp=> <#ty as #hm::Arg>::#item)
+}
+
+/// `&spec`, spanned at `T` itself: checking it against `<T as Arg>::Spec`
+/// then reports an unsatisfied `T: Arg` exactly like the `T` in
+/// [`arg_fn`], and the compiler shows it once. (The static is an item, so
+/// the name resolves at the call site whatever its span.)
+fn spec_ref(ty: &impl ToTokens, spec: &syn::Ident) -> TokenStream {
+    let at = syn::spanned::Spanned::span(ty);
+    let mut spec = spec.clone();
+    spec.set_span(at);
+    quote::quote_spanned!(at=> &#spec)
+}
+
+/// `Result<T, ArgError>`: parses the argument in `slot`, or its absent
+/// value, or a missing-argument error (as `take`).
+fn take_tokens(ty: &impl ToTokens, slot: &syn::Ident, spec: &syn::Ident, key: &str) -> TokenStream {
+    let hm = hm();
+    let v = syn::Ident::new("__hardened_value", Span::mixed_site());
+    let (parse, absent) = (arg_fn(ty, "parse"), arg_fn(ty, "absent"));
+    let r = spec_ref(ty, spec);
+    quote! {
+        match #slot {
+            #hm::Option::Some(#v) => #parse(#v, #r, #key),
+            #hm::Option::None => #hm::Option::unwrap_or_else(
+                #absent(#r, #key),
+                || #hm::Result::Err(#hm::ArgError::missing(#key)),
+            ),
+        }
+    }
+}
+
+/// Adds the spec fault of one argument, if any, to `faults` (a `&mut Vec`).
+fn self_test_tokens(
+    ty: &impl ToTokens,
+    faults: TokenStream,
+    key: &str,
+    spec: &syn::Ident,
+) -> TokenStream {
+    let hm = hm();
+    let f = syn::Ident::new("__hardened_fault", Span::mixed_site());
+    let self_test = arg_fn(ty, "self_test");
+    let r = spec_ref(ty, spec);
+    quote! {
+        if let #hm::Result::Err(#f) = #self_test(#r) {
+            #hm::Vec::push(#faults, (#key, #f));
+        }
+    }
+}
+
+/// `.property(..)` of an `InputSchema` builder for one argument.
+fn schema_tokens(ty: &impl ToTokens, key: &str, spec: &syn::Ident) -> TokenStream {
+    let hm = hm();
+    let (schema, absent) = (arg_fn(ty, "schema"), arg_fn(ty, "absent"));
+    let r = spec_ref(ty, spec);
+    quote! {
+        .property(
+            #key,
+            #schema(#r),
+            #hm::Option::is_none(&#absent(#r, #key)),
+        )
+    }
+}
+
 /// Parameters that come from the argument object (all but the context).
 fn is_wire(p: &ArgModel) -> bool {
     !matches!(p.kind, Kind::Context)
@@ -284,13 +386,13 @@ fn spec_statics(m: &ToolModel, keep: fn(&ArgModel) -> bool) -> TokenStream {
             continue;
         }
         let id = spec_ident(i);
-        let ty = wire_ty(p);
+        let ty = spec_ty(p);
         let spec = match p.kind {
             Kind::RunDir => quote!(#hm::run_handle_spec()),
             _ => spec_tokens(p),
         };
         out.extend(quote! {
-            static #id: <#ty as #hm::Arg>::Spec = #spec;
+            static #id: #ty = #spec;
         });
     }
     out
@@ -378,7 +480,10 @@ fn validator(m: &ToolModel) -> TokenStream {
             let s = spec_ident(i);
             match p.kind {
                 Kind::Args => quote!(<#ty as #hm::ToolArgs>::validate(#id)?;),
-                _ => quote!(<#ty as #hm::Arg>::check(#id, &#s, #key)?;),
+                _ => {
+                    let (check, r) = (arg_fn(ty, "check"), spec_ref(ty, &s));
+                    quote!(#check(#id, #r, #key)?;)
+                }
             }
         });
     let rebinds = m
@@ -399,6 +504,29 @@ fn validator(m: &ToolModel) -> TokenStream {
     let max = f64_tokens(m.max_cost);
     let units = &m.units;
     let cost_id = syn::Ident::new("__hardened_cost", Span::mixed_site());
+    // Inside `cost` only, integer parameters are `f64`: an estimate written
+    // over them saturates to infinity (refused) instead of wrapping in
+    // release builds; `check` rules above keep the native types. The new
+    // binding is spanned at the call site: the expression (written by the
+    // user) still resolves to it, and clippy does not take the user's
+    // `cells as f64` for a cast of a local declared `f64` in their code.
+    let f64_ty = quote!(::core::primitive::f64);
+    let as_f64 = m.params.iter().filter(|p| is_arg(p)).filter_map(|p| {
+        let id = &p.ident;
+        let mut new_id = id.clone();
+        new_id.set_span(Span::call_site());
+        match &p.kind {
+            Kind::Int(_) => Some(quote!(let #new_id: #f64_ty = #id as #f64_ty;)),
+            Kind::Option(k) if matches!(**k, Kind::Int(_)) => {
+                let v = syn::Ident::new("__hardened_i", Span::mixed_site());
+                Some(quote! {
+                    let #new_id: #hm::Option<#f64_ty> =
+                        #hm::Option::map(#id, |#v| #v as #f64_ty);
+                })
+            }
+            _ => None,
+        }
+    });
     let doc = format!(
         "Revalidates the arguments of the `{name}` tool: every declared bound, every `check(..)` \
          rule, then the cost ceiling ({} {units}). The tool runs it again on every call, so direct \
@@ -407,13 +535,23 @@ fn validator(m: &ToolModel) -> TokenStream {
     );
     quote! {
         #[doc = #doc]
-        #[allow(unused_variables, clippy::too_many_arguments, clippy::ptr_arg, clippy::trivially_copy_pass_by_ref)]
+        #[allow(
+            unused_variables,
+            clippy::too_many_arguments,
+            clippy::ptr_arg,
+            clippy::trivially_copy_pass_by_ref,
+            clippy::cast_lossless,
+            clippy::cast_precision_loss
+        )]
         pub fn #vname(#(#params),*) -> #hm::Result<(), #hm::ToolError> {
             #statics
             #(#checks)*
             #(#rebinds)*
             #(#rules)*
-            let #cost_id: f64 = #cost;
+            let #cost_id: #f64_ty = {
+                #(#as_f64)*
+                #cost
+            };
             #hm::check_cost(#cost_id, #max, #units)
         }
     }
@@ -452,6 +590,9 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
         .iter()
         .find(|p| matches!(p.kind, Kind::Args))
         .map(|p| &p.ty);
+    let takes: Vec<TokenStream> = (0..args.len())
+        .map(|i| take_tokens(&tys[i], &slots[i], &specs[i], &keys[i]))
+        .collect();
     let parse = if let Some(st) = struct_form {
         quote! {
             fn #parse_fn(#obj: &#hm::JsonObject) -> #hm::Result<(#st,), #hm::ArgError> {
@@ -469,7 +610,7 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
                         _ => return #hm::Result::Err(#hm::ArgError::unknown_argument()),
                     }
                 }
-                #(let #vars = #hm::take::<#tys>(#slots, &#specs, #keys)?;)*
+                #(let #vars: #tys = #takes?;)*
                 #hm::Result::Ok((#(#vars,)*))
             }
         }
@@ -572,7 +713,7 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
         let s = spec_ident(i);
         match p.kind {
             Kind::Args => quote!(.with::<#ty>()),
-            _ => quote!(.arg::<#ty>(#key, &#s)),
+            _ => schema_tokens(&ty, &key, &s),
         }
     });
     let self_tests = args.iter().enumerate().map(|(i, p)| {
@@ -581,7 +722,7 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
         let s = spec_ident(i);
         match p.kind {
             Kind::Args => quote!(<#ty as #hm::ToolArgs>::spec_faults(&mut #faults);),
-            _ => quote!(#hm::spec_fault::<#ty>(&mut #faults, #key, &#s);),
+            _ => self_test_tokens(&ty, quote!(&mut #faults), &key, &s),
         }
     });
 
@@ -646,9 +787,9 @@ pub fn derive_args(item: TokenStream) -> TokenStream {
         let mut out = TokenStream::new();
         for (i, p) in models.iter().enumerate() {
             let id = spec_ident(i);
-            let ty = &p.ty;
+            let ty = spec_ty(p);
             let spec = spec_tokens(p);
-            out.extend(quote!(static #id: <#ty as #hm::Arg>::Spec = #spec;));
+            out.extend(quote!(static #id: #ty = #spec;));
         }
         out
     };
@@ -664,6 +805,12 @@ pub fn derive_args(item: TokenStream) -> TokenStream {
     let v = syn::Ident::new("__hardened_v", Span::mixed_site());
     let b = syn::Ident::new("__hardened_b", Span::mixed_site());
     let faults = syn::Ident::new("__hardened_faults", Span::mixed_site());
+    let takes = (0..models.len()).map(|i| take_tokens(tys[i], &slots[i], &specs[i], &keys[i]));
+    let checks = tys.iter().map(|t| arg_fn(t, "check"));
+    let spec_refs = tys.iter().zip(&specs).map(|(t, s)| spec_ref(t, s));
+    let schemas = (0..models.len()).map(|i| schema_tokens(tys[i], &keys[i], &specs[i]));
+    let self_tests =
+        (0..models.len()).map(|i| self_test_tokens(tys[i], quote!(#faults), &keys[i], &specs[i]));
     quote! {
         impl #hm::ToolArgs for #ident {
             fn parse(#obj: &#hm::JsonObject) -> #hm::Result<Self, #hm::ArgError> {
@@ -676,21 +823,21 @@ pub fn derive_args(item: TokenStream) -> TokenStream {
                     }
                 }
                 #hm::Result::Ok(Self {
-                    #(#idents: #hm::take::<#tys>(#slots, &#specs, #keys)?,)*
+                    #(#idents: #takes?,)*
                 })
             }
             fn validate(&self) -> #hm::Result<(), #hm::ArgError> {
                 #statics
-                #(<#tys as #hm::Arg>::check(&self.#idents, &#specs, #keys)?;)*
+                #(#checks(&self.#idents, #spec_refs, #keys)?;)*
                 #hm::Result::Ok(())
             }
             fn schema(#b: #hm::InputSchema) -> #hm::InputSchema {
                 #statics
-                #b #(.arg::<#tys>(#keys, &#specs))*
+                #b #(#schemas)*
             }
             fn spec_faults(#faults: &mut #hm::Vec<(&'static str, &'static str)>) {
                 #statics
-                #(#hm::spec_fault::<#tys>(#faults, #keys, &#specs);)*
+                #(#self_tests)*
             }
         }
     }
@@ -724,6 +871,116 @@ mod tests {
             ) -> Result<Output<Started>, ToolError> { todo!() }
         }
     "#;
+
+    /// The compile errors of an expansion that must fail.
+    fn errors_of(src: &str) -> String {
+        let mut item: ItemImpl = syn::parse_str(src).unwrap_or_else(|e| panic!("{e}"));
+        let mut errors = Errors::default();
+        let _ = expand_impl(&ToolsAttr::default(), &mut item, &mut errors);
+        assert!(!errors.is_empty(), "expected errors for {src}");
+        errors.into_tokens().to_string()
+    }
+
+    fn tool_with(attr: &str, params: &str) -> String {
+        format!(
+            "impl S {{ #[hardened_tool(max_cost = 10, units = \"calls\", {attr})] \
+             async fn t(&self, {params}) -> Result<Output<u32>, ToolError> {{ todo!() }} }}"
+        )
+    }
+
+    #[test]
+    fn cost_sees_integer_parameters_as_f64_and_checks_see_native_types() {
+        let a = expand(SRC);
+        let f = ":: core :: primitive :: f64";
+        let cells = format!("let cells : {f} = cells as {f} ;");
+        let steps = format!("let steps : {f} = steps as {f} ;");
+        let rule = a.find("courant <= 0.5").expect("the check is generated");
+        let (c, s) = (a.find(&cells).expect(&cells), a.find(&steps).expect(&steps));
+        let cost = a.find("cells as f64 * steps as f64").expect("the cost");
+        // Checks run first, on native types; the f64 views are scoped to
+        // the block of the cost expression.
+        assert!(rule < c && c < s && s < cost, "{a}");
+        assert!(a.contains("let cells : u32 = * cells ;"));
+        assert!(
+            !a.contains(&format!("let courant : {f}")),
+            "floats stay as declared"
+        );
+        assert!(!a.contains(&format!("let label : {f}")));
+        // An optional integer is seen as an optional f64.
+        let o = expand(&tool_with(
+            "cost = n.unwrap_or(1.0)",
+            "#[bounded(min = 1, max = 9)] n: Option<u64>",
+        ));
+        assert!(
+            o.contains(&format!(
+                "let n : :: hardened_mcp :: __private :: v1 :: Option < {f} >"
+            )),
+            "{o}"
+        );
+    }
+
+    #[test]
+    fn integer_casts_in_cost_are_refused() {
+        let params =
+            "#[bounded(min = 1, max = 9)] cells: u32, #[bounded(min = 1, max = 9)] steps: u64";
+        for (cost, ty) in [
+            ("(cells as u64 * steps) as f64", "u64"),
+            ("f64::from(cells as u32)", "u32"),
+            ("(cells as ::core::primitive::usize) as f64", "usize"),
+            ("[1.0, (steps as i128) as f64][1]", "i128"),
+        ] {
+            let e = errors_of(&tool_with(&format!("cost = {cost}"), params));
+            assert!(
+                e.contains(&format!("`cost` casts to the integer type `{ty}`")),
+                "{e}"
+            );
+            assert!(e.contains("wraps silently in release builds"), "{e}");
+            assert!(e.contains("integer parameters are already `f64`"), "{e}");
+        }
+        // f64 as f64, and integer casts in checks, are fine.
+        expand(&tool_with(
+            "cost = cells as f64 * steps as f64, check((cells as u64) < steps, \"r\")",
+            params,
+        ));
+        expand(&tool_with("cost = cells * steps", params));
+    }
+
+    #[test]
+    fn unknown_and_duplicate_keys_say_why_and_keep_the_suggestion() {
+        let e = errors_of(&tool_with(
+            "cost = 1.0",
+            "#[bounded(min = 1, maxx = 2)] n: u32",
+        ));
+        assert!(
+            e.contains("Unknown field: `maxx`. Did you mean `max`?"),
+            "{e}"
+        );
+        assert!(e.contains("= note: an unknown key declares nothing"), "{e}");
+        assert!(e.contains("the keys of `#[bounded(...)]`"), "{e}");
+        let e = errors_of(&tool_with(
+            "cost = 1.0, timeout = 5",
+            "#[bounded(min = 1, max = 2)] n: u32",
+        ));
+        assert!(e.contains("Did you mean `timeout_s`?"), "{e}");
+        assert!(e.contains("the keys of `#[hardened_tool(...)]`"), "{e}");
+        let e = errors_of(&tool_with(
+            "cost = 1.0",
+            "#[bounded(min = 1, min = 0, max = 2)] n: u32",
+        ));
+        assert!(e.contains("Duplicate field `min`"), "{e}");
+        assert!(
+            e.contains("= note: two values of one key could disagree"),
+            "{e}"
+        );
+        assert!(e.contains("keep one `min` in `#[bounded(...)]`"), "{e}");
+        // Other darling errors are passed through unchanged, one each.
+        let e = errors_of(&tool_with(
+            "cost = 1.0, name = 5",
+            "#[bounded(min = 1, max = 2)] n: u32",
+        ));
+        assert!(!e.contains("= note:"), "{e}");
+        assert_eq!(e.matches("compile_error").count(), 1, "{e}");
+    }
 
     #[test]
     fn expansion_is_deterministic() {

@@ -332,7 +332,7 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
                     Ok(v) => attr = v,
                     Err(e) => {
                         attr_failed = true;
-                        errors.darling(e);
+                        errors.darling(e, "hardened_tool");
                     }
                 },
             }
@@ -380,7 +380,7 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
                                 }
                             }
                             Err(e) => {
-                                errors.darling(e);
+                                errors.darling(e, "bounded");
                                 attr_failed = true;
                             }
                         }
@@ -509,7 +509,7 @@ pub fn struct_fields(fields: &syn::FieldsNamed, errors: &mut Errors) -> Vec<Para
                     }
                     Err(e) => {
                         attr_failed = true;
-                        errors.darling(e);
+                        errors.darling(e, "bounded");
                     }
                 }
             }

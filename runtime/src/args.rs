@@ -101,7 +101,15 @@ pub enum Bound {
 impl Bound {
     fn to_json(self) -> Value {
         match self {
-            Self::Int(i) => i64::try_from(i).map_or_else(|_| json!(i.to_string()), Value::from),
+            // Always a JSON number (a schema bound must be one): i64, then
+            // u64 (bounds up to `u64::MAX`), else the nearest f64 (only a
+            // hand-built spec can hold an `i128` beyond both).
+            Self::Int(i) => i64::try_from(i)
+                .map(Value::from)
+                .or_else(|_| u64::try_from(i).map(Value::from))
+                .unwrap_or_else(|_| {
+                    serde_json::Number::from_f64(i as f64).map_or(Value::Null, Value::Number)
+                }),
             Self::Float(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
             Self::Count(n) => Value::from(n),
             Self::Text(t) => Value::from(t),
@@ -1008,6 +1016,27 @@ mod tests {
             u32::parse(&json!(-1), &U, "n").unwrap_err().code(),
             ArgErrorCode::BelowMinimum
         );
+    }
+
+    #[test]
+    fn integer_bounds_are_json_numbers_up_to_u64_max() {
+        let s = IntSpec {
+            min: Some(i128::from(i64::MIN)),
+            max: Some(i128::from(u64::MAX)),
+            exclusive_min: None,
+            exclusive_max: None,
+            default: Some(i128::from(u64::MAX)),
+            doc: Doc::NONE,
+        };
+        let m = s.schema();
+        assert_eq!(m["maximum"], json!(u64::MAX));
+        assert_eq!(m["maximum"].as_u64(), Some(u64::MAX));
+        assert_eq!(m["minimum"].as_i64(), Some(i64::MIN));
+        assert!(m["default"].is_number());
+        // A default at `u64::MAX` parses back (it was a string before).
+        assert_eq!(u64::absent(&s, "n"), Some(Ok(u64::MAX)));
+        assert!(Bound::Int(i128::MAX).to_json().is_number());
+        assert!(Bound::Int(i128::MIN).to_json().is_number());
     }
 
     #[test]

@@ -27,10 +27,22 @@ impl InputSchema {
     }
 
     /// Adds an argument of kind `T` with its declared spec.
-    pub fn arg<T: Arg>(mut self, name: &'static str, spec: &T::Spec) -> Self {
+    pub fn arg<T: Arg>(self, name: &'static str, spec: &T::Spec) -> Self {
+        self.property(name, T::schema(spec), crate::args::is_required::<T>(spec))
+    }
+
+    /// Adds a property with its schema, required or not. The macros use
+    /// it with `<T as Arg>::schema(..)` written out, so a type that is not
+    /// an argument kind is reported once, at the parameter's type.
+    pub fn property(
+        mut self,
+        name: &'static str,
+        schema: Map<String, Value>,
+        required: bool,
+    ) -> Self {
         self.properties
-            .insert(name.to_owned(), Value::Object(T::schema(spec)));
-        if crate::args::is_required::<T>(spec) {
+            .insert(name.to_owned(), Value::Object(schema));
+        if required {
             self.required.push(name);
         }
         self

@@ -119,12 +119,12 @@ async fn lists_schemas_as_declared() {
     assert_eq!(annotations.read_only_hint, Some(true));
     assert_eq!(annotations.idempotent_hint, Some(true));
     let out = Value::Object((*heat.output_schema.clone().unwrap()).clone());
-    assert_eq!(out["required"], json!(["data", "warnings", "artifacts"]));
     assert_eq!(
-        out["additionalProperties"],
-        Value::Null,
-        "schemars leaves output open"
+        out["oneOf"],
+        json!([{"required": ["data", "warnings", "artifacts"]}, {"required": ["error"]}]),
+        "a result is the success envelope or the error object"
     );
+    assert_eq!(out["additionalProperties"], false, "the envelope is closed");
     let kinds = Value::Object((*tool(&tools, "kinds").input_schema).clone());
     assert_eq!(kinds["properties"]["fraction"]["exclusiveMinimum"], 0.0);
     assert_eq!(kinds["properties"]["slug"]["pattern"], "^[a-z]+(-[a-z]+)*$");
@@ -470,5 +470,94 @@ mod startup_faults {
             faults.contains("argument `label`: its default violates its own bounds"),
             "{faults}"
         );
+    }
+}
+
+/// `cost` over integer parameters at the ends of their types: the estimate
+/// is computed in `f64` (integer parameters are seen as `f64` inside `cost`)
+/// and saturates above the ceiling instead of wrapping to a small number.
+mod integer_costs {
+    use hardened_mcp::ToolError;
+    use hardened_mcp::prelude::*;
+    use serde_json::{Value, json};
+
+    pub struct Big;
+
+    #[hardened_tools]
+    impl Big {
+        /// Work over the full ranges of `u32` and `u64`.
+        #[hardened_tool(
+            max_cost = 1e12,
+            units = "cell-steps",
+            cost = cells * steps * passes.unwrap_or(1.0),
+            check((cells as u64) < steps || steps == 0, "at least as many steps as cells")
+        )]
+        pub async fn big(
+            &self,
+            #[bounded(min = 0, max = 4_294_967_295)] cells: u32,
+            #[bounded(min = 0, max = 18_446_744_073_709_551_615)] steps: u64,
+            #[bounded(min = 1, max = 4)] passes: Option<u8>,
+        ) -> Result<Output<u64>, ToolError> {
+            Ok(Output::new(steps.saturating_mul(u64::from(cells))))
+        }
+    }
+
+    fn refused_for_cost(r: Result<(), ToolError>) -> bool {
+        matches!(r, Err(ToolError::CostExceeded { .. }))
+    }
+
+    #[test]
+    fn integer_costs_saturate_above_the_ceiling() {
+        // At the maxima: ~7.9e28 in f64.
+        assert!(refused_for_cost(Big::validate_big(
+            &u32::MAX,
+            &u64::MAX,
+            &None
+        )));
+        // Products that wrap to exactly 0 in u64 arithmetic (2 * 2^63 and
+        // 2^16 * 2^48) are refused, not let through as free.
+        assert!(refused_for_cost(Big::validate_big(&2, &(1 << 63), &None)));
+        assert!(refused_for_cost(Big::validate_big(
+            &(1 << 16),
+            &(1 << 48),
+            &Some(1)
+        )));
+        // Optional integers are f64 too: 1e6 * 2e6 * 4 > 1e12.
+        assert!(refused_for_cost(Big::validate_big(
+            &1_000_000,
+            &2_000_000,
+            &Some(4)
+        )));
+        assert_eq!(Big::validate_big(&1_000, &1_000_000, &Some(4)), Ok(()));
+        // `check` keeps the native integer types.
+        assert!(matches!(
+            Big::validate_big(&10, &5, &None),
+            Err(ToolError::InvalidArguments(_))
+        ));
+        // The same through the strict parser, from JSON.
+        let set = Big::hardened_tool_router_set();
+        let tool = set.get("big").unwrap();
+        let max = json!({"cells": u32::MAX, "steps": u64::MAX});
+        assert!(refused_for_cost(tool.check_arguments(&max)));
+        let ok = json!({"cells": 10, "steps": 1000, "passes": 2});
+        assert_eq!(tool.check_arguments(&ok), Ok(()));
+    }
+
+    #[test]
+    fn u64_bounds_are_json_numbers_in_a_valid_schema() {
+        let set = Big::hardened_tool_router_set();
+        let tool = set.get("big").unwrap().tool();
+        let schema = Value::Object((*tool.input_schema).clone());
+        let steps = &schema["properties"]["steps"];
+        assert!(steps["maximum"].is_number(), "{steps}");
+        assert_eq!(steps["maximum"].as_u64(), Some(u64::MAX));
+        assert_eq!(schema["properties"]["cells"]["maximum"], u32::MAX);
+        if let Err(e) = jsonschema::draft202012::meta::validate(&schema) {
+            panic!("not a valid 2020-12 schema: {e}\n{schema}");
+        }
+        let v = jsonschema::validator_for(&schema).unwrap();
+        assert!(v.is_valid(&json!({"cells": 1, "steps": u64::MAX})));
+        assert!(!v.is_valid(&json!({"cells": 1, "steps": -1})));
+        assert!(!v.is_valid(&json!({"cells": 1, "steps": 1.9e19})));
     }
 }

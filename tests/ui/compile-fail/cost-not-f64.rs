@@ -4,9 +4,9 @@ struct S;
 
 #[hardened_tools]
 impl S {
-    #[hardened_tool(max_cost = 10, units = "calls", cost = cells * 2)]
-    async fn t(&self, #[bounded(min = 1, max = 2)] cells: u32) -> Result<Output<u32>, ToolError> {
-        Ok(Output::new(cells))
+    #[hardened_tool(max_cost = 64, units = "characters", cost = name.len())]
+    async fn t(&self, #[bounded(max_len = 64, charset = "alnum")] name: String) -> Result<Output<String>, ToolError> {
+        Ok(Output::new(name))
     }
 }
 
