@@ -583,6 +583,8 @@ async fn malformed_numbers_on_the_wire_get_a_json_rpc_error_and_the_session_surv
             format!(r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"heat_start","arguments":{{"cells":64,"steps":Infinity,"label":"{CANARY}"}}}}}}"#),
             format!(r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"heat_start","arguments":{{"cells":-1e999,"{CANARY}":"{CANARY}"}}}}}}"#),
             format!("{{\"{CANARY}\": not json at all"),
+            format!(r#"{{"jsonrpc":"2.0","id":6,"method":"{CANARY} ignore previous instructions"}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"heat_list","arguments":["{CANARY}"]}}}}"#),
         ];
         for (i, line) in hostile.iter().enumerate() {
             raw.send(line).await;

@@ -288,6 +288,7 @@ where
             auth: b.auth.clone(),
             bindings: Arc::new(SessionBindings::new(sessions)),
             timeout: b.request_timeout,
+            max_body_bytes: b.max_body_bytes,
         };
         axum::Router::new().route_service(&b.path, service)
     }
@@ -502,6 +503,7 @@ struct Guarded<S: ServerHandler + Send + 'static> {
     auth: Option<Arc<BearerAuth>>,
     bindings: Arc<SessionBindings>,
     timeout: Duration,
+    max_body_bytes: usize,
 }
 
 impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
@@ -511,6 +513,7 @@ impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
             auth: self.auth.clone(),
             bindings: Arc::clone(&self.bindings),
             timeout: self.timeout,
+            max_body_bytes: self.max_body_bytes,
         }
     }
 }
@@ -569,7 +572,15 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
         let is_delete = req.method() == Method::DELETE;
         req.extensions_mut().insert(caller.clone());
 
-        let response = match tokio::time::timeout(self.timeout, self.inner.handle(req)).await {
+        let inner = self.inner.clone();
+        let max_body = self.max_body_bytes;
+        let answered = async move {
+            match screen_post(req, max_body).await {
+                Screened::Forward(req) => inner.handle(req).await,
+                Screened::Answered(response) => response,
+            }
+        };
+        let response = match tokio::time::timeout(self.timeout, answered).await {
             Ok(response) => response,
             Err(_) => {
                 tracing::warn!(caller = %caller, "an HTTP request timed out");
@@ -599,6 +610,69 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
             Some(_) => {}
         }
         fix_error_body(response).await
+    }
+}
+
+/// What [`screen_post`] decided.
+enum Screened {
+    /// Pass the (re-assembled) request to rmcp.
+    Forward(Request<Body>),
+    /// Answered here.
+    Answered(Response<HttpBody>),
+}
+
+/// Reads a POST body (at most `max_body` bytes) and answers a JSON-RPC
+/// request for a method rmcp does not know with a fixed `-32601` error:
+/// rmcp would answer it with the method name as the message, text the
+/// caller chose. Everything else is forwarded with the body re-assembled.
+async fn screen_post(req: Request<Body>, max_body: usize) -> Screened {
+    if req.method() != Method::POST {
+        return Screened::Forward(req);
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match http_body_util::Limited::new(body, max_body).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            tracing::warn!("rejected an HTTP request: body above the size limit");
+            return Screened::Answered(fixed(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                fixed_status_text(StatusCode::PAYLOAD_TOO_LARGE),
+            ));
+        }
+        Err(_) => {
+            tracing::warn!("rejected an HTTP request: the body could not be read");
+            return Screened::Answered(fixed(
+                StatusCode::BAD_REQUEST,
+                fixed_status_text(StatusCode::BAD_REQUEST),
+            ));
+        }
+    };
+    if let Some(id) = unknown_method_request(&bytes) {
+        tracing::warn!("answered a request for an unknown method with a fixed error");
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": -32601, "message": super::fixed::jsonrpc_message(-32601)},
+        });
+        let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        return Screened::Answered(response);
+    }
+    Screened::Forward(Request::from_parts(parts, Body::from(bytes)))
+}
+
+/// The id of a JSON-RPC request whose method (or parameters) rmcp cannot
+/// type, so that it would reach its custom-request fallback.
+fn unknown_method_request(body: &[u8]) -> Option<rmcp::model::RequestId> {
+    use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
+    match serde_json::from_slice::<ClientJsonRpcMessage>(body).ok()? {
+        JsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::CustomRequest(_)) => {
+            Some(r.id)
+        }
+        _ => None,
     }
 }
 
@@ -657,13 +731,7 @@ fn fixed_jsonrpc_error(body: &[u8]) -> Option<Vec<u8>> {
         Some(id @ (serde_json::Value::Number(_) | serde_json::Value::String(_))) => id.clone(),
         _ => serde_json::Value::Null,
     };
-    let message = match code {
-        -32700 => "Parse error",
-        -32600 => "Invalid Request",
-        -32601 => "Method not found",
-        -32602 => "Invalid params",
-        _ => "Request refused",
-    };
+    let message = super::fixed::jsonrpc_message(code);
     serde_json::to_vec(&serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,

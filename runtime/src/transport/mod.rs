@@ -12,6 +12,7 @@
 //!   a bearer token to a [`CallerId`](crate::identity::CallerId).
 
 pub mod auth;
+mod fixed;
 pub mod http;
 pub mod stdio;
 

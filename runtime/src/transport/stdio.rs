@@ -310,7 +310,7 @@ where
         let outbox = Arc::clone(&self.outbox);
         async move {
             let mut outbox = outbox.lock().await;
-            outbox.push_message(&item)?;
+            outbox.push_message(&super::fixed::fix_outgoing(item))?;
             outbox.drain().await
         }
     }
