@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hardened_mcp::identity::CallerId;
+use hardened_mcp::runs::RunRoot;
 use hardened_mcp::sandbox::{Limits, RunRequest, Sandbox, SandboxConfig, SolverRegistry};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
@@ -41,8 +42,9 @@ fn spawn_wait(c: &mut Criterion) {
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let fd = std::fs::File::open(dir.path()).unwrap();
     let who = CallerId::local();
+    let root = RunRoot::open(dir.path().join("runs")).unwrap();
+    let (_handle, run_dir) = root.create(&who).unwrap();
     let token = CancellationToken::new();
     let ns = sandbox(true);
     let pg = sandbox(false);
@@ -82,7 +84,7 @@ fn spawn_wait(c: &mut Criterion) {
             b.iter(|| {
                 rt.block_on(async {
                     let o = sb
-                        .run(&who, &fd, RunRequest::new("true"), &token)
+                        .run(&who, &run_dir, RunRequest::new("true"), &token)
                         .await
                         .unwrap();
                     assert!(o.success());
@@ -100,8 +102,9 @@ fn log_capture(c: &mut Criterion) {
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let fd = std::fs::File::open(dir.path()).unwrap();
     let who = CallerId::local();
+    let root = RunRoot::open(dir.path().join("runs")).unwrap();
+    let (_handle, run_dir) = root.create(&who).unwrap();
     let token = CancellationToken::new();
     let ns = sandbox(true);
     let n = LOG_BYTES.to_string();
@@ -132,7 +135,7 @@ fn log_capture(c: &mut Criterion) {
                 let o = ns
                     .run(
                         &who,
-                        &fd,
+                        &run_dir,
                         RunRequest::new("head")
                             .args(["-c", n.as_str(), "/dev/zero"])
                             .limits(Limits::default()),

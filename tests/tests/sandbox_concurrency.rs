@@ -22,17 +22,17 @@ async fn fifty_launches_with_a_per_caller_limit_of_two() {
         global_runs: Some(64),
         ..SandboxConfig::default()
     });
-    let (_dir, fd) = run_dir();
-    let fd = Arc::new(fd);
+    let (_dir, rundir) = run_dir();
+    let rundir = Arc::new(rundir);
     let barrier = Arc::new(tokio::sync::Barrier::new(50));
     let mut tasks = Vec::new();
     for _ in 0..50 {
-        let (sb, fd, barrier) = (sb.clone(), Arc::clone(&fd), Arc::clone(&barrier));
+        let (sb, rundir, barrier) = (sb.clone(), Arc::clone(&rundir), Arc::clone(&barrier));
         tasks.push(tokio::spawn(async move {
             barrier.wait().await;
             let r = sb.launch(
                 &caller("one"),
-                &*fd,
+                &rundir,
                 RunRequest::new("escape").args(["sleep", "1500"]),
                 &CancellationToken::new(),
             );
@@ -66,11 +66,11 @@ async fn fifty_launches_with_a_per_caller_limit_of_two() {
     assert_eq!((ok, busy), (2, 48));
     assert_eq!(sb.limiter().in_use(), 0, "every permit returned");
     // Another caller is unaffected by the first caller's ceiling.
-    let (_d2, fd2) = run_dir();
+    let (_d2, rundir2) = run_dir();
     assert!(
         sb.run(
             &caller("two"),
-            &fd2,
+            &rundir2,
             RunRequest::new("escape").args(["exit", "0"]),
             &CancellationToken::new()
         )
@@ -95,12 +95,12 @@ async fn detached_jobs_report_status_and_cancel() {
     let sb = sandbox();
     let jobs = Jobs::new(8);
     let alice = caller("alice");
-    let (_dir, fd) = run_dir();
+    let (_dir, rundir) = run_dir();
     let sink = Arc::new(MemorySink::default());
     let run = sb
         .launch(
             &alice,
-            &fd,
+            &rundir,
             RunRequest::new("escape").args(["sleep", "30000"]),
             &CancellationToken::new(),
         )
@@ -158,11 +158,11 @@ async fn job_table_refuses_when_full_of_running_jobs() {
     });
     let jobs = Jobs::new(1);
     let a = caller("a");
-    let (_dir, fd) = run_dir();
+    let (_dir, rundir) = run_dir();
     let launch = || {
         sb.launch(
             &a,
-            &fd,
+            &rundir,
             RunRequest::new("escape").args(["sleep", "30000"]),
             &CancellationToken::new(),
         )

@@ -1,6 +1,6 @@
 //! Configuration checked at start: bad solver entries are refused with a
-//! message naming the solver id; unknown ids and out-of-bounds limits at
-//! launch get fixed errors.
+//! message naming the solver id; unknown ids, out-of-bounds limits and a
+//! removed run directory at launch get fixed errors.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "sandbox_support/mod.rs"]
@@ -150,11 +150,11 @@ fn demanding_more_than_the_host_offers_refuses_to_start() {
 #[tokio::test]
 async fn launch_errors_are_fixed_texts() {
     let sb = sandbox();
-    let (_dir, fd) = run_dir();
+    let (_dir, rundir) = run_dir();
     let c = caller("cfg");
     let t = CancellationToken::new();
     let unknown = sb
-        .run(&c, &fd, RunRequest::new("../../bin/sh"), &t)
+        .run(&c, &rundir, RunRequest::new("../../bin/sh"), &t)
         .await
         .unwrap_err();
     assert_eq!(unknown, SandboxError::UnknownSolver);
@@ -164,26 +164,57 @@ async fn launch_errors_are_fixed_texts() {
         ..Limits::default()
     };
     let e = sb
-        .run(&c, &fd, RunRequest::new("escape").limits(too_long), &t)
+        .run(&c, &rundir, RunRequest::new("escape").limits(too_long), &t)
         .await
         .unwrap_err();
     assert_eq!(e, SandboxError::LimitOutOfBounds);
     let e = sb
-        .run(&c, &fd, RunRequest::new("escape").arg("a\0b"), &t)
+        .run(&c, &rundir, RunRequest::new("escape").arg("a\0b"), &t)
         .await
         .unwrap_err();
     assert_eq!(e, SandboxError::InvalidArgument);
-    let file = tempfile::tempfile().unwrap();
-    let e = sb
-        .run(&c, &file, RunRequest::new("escape"), &t)
-        .await
-        .unwrap_err();
-    assert_eq!(e, SandboxError::RunDirUnusable);
+    // A descriptor that is not a run directory (a regular file, a directory
+    // outside the run root) no longer reaches `launch`: it takes a `RunDir`,
+    // which only the run root hands out (see the `compile_fail` example on
+    // `Sandbox::launch`).
     assert_eq!(
         sb.limiter().in_use(),
         0,
         "failed launches return their slot"
     );
+}
+
+/// A run removed after it was resolved (another tool deleted it while this
+/// one still held its `RunDir`) is refused with a fixed error, with and
+/// without a write subdirectory, and the slot is returned.
+#[tokio::test]
+async fn a_run_dir_removed_before_launch_is_refused() {
+    let sb = sandbox();
+    let (path, rundir) = run_dir();
+    let held = rundir.try_clone().unwrap();
+    rundir.remove().unwrap();
+    assert!(!path.path().exists(), "the run is gone");
+    let c = caller("cfg");
+    let t = CancellationToken::new();
+    let requests = [
+        RunRequest::new("escape").args(["exit", "0"]),
+        RunRequest::new("escape")
+            .args(["exit", "0"])
+            .write_only_in(hardened_mcp::runs::FileName::fixed("out")),
+    ];
+    for request in requests {
+        let e = sb.run(&c, &held, request, &t).await.unwrap_err();
+        assert_eq!(e, SandboxError::RunDirUnusable);
+        assert_eq!(e.to_string(), "the run directory cannot be used");
+    }
+    assert_eq!(sb.limiter().in_use(), 0);
+    // Control: the same request in a live run directory succeeds.
+    let (_live, live) = run_dir();
+    let o = sb
+        .run(&c, &live, RunRequest::new("escape").args(["exit", "0"]), &t)
+        .await
+        .unwrap();
+    assert!(o.success(), "{o:?}");
 }
 
 #[tokio::test]
@@ -195,11 +226,11 @@ async fn a_solver_replaced_after_start_is_refused() {
             .unwrap();
     std::fs::remove_file(&p).unwrap();
     std::fs::copy(ESCAPE, &p).unwrap();
-    let (_run, fd) = run_dir();
+    let (_run, rundir) = run_dir();
     let e = sb
         .run(
             &caller("x"),
-            &fd,
+            &rundir,
             RunRequest::new("heat"),
             &CancellationToken::new(),
         )
@@ -217,12 +248,12 @@ async fn an_exec_failure_is_a_fixed_error_and_returns_the_slot() {
             .unwrap();
     // Same inode, still not writable by others, but no longer executable.
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let (_run, fd) = run_dir();
+    let (_run, rundir) = run_dir();
     let t0 = std::time::Instant::now();
     let e = sb
         .run(
             &caller("x"),
-            &fd,
+            &rundir,
             RunRequest::new("heat"),
             &CancellationToken::new(),
         )

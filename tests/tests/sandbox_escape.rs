@@ -11,11 +11,12 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use hardened_mcp::runs::RunDir;
 use hardened_mcp::sandbox::{LimitHit, Limits, Outcome, RunRequest, SandboxError, Termination};
 use support::*;
 use tokio_util::sync::CancellationToken;
 
-async fn sandboxed(dir: &std::fs::File, args: &[&str], limits: Limits) -> Outcome {
+async fn sandboxed(dir: &RunDir, args: &[&str], limits: Limits) -> Outcome {
     sandbox()
         .run(
             &caller("escape"),
@@ -54,16 +55,21 @@ async fn host_offers_landlock_with_network_rules() {
 
 #[tokio::test]
 async fn write_outside_the_run_dir_is_denied() {
-    let (run, fd) = run_dir();
+    let (run, rundir) = run_dir();
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("escaped.txt");
     let t = target.to_str().unwrap();
-    let o = sandboxed(&fd, &["write", t], Limits::default()).await;
+    let o = sandboxed(&rundir, &["write", t], Limits::default()).await;
     assert!(denied(&o), "{o:?}");
     assert!(!target.exists());
     // Writing inside the run dir is allowed (by absolute path too).
     let inside = run.path().join("inside.txt");
-    let o = sandboxed(&fd, &["write", inside.to_str().unwrap()], Limits::default()).await;
+    let o = sandboxed(
+        &rundir,
+        &["write", inside.to_str().unwrap()],
+        Limits::default(),
+    )
+    .await;
     assert!(o.success(), "{o:?}");
     assert_eq!(
         control(run.path(), &["write", t]),
@@ -75,23 +81,23 @@ async fn write_outside_the_run_dir_is_denied() {
 
 #[tokio::test]
 async fn reading_another_run_dir_is_denied() {
-    let (run, fd) = run_dir();
-    let (other, _ofd) = run_dir();
+    let (run, rundir) = run_dir();
+    let (other, _other_rundir) = run_dir();
     let secret = other.path().join("result.txt");
     std::fs::write(&secret, b"another caller's data").unwrap();
     let s = secret.to_str().unwrap();
-    let o = sandboxed(&fd, &["read", s], Limits::default()).await;
+    let o = sandboxed(&rundir, &["read", s], Limits::default()).await;
     assert!(denied(&o), "{o:?}");
     assert_eq!(control(run.path(), &["read", s]), 0);
 }
 
 #[tokio::test]
 async fn parent_environment_is_not_inherited() {
-    let (run, fd) = run_dir();
+    let (run, rundir) = run_dir();
     // Set by cargo for the test process: a value the parent certainly has.
     let name = "CARGO_MANIFEST_DIR";
     assert!(std::env::var_os(name).is_some());
-    let o = sandboxed(&fd, &["env", name], Limits::default()).await;
+    let o = sandboxed(&rundir, &["env", name], Limits::default()).await;
     assert!(denied(&o), "{o:?}");
     assert_eq!(control(run.path(), &["env", name]), 0);
 }
@@ -103,12 +109,12 @@ async fn server_environment_is_not_readable_through_proc() {
     // by its pid. Its environ holds the canary cargo set for it. The run's
     // user namespace does not stop the read (same kernel uid); Landlock's
     // ptrace scoping does (the server is outside the solver's domain).
-    let (run, fd) = run_dir();
+    let (run, rundir) = run_dir();
     let value = std::env::var("CARGO_MANIFEST_DIR").unwrap();
     let canary = format!("CARGO_MANIFEST_DIR={value}");
     let environ = format!("/proc/{}/environ", std::process::id());
     let probe = ["contains", environ.as_str(), canary.as_str()];
-    let o = sandboxed(&fd, &probe, Limits::default()).await;
+    let o = sandboxed(&rundir, &probe, Limits::default()).await;
     assert!(denied(&o), "{o:?}");
     // Control: the same probe, same path, unconfined, finds the canary.
     assert_eq!(control(run.path(), &probe), 0);
@@ -116,12 +122,12 @@ async fn server_environment_is_not_readable_through_proc() {
 
 #[tokio::test]
 async fn allowlisted_environment_passes_and_others_are_refused() {
-    let (_run, fd) = run_dir();
+    let (_run, rundir) = run_dir();
     let sb = sandbox();
     let ok = sb
         .run(
             &caller("env"),
-            &fd,
+            &rundir,
             RunRequest::new("escape")
                 .args(["env", "OMP_NUM_THREADS"])
                 .env("OMP_NUM_THREADS", "1"),
@@ -133,7 +139,7 @@ async fn allowlisted_environment_passes_and_others_are_refused() {
     let refused = sb
         .run(
             &caller("env"),
-            &fd,
+            &rundir,
             RunRequest::new("escape")
                 .args(["env", "LD_PRELOAD"])
                 .env("LD_PRELOAD", "/tmp/x.so"),
@@ -147,27 +153,27 @@ async fn allowlisted_environment_passes_and_others_are_refused() {
 async fn loopback_tcp_connect_is_denied() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port().to_string();
-    let (run, fd) = run_dir();
-    let o = sandboxed(&fd, &["connect", &port], Limits::default()).await;
+    let (run, rundir) = run_dir();
+    let o = sandboxed(&rundir, &["connect", &port], Limits::default()).await;
     assert!(denied(&o), "{o:?}");
     assert_eq!(control(run.path(), &["connect", &port]), 0);
 }
 
 #[tokio::test]
 async fn parent_descriptors_are_not_inherited() {
-    let (run, fd) = run_dir();
+    let (run, rundir) = run_dir();
     let f = tempfile::tempfile().unwrap();
     // Make it inheritable, as a careless parent would.
     rustix::io::fcntl_setfd(&f, rustix::io::FdFlags::empty()).unwrap();
     let n = f.as_raw_fd().to_string();
-    let o = sandboxed(&fd, &["fd", &n], Limits::default()).await;
+    let o = sandboxed(&rundir, &["fd", &n], Limits::default()).await;
     assert!(denied(&o), "{o:?}");
     assert_eq!(control(run.path(), &["fd", &n]), 0);
 }
 
 #[tokio::test]
 async fn cpu_limit_stops_a_busy_solver() {
-    let (run, fd) = run_dir();
+    let (run, rundir) = run_dir();
     let limits = Limits {
         cpu_time: Duration::from_secs(1),
         wall_time: Duration::from_secs(20),
@@ -176,7 +182,7 @@ async fn cpu_limit_stops_a_busy_solver() {
     // Busy for 3 s of wall time: past the 1 s CPU limit even on a loaded
     // host, and the same probe the control runs.
     let probe = ["cpu", "3"];
-    let o = sandboxed(&fd, &probe, limits).await;
+    let o = sandboxed(&rundir, &probe, limits).await;
     assert_eq!(
         o.termination,
         Termination::Signaled(libc_sigxcpu()),
@@ -190,12 +196,12 @@ async fn cpu_limit_stops_a_busy_solver() {
 
 #[tokio::test]
 async fn file_size_limit_stops_a_large_write() {
-    let (run, fd) = run_dir();
+    let (run, rundir) = run_dir();
     let limits = Limits {
         file_size: 1 << 20,
         ..Limits::default()
     };
-    let o = sandboxed(&fd, &["fsize", "4194304"], limits).await;
+    let o = sandboxed(&rundir, &["fsize", "4194304"], limits).await;
     assert_eq!(o.limit, Some(LimitHit::FileSize), "{o:?}");
     assert_eq!(o.error(), Some(SandboxError::FileSizeLimit));
     assert_eq!(control(run.path(), &["fsize", "4194304"]), 0);
@@ -203,12 +209,12 @@ async fn file_size_limit_stops_a_large_write() {
 
 #[tokio::test]
 async fn open_file_limit_is_enforced() {
-    let (run, fd) = run_dir();
+    let (run, rundir) = run_dir();
     let limits = Limits {
         open_files: 16,
         ..Limits::default()
     };
-    let o = sandboxed(&fd, &["nofile", "64"], limits).await;
+    let o = sandboxed(&rundir, &["nofile", "64"], limits).await;
     assert!(denied(&o), "{o:?}");
     assert_eq!(control(run.path(), &["nofile", "64"]), 0);
 }

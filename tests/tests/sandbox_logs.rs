@@ -17,7 +17,7 @@ const MIB: usize = 200;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_mib_per_stream_is_bounded_and_exact() {
     let sb = sandbox();
-    let (_dir, fd) = run_dir();
+    let (_dir, rundir) = run_dir();
     let limits = Limits {
         wall_time: Duration::from_secs(120),
         log_head: 4096,
@@ -27,7 +27,7 @@ async fn two_hundred_mib_per_stream_is_bounded_and_exact() {
     let run = sb
         .launch(
             &caller("logs"),
-            &fd,
+            &rundir,
             RunRequest::new("spam").arg(MIB.to_string()).limits(limits),
             &CancellationToken::new(),
         )
@@ -61,11 +61,11 @@ async fn two_hundred_mib_per_stream_is_bounded_and_exact() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn small_output_is_kept_whole() {
-    let (_dir, fd) = run_dir();
+    let (_dir, rundir) = run_dir();
     let o = sandbox()
         .run(
             &caller("logs"),
-            &fd,
+            &rundir,
             RunRequest::new("spam").arg("0"),
             &CancellationToken::new(),
         )
@@ -78,11 +78,11 @@ async fn small_output_is_kept_whole() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_lines_are_published() {
-    let (_dir, fd) = run_dir();
+    let (_dir, rundir) = run_dir();
     let run = sandbox()
         .launch(
             &caller("progress"),
-            &fd,
+            &rundir,
             RunRequest::new("escape").args(["progress", "5"]),
             &CancellationToken::new(),
         )

@@ -29,7 +29,7 @@ fn forker(mode: &str, lock: &std::path::Path, wall: Duration) -> RunRequest {
 /// holding the lock. Without this, the tests above would prove nothing.
 #[test]
 fn control_killpg_misses_the_setsid_grandchild() {
-    let (dir, _fd) = run_dir();
+    let (dir, _rundir) = run_dir();
     let lock = dir.path().join("tree.lock");
     let mut child = std::os::unix::process::CommandExt::process_group(
         Command::new(FORKER)
@@ -70,13 +70,13 @@ async fn process_group_level_is_reported_and_cannot_hang_the_server() {
     });
     assert_eq!(sb.containment().tree_kill, TreeKill::ProcessGroup);
     assert!(sb.containment().to_string().contains("setsid escapes"));
-    let (dir, fd) = run_dir();
+    let (dir, rundir) = run_dir();
     let lock = dir.path().join("tree.lock");
     let t0 = Instant::now();
     let out = sb
         .run(
             &caller("g"),
-            &fd,
+            &rundir,
             forker("hang", &lock, Duration::from_secs(2)),
             &CancellationToken::new(),
         )

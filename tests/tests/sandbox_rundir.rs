@@ -26,7 +26,7 @@ async fn detached_job_persists_status_and_logs_in_its_run_dir() {
     let sb = sandbox();
     let jobs = Jobs::new(4);
     let run = sb
-        .launch_in(
+        .launch(
             &alice,
             &dir,
             RunRequest::new("spam").arg("1"),
@@ -94,17 +94,14 @@ async fn write_only_in_protects_the_run_records() {
             .args(["write", target])
             .write_only_in(WORK)
     };
-    let o = sb.run_in(&alice, &dir, confined(&owner), &t).await.unwrap();
+    let o = sb.run(&alice, &dir, confined(&owner), &t).await.unwrap();
     assert_eq!(o.termination, Termination::Exited(1), "{o:?}");
     assert!(root.resolve(handle.as_str(), &alice).is_ok());
-    let o = sb
-        .run_in(&alice, &dir, confined(&inside), &t)
-        .await
-        .unwrap();
+    let o = sb.run(&alice, &dir, confined(&inside), &t).await.unwrap();
     assert!(o.success(), "{o:?}");
     // Control: the whole run directory writable.
     let o = sb
-        .run_in(
+        .run(
             &alice,
             &dir,
             RunRequest::new("escape").args(["write", owner.as_str()]),
@@ -148,17 +145,17 @@ async fn run_root_under_dev_shm_keeps_its_key_from_the_solver() {
     let sb = sandbox();
 
     let o = sb
-        .run_in(&alice, &dir, probe(["read", key]), &t)
+        .run(&alice, &dir, probe(["read", key]), &t)
         .await
         .unwrap();
     assert_eq!(o.termination, Termination::Exited(1), "{o:?}");
     let o = sb
-        .run_in(&alice, &dir, probe(["read", input.to_str().unwrap()]), &t)
+        .run(&alice, &dir, probe(["read", input.to_str().unwrap()]), &t)
         .await
         .unwrap();
     assert!(o.success(), "{o:?}");
     let o = sb
-        .run_in(&alice, &dir, probe(["write", output.to_str().unwrap()]), &t)
+        .run(&alice, &dir, probe(["write", output.to_str().unwrap()]), &t)
         .await
         .unwrap();
     assert!(o.success(), "{o:?}");
@@ -178,7 +175,7 @@ async fn run_root_under_dev_shm_keeps_its_key_from_the_solver() {
         ..SandboxConfig::default()
     });
     let o = wide
-        .run_in(&alice, &dir, probe(["read", key]), &t)
+        .run(&alice, &dir, probe(["read", key]), &t)
         .await
         .unwrap();
     assert!(o.success(), "with /dev readable the key leaks: {o:?}");

@@ -61,14 +61,14 @@ async fn timeout_kills_the_whole_tree_including_setsid_grandchild() {
         TreeKill::PidNamespace,
         "host supports PID namespaces"
     );
-    let (dir, fd) = run_dir();
+    let (dir, rundir) = run_dir();
     let lock = dir.path().join("tree.lock");
     let wall = Duration::from_secs(2);
     let t0 = Instant::now();
     let run = sb
         .launch(
             &caller("t"),
-            &fd,
+            &rundir,
             forker("hang", &lock, wall),
             &CancellationToken::new(),
         )
@@ -101,13 +101,13 @@ async fn timeout_kills_the_whole_tree_including_setsid_grandchild() {
 async fn cancellation_kills_the_whole_tree() {
     let _serial = SERIAL.lock().await;
     let sb = sandbox();
-    let (dir, fd) = run_dir();
+    let (dir, rundir) = run_dir();
     let lock = dir.path().join("tree.lock");
     let cancel = CancellationToken::new();
     let run = sb
         .launch(
             &caller("c"),
-            &fd,
+            &rundir,
             forker("hang", &lock, Duration::from_secs(30)),
             &cancel,
         )
@@ -137,12 +137,12 @@ async fn cancellation_kills_the_whole_tree() {
 async fn dropping_the_run_kills_the_whole_tree() {
     let _serial = SERIAL.lock().await;
     let sb = sandbox();
-    let (dir, fd) = run_dir();
+    let (dir, rundir) = run_dir();
     let lock = dir.path().join("tree.lock");
     let run = sb
         .launch(
             &caller("d"),
-            &fd,
+            &rundir,
             forker("hang", &lock, Duration::from_secs(30)),
             &CancellationToken::new(),
         )
@@ -160,12 +160,12 @@ async fn dropping_the_run_kills_the_whole_tree() {
 async fn leftovers_die_when_the_solver_exits() {
     let _serial = SERIAL.lock().await;
     let sb = sandbox();
-    let (dir, fd) = run_dir();
+    let (dir, rundir) = run_dir();
     let lock = dir.path().join("tree.lock");
     let out = sb
         .run(
             &caller("e"),
-            &fd,
+            &rundir,
             forker("exit", &lock, Duration::from_secs(30)),
             &CancellationToken::new(),
         )

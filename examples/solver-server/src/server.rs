@@ -391,7 +391,7 @@ impl HeatServer {
         let running =
             self.inner
                 .sandbox
-                .launch_in(caller, &run, request, &CancellationToken::new())?;
+                .launch(caller, &run, request, &CancellationToken::new())?;
         let handle = run.handle().as_str().to_owned();
         let job = self
             .inner

@@ -153,12 +153,10 @@ fn refusal(tool: &str, r: &CallToolResult) -> (String, String) {
     (kind, message)
 }
 
-fn bounded<F: std::future::Future<Output = ()>>(f: F) -> impl std::future::Future<Output = ()> {
-    async move {
-        timeout(TEST_BUDGET, f)
-            .await
-            .expect("test exceeded its time budget");
-    }
+async fn bounded<F: std::future::Future<Output = ()>>(f: F) {
+    timeout(TEST_BUDGET, f)
+        .await
+        .expect("test exceeded its time budget");
 }
 
 /// A small stable run: 64 cells, Courant number 0.4, sine mode 1, Dirichlet.

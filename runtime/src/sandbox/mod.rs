@@ -3,17 +3,26 @@
 //! rlimits, no-new-privs, Landlock, whole-tree kill through a PID namespace,
 //! bounded log capture, concurrency ceilings, detached jobs and progress.
 //!
+//! A run is a solver id, an argument vector, a [`RunDir`](crate::runs::RunDir)
+//! and [`Limits`]: [`Sandbox::launch`] and [`Sandbox::run`] take the run
+//! directory as a `&RunDir`, which only the run root hands out, so a solver
+//! never runs in a directory outside the run root.
+//!
 //! ```no_run
-//! # async fn demo(run_dir: std::fs::File) -> Result<(), Box<dyn std::error::Error>> {
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use hardened_mcp::identity::CallerId;
+//! use hardened_mcp::runs::RunRoot;
 //! use hardened_mcp::sandbox::{RunRequest, Sandbox, SandboxConfig, SolverRegistry};
 //!
 //! let registry = SolverRegistry::builder().solver("heat", "/usr/local/bin/heat1d").build()?;
 //! let sandbox = Sandbox::new(registry, SandboxConfig::default())?;
 //! println!("containment: {}", sandbox.containment());
+//! let root = RunRoot::open("/var/lib/solver-server/runs")?;
+//! let caller = CallerId::local();
+//! let (_handle, run_dir) = root.create(&caller)?;
 //! let request = RunRequest::new("heat").arg("--cells").arg("128");
 //! let cancel = tokio_util::sync::CancellationToken::new();
-//! let outcome = sandbox.run(&CallerId::local(), &run_dir, request, &cancel).await?;
+//! let outcome = sandbox.run(&caller, &run_dir, request, &cancel).await?;
 //! let outcome = outcome.into_result()?;
 //! # let _ = outcome; Ok(()) }
 //! ```

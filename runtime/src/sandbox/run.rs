@@ -27,7 +27,7 @@ use super::registry::SolverRegistry;
 use super::spawn::{self, ChildPlan, ExitRecord, RECORD_LEN, RlimitPlan};
 use crate::identity::CallerId;
 use crate::limits::{ConcurrencyLimiter, Permit};
-use crate::runs::FileName;
+use crate::runs::{FileName, RunDir};
 
 /// Server-side configuration of the sandbox.
 #[derive(Debug, Clone)]
@@ -209,14 +209,33 @@ impl Sandbox {
         &self.inner.registry
     }
 
-    /// Launches a run in `run_dir` for `caller`. The concurrency ceilings
-    /// are checked first; nothing is started when one is reached.
-    /// `cancel` cancels the run (its child token is the run's own, see
-    /// [`RunningSolver::canceller`]). Must be called inside a tokio runtime.
+    /// Launches a run for `caller` in `run_dir`, a run directory resolved
+    /// by the run root ([`RunRoot::create`](crate::runs::RunRoot::create) or
+    /// [`RunRoot::resolve`](crate::runs::RunRoot::resolve)): the type is
+    /// what guarantees a solver only ever runs inside the run root. The
+    /// concurrency ceilings are checked first; nothing is started when one
+    /// is reached. A run directory removed since it was resolved is refused
+    /// ([`SandboxError::RunDirUnusable`]). `cancel` cancels the run (its
+    /// child token is the run's own, see [`RunningSolver::canceller`]).
+    /// Must be called inside a tokio runtime.
+    ///
+    /// Any other directory — a descriptor opened by path, say — does not
+    /// compile:
+    ///
+    /// ```compile_fail,E0308
+    /// # fn demo(sandbox: &hardened_mcp::sandbox::Sandbox) {
+    /// use hardened_mcp::identity::CallerId;
+    /// use hardened_mcp::sandbox::RunRequest;
+    ///
+    /// let dir = std::fs::File::open("/tmp").unwrap();
+    /// let cancel = tokio_util::sync::CancellationToken::new();
+    /// let _ = sandbox.launch(&CallerId::local(), &dir, RunRequest::new("heat"), &cancel);
+    /// # }
+    /// ```
     pub fn launch(
         &self,
         caller: &CallerId,
-        run_dir: impl AsFd,
+        run_dir: &RunDir,
         request: RunRequest,
         cancel: &CancellationToken,
     ) -> Result<RunningSolver, SandboxError> {
@@ -311,11 +330,11 @@ impl Sandbox {
         })
     }
 
-    /// Launches a run and waits for its outcome.
+    /// Launches a run (as [`Sandbox::launch`]) and waits for its outcome.
     pub async fn run(
         &self,
         caller: &CallerId,
-        run_dir: impl AsFd,
+        run_dir: &RunDir,
         request: RunRequest,
         cancel: &CancellationToken,
     ) -> Result<Outcome, SandboxError> {
@@ -488,6 +507,9 @@ impl RunningSolver {
     }
 }
 
+/// A duplicate of the run directory's descriptor, refused if the directory
+/// has been removed since it was resolved (no links left: a solver would run
+/// in a deleted directory, its files unreachable to any later tool).
 fn dup_dir(fd: std::os::fd::BorrowedFd<'_>) -> Result<OwnedFd, SandboxError> {
     let st = rustix::fs::fstat(fd).map_err(|e| {
         tracing::error!(error = %e, "run directory not inspectable");
@@ -495,6 +517,10 @@ fn dup_dir(fd: std::os::fd::BorrowedFd<'_>) -> Result<OwnedFd, SandboxError> {
     })?;
     if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Directory {
         tracing::error!("run directory descriptor is not a directory");
+        return Err(SandboxError::RunDirUnusable);
+    }
+    if st.st_nlink == 0 {
+        tracing::warn!("run directory removed before the launch");
         return Err(SandboxError::RunDirUnusable);
     }
     rustix::io::fcntl_dupfd_cloexec(fd, 3).map_err(internal)

@@ -1,18 +1,14 @@
-//! Run-directory conveniences: launching in a [`RunDir`], and persisting a
-//! detached job's status (`job-status.json`, replaced atomically) and its
-//! captured logs (`stdout.log`, `stderr.log`, created new) in the run
-//! directory, so other tools can report on the job from the run alone.
+//! Run-directory records: a detached job's status (`job-status.json`,
+//! replaced atomically) and its captured logs (`stdout.log`, `stderr.log`,
+//! created new) persisted in its run directory, so other tools can report
+//! on the job from the run alone. Runs themselves are launched in a
+//! [`RunDir`] by [`Sandbox::launch`](super::Sandbox::launch).
 
 use std::io;
 
-use tokio_util::sync::CancellationToken;
-
-use super::error::SandboxError;
 use super::jobs::StatusSink;
 use super::logs::CapturedLog;
 use super::outcome::Outcome;
-use super::run::{RunRequest, RunningSolver, Sandbox};
-use crate::identity::CallerId;
 use crate::runs::{FileName, RunDir, RunError};
 
 /// Where a detached job's status document is kept in its run directory.
@@ -21,30 +17,6 @@ pub const JOB_STATUS_FILE: FileName = FileName::fixed("job-status.json");
 pub const STDOUT_LOG_FILE: FileName = FileName::fixed("stdout.log");
 /// Where a finished job's captured standard error is kept.
 pub const STDERR_LOG_FILE: FileName = FileName::fixed("stderr.log");
-
-impl Sandbox {
-    /// [`Sandbox::launch`] with the run directory of a [`RunDir`].
-    pub fn launch_in(
-        &self,
-        caller: &CallerId,
-        run: &RunDir,
-        request: RunRequest,
-        cancel: &CancellationToken,
-    ) -> Result<RunningSolver, SandboxError> {
-        self.launch(caller, run.as_fd(), request, cancel)
-    }
-
-    /// [`Sandbox::run`] with the run directory of a [`RunDir`].
-    pub async fn run_in(
-        &self,
-        caller: &CallerId,
-        run: &RunDir,
-        request: RunRequest,
-        cancel: &CancellationToken,
-    ) -> Result<Outcome, SandboxError> {
-        self.run(caller, run.as_fd(), request, cancel).await
-    }
-}
 
 /// A job's status and logs go to its run directory.
 impl StatusSink for RunDir {

@@ -1,14 +1,15 @@
 //! Sandbox test helper for the disk-full case. Run it inside a private mount
 //! namespace (`unshare -m --propagation private sbx_diskfull <escape-probe>`,
 //! with `--user --map-root-user` added when not root): it mounts a small tmpfs, fills it, then runs two sandboxed writers at the
-//! same time, one whose run directory is on the full tmpfs and one on the
-//! ordinary temporary directory. Prints `full=<error>` and `other=<error or
+//! same time, one whose run directory (of a run root) is on the full tmpfs
+//! and one on the ordinary temporary directory. Prints `full=<error>` and `other=<error or
 //! ok>` and exits 0 when it could perform the experiment.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use hardened_mcp::identity::CallerId;
+use hardened_mcp::runs::{RunDir, RunRoot};
 use hardened_mcp::sandbox::{Limits, RunRequest, Sandbox, SandboxConfig, SolverRegistry};
 use rustix::mount::{MountFlags, UnmountFlags, mount, unmount};
 use tokio_util::sync::CancellationToken;
@@ -22,6 +23,13 @@ fn private_dir(base: &Path, name: &str) -> PathBuf {
     let p = base.join(name);
     std::fs::create_dir(&p).unwrap_or_else(|_| fail("mkdir"));
     p
+}
+
+/// A run root `runs` under `base`, and a fresh run in it.
+fn new_run(base: &Path, who: &CallerId) -> RunDir {
+    let root = RunRoot::open(base.join("runs")).unwrap_or_else(|_| fail("run root"));
+    let (_handle, run) = root.create(who).unwrap_or_else(|_| fail("run"));
+    run
 }
 
 fn fill(dir: &Path) {
@@ -46,9 +54,12 @@ fn main() {
     {
         fail("mount");
     }
-    let full_run = private_dir(&full, "run");
+    // One run root on the small tmpfs (its key and the run's owner record
+    // written before the fill), one on the ordinary temporary directory.
+    let who = CallerId::local();
+    let full_run = new_run(&full, &who);
     fill(&full);
-    let other_run = private_dir(&base, "other");
+    let other_run = new_run(&base, &who);
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -62,9 +73,6 @@ fn main() {
             .unwrap_or_else(|_| fail("registry"));
         let sb =
             Sandbox::new(registry, SandboxConfig::default()).unwrap_or_else(|_| fail("sandbox"));
-        let who = CallerId::local();
-        let full_fd = std::fs::File::open(&full_run).unwrap_or_else(|_| fail("open full"));
-        let other_fd = std::fs::File::open(&other_run).unwrap_or_else(|_| fail("open other"));
         let req = || {
             RunRequest::new("escape")
                 .args(["fsize", "1048576"])
@@ -72,8 +80,8 @@ fn main() {
         };
         let t = CancellationToken::new();
         let (a, b) = tokio::join!(
-            sb.run(&who, &full_fd, req(), &t),
-            sb.run(&who, &other_fd, req(), &t)
+            sb.run(&who, &full_run, req(), &t),
+            sb.run(&who, &other_run, req(), &t)
         );
         let show =
             |r: Result<hardened_mcp::sandbox::Outcome, _>| match r.and_then(|o| o.into_result()) {

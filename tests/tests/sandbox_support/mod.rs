@@ -1,11 +1,13 @@
 //! Shared fixtures of the sandbox integration tests: a sandbox whose solvers
-//! are the `sbx_*` probe binaries, run directories, lock and process checks.
+//! are the `sbx_*` probe binaries, run directories (of a run root), lock and
+//! process checks.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hardened_mcp::identity::CallerId;
+use hardened_mcp::runs::{RunDir, RunRoot};
 use hardened_mcp::sandbox::{Sandbox, SandboxConfig, SolverRegistry};
 use rustix::fs::{FlockOperation, flock};
 
@@ -34,11 +36,31 @@ pub fn caller(name: &str) -> CallerId {
     CallerId::new(name).unwrap()
 }
 
-/// A fresh run directory and a descriptor of it.
-pub fn run_dir() -> (tempfile::TempDir, std::fs::File) {
-    let dir = tempfile::tempdir().unwrap();
-    let fd = std::fs::File::open(dir.path()).unwrap();
-    (dir, fd)
+/// A run directory's path, and the temporary directory (holding its run
+/// root) that lives as long as this does. For checks and positive controls
+/// from outside the sandbox only: runs are launched on the [`RunDir`].
+pub struct RunPath {
+    path: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+impl RunPath {
+    /// The run directory's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// A fresh run of a fresh run root (in a temporary directory): its path and
+/// the resolved [`RunDir`] to launch in.
+pub fn run_dir() -> (RunPath, RunDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root_path = tmp.path().join("runs");
+    let root = RunRoot::open(&root_path).unwrap();
+    let (handle, dir) = root.create(&CallerId::local()).unwrap();
+    let path = root_path.join(handle.as_str());
+    assert!(path.is_dir(), "run root layout as expected by these tests");
+    (RunPath { path, _tmp: tmp }, dir)
 }
 
 /// Whether an exclusive lock on `path` can be taken right now: true only
