@@ -11,8 +11,8 @@ use hardened_mcp::paging;
 use hardened_mcp::prelude::*;
 use hardened_mcp::runs::FileName;
 use hardened_mcp::sandbox::{
-    Containment, JobId, JobState, Jobs, Limits, Outcome, RunRequest, STDERR_LOG_FILE,
-    STDOUT_LOG_FILE, Sandbox, Termination,
+    Containment, JOB_STATUS_FILE, JobId, JobState, Jobs, Limits, Outcome, RunRequest,
+    STDERR_LOG_FILE, STDOUT_LOG_FILE, Sandbox, Termination,
 };
 use hardened_mcp::untrusted::{TextLimits, Untrusted};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -427,12 +427,69 @@ impl HeatServer {
                     }
                     JobState::Finished(outcome) => fill_outcome(&mut status, &outcome),
                 },
-                Err(_) => status.state = RunState::Unknown,
+                Err(_) => fill_persisted(&mut status, run),
             },
-            None => {}
+            None => fill_persisted(&mut status, run),
         }
         status
     }
+}
+
+/// The job summary the sandbox persists in the run directory
+/// (`job-status.json`), as far as a status report needs it.
+#[derive(Deserialize)]
+struct PersistedJob {
+    state: String,
+    #[serde(default)]
+    termination: Option<String>,
+    #[serde(default)]
+    code: Option<i32>,
+    #[serde(default)]
+    success: bool,
+    #[serde(default)]
+    timed_out: bool,
+    #[serde(default)]
+    cancelled: bool,
+    #[serde(default)]
+    wall_ms: Option<u64>,
+    #[serde(default)]
+    cpu_ms: Option<u64>,
+}
+
+/// Largest `job-status.json` read.
+const MAX_JOB_STATUS_BYTES: usize = 4096;
+
+/// A run this server process has no job for (it restarted, or the job table
+/// evicted the finished job): the state persisted in the run directory, if
+/// the run finished. A run persisted as still running was killed with the
+/// server that ran it and stays `unknown`.
+fn fill_persisted(status: &mut RunStatus, run: &RunDir) {
+    let Ok(bytes) = run.read_bounded(&JOB_STATUS_FILE, MAX_JOB_STATUS_BYTES) else {
+        return;
+    };
+    let Ok(job) = serde_json::from_slice::<PersistedJob>(&bytes) else {
+        tracing::warn!(run = %run.handle(), "unreadable job status file");
+        return;
+    };
+    if job.state != "finished" {
+        return;
+    }
+    status.state = if job.cancelled {
+        RunState::Cancelled
+    } else if job.timed_out {
+        RunState::TimedOut
+    } else if job.success {
+        RunState::Succeeded
+    } else {
+        RunState::Failed
+    };
+    match job.termination.as_deref() {
+        Some("exited") => status.exit_code = job.code,
+        Some("signaled") => status.signal = job.code,
+        _ => {}
+    }
+    status.wall_seconds = job.wall_ms.map(|ms| ms as f64 / 1000.0);
+    status.cpu_seconds = job.cpu_ms.map(|ms| ms as f64 / 1000.0);
 }
 
 fn fill_outcome(status: &mut RunStatus, o: &Outcome) {

@@ -47,7 +47,7 @@ const TOOLS: [&str; 10] = [
 struct Session {
     client: RunningService<RoleClient, ()>,
     tools: HashMap<String, Tool>,
-    _root: tempfile::TempDir,
+    _root: Option<tempfile::TempDir>,
 }
 
 fn server_command(root: &std::path::Path) -> Command {
@@ -65,7 +65,14 @@ fn server_command(root: &std::path::Path) -> Command {
 impl Session {
     async fn start() -> Self {
         let root = tempfile::tempdir().unwrap();
-        let (transport, _stderr) = TokioChildProcess::builder(server_command(root.path()))
+        let mut s = Self::start_in(root.path()).await;
+        s._root = Some(root);
+        s
+    }
+
+    /// A server on the run root under `root` (kept by the caller).
+    async fn start_in(root: &std::path::Path) -> Self {
+        let (transport, _stderr) = TokioChildProcess::builder(server_command(root))
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
@@ -80,7 +87,7 @@ impl Session {
         Self {
             client,
             tools,
-            _root: root,
+            _root: None,
         }
     }
 
@@ -341,6 +348,33 @@ async fn a_run_goes_through_every_tool() {
         let list = s.ok("heat_list", json!({})).await;
         assert!(!list["runs"].as_array().unwrap().contains(&json!(handle)));
         s.shutdown().await;
+    })
+    .await;
+}
+
+/// A finished run's status outlives the server process that ran it: a new
+/// server on the same run root reads it from the run directory.
+#[tokio::test]
+async fn status_survives_a_server_restart() {
+    bounded(async {
+        let root = tempfile::tempdir().unwrap();
+        let first = Session::start_in(root.path()).await;
+        let started = first.ok("heat_start", small_run(500)).await;
+        let run = started["run_handle"].as_str().unwrap().to_owned();
+        let done = first
+            .ok("heat_wait", json!({"run": run, "seconds": 30}))
+            .await;
+        assert_eq!(done["state"], "succeeded", "{done}");
+        first.shutdown().await;
+
+        let second = Session::start_in(root.path()).await;
+        let st = second.ok("heat_status", json!({"run": run})).await;
+        assert_eq!(st["state"], "succeeded", "{st}");
+        assert_eq!(st["exit_code"], 0, "{st}");
+        assert!(st["wall_seconds"].as_f64().is_some(), "{st}");
+        let result = second.ok("heat_result", json!({"run": run})).await;
+        assert_eq!(result["steps"], 500);
+        second.shutdown().await;
     })
     .await;
 }
