@@ -137,8 +137,11 @@ enum Slot {
     Queued,
     /// Launched as this sandbox job.
     Job(JobId),
-    /// Never launched: the sweep it belonged to stopped early.
+    /// Never launched: cancelled while queued, or the sweep it belonged to
+    /// stopped early.
     Abandoned,
+    /// Its launch failed (logged with the reason).
+    NotLaunched,
 }
 
 struct Inner {
@@ -415,6 +418,7 @@ impl HeatServer {
         match self.slot(run) {
             Some(Slot::Queued) => status.state = RunState::Queued,
             Some(Slot::Abandoned) => status.state = RunState::Cancelled,
+            Some(Slot::NotLaunched) => status.state = RunState::Failed,
             Some(Slot::Job(job)) => match self.inner.jobs.status(caller, &job) {
                 Ok(js) => match js.state {
                     JobState::Running { elapsed, progress } => {
@@ -643,13 +647,17 @@ impl HeatServer {
             let mut failed = false;
             for (handle, run, spec) in planned {
                 let key = handle.as_str().to_owned();
+                // A point cancelled (or deleted) while queued is not launched.
+                if !matches!(server.slots().get(&key), Some(Slot::Queued)) {
+                    continue;
+                }
                 if failed {
                     server.slots().insert(key, Slot::Abandoned);
                     continue;
                 }
                 if let Err(e) = server.launch(&caller, run, &spec) {
                     tracing::warn!(error = %e, "sweep point not launched; the rest of the sweep is abandoned");
-                    server.slots().insert(key, Slot::Abandoned);
+                    server.slots().insert(key, Slot::NotLaunched);
                     failed = true;
                     continue;
                 }

@@ -413,6 +413,45 @@ async fn a_sweep_runs_every_point() {
     .await;
 }
 
+/// A sweep point cancelled while queued is never launched; the points
+/// around it are unaffected.
+#[tokio::test]
+async fn a_queued_sweep_point_is_cancelled_before_it_runs() {
+    bounded(async {
+        let s = Session::start().await;
+        let dx: f64 = 1.0 / 2000.0;
+        let sweep = s
+            .ok(
+                "heat_sweep",
+                json!({"cells": 2000, "steps": 600_000, "length": 1.0, "dt": 0.4 * dx * dx,
+                       "diffusivity_start": 0.5, "diffusivity_stop": 1.0, "points": 3}),
+            )
+            .await;
+        let runs: Vec<String> = sweep["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["run_handle"].as_str().unwrap().to_owned())
+            .collect();
+        let third = s.ok("heat_cancel", json!({"run": runs[2]})).await;
+        assert_eq!(third["outcome"], "cancelled");
+        let first = s.ok("heat_cancel", json!({"run": runs[0]})).await;
+        assert_eq!(first["outcome"], "cancelled");
+        let second = s
+            .ok("heat_wait", json!({"run": runs[1], "seconds": 60}))
+            .await;
+        assert_eq!(second["state"], "succeeded", "{second}");
+        // Give the sweep's driver time to reach the third point.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let st = s.ok("heat_status", json!({"run": runs[2]})).await;
+        assert_eq!(st["state"], "cancelled", "{st}");
+        let (kind, _) = s.err("heat_result", json!({"run": runs[2]})).await;
+        assert_eq!(kind, "rejected", "the cancelled point has no result");
+        s.shutdown().await;
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_long_run_is_cancelled() {
     bounded(async {
