@@ -1,3 +1,17 @@
 //! Shared helpers of the hardened-mcp integration tests.
 pub mod macros_fixture;
 pub mod tr_support;
+
+/// `unshare` flags for the disk-full helpers, in the order tried: a plain
+/// mount namespace (needs CAP_SYS_ADMIN), then one owned by a new user
+/// namespace (unprivileged, where user namespaces are allowed).
+pub const UNSHARE_ATTEMPTS: [&[&str]; 2] = [
+    &["--mount", "--propagation", "private"],
+    &[
+        "--user",
+        "--map-root-user",
+        "--mount",
+        "--propagation",
+        "private",
+    ],
+];

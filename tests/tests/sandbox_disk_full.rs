@@ -8,18 +8,7 @@
 
 use std::process::{Command, Output};
 
-/// `unshare` flags, in the order tried: a plain mount namespace (needs
-/// CAP_SYS_ADMIN), then one owned by a new user namespace (unprivileged).
-const ATTEMPTS: [&[&str]; 2] = [
-    &["--mount", "--propagation", "private"],
-    &[
-        "--user",
-        "--map-root-user",
-        "--mount",
-        "--propagation",
-        "private",
-    ],
-];
+use hardened_mcp_tests::UNSHARE_ATTEMPTS as ATTEMPTS;
 
 /// Runs the helper under the first `unshare` that lets it complete.
 fn run_helper() -> Output {

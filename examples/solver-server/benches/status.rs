@@ -217,10 +217,17 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-fn round_trip(c: &mut Criterion) {
+/// Sequential awaited calls on each side, timed by `elapsed(start)` from a
+/// `start = now()` taken before the batch.
+fn sequential<T: Copy>(
+    c: &mut Criterion,
+    group_name: &str,
+    now: fn() -> T,
+    elapsed: fn(T) -> Duration,
+) {
     let rt = runtime();
     let f = rt.block_on(async { fixture() });
-    let mut group = c.benchmark_group("status_round_trip");
+    let mut group = c.benchmark_group(group_name);
     for side in SIDES {
         let client = rt.block_on(connect(&f, side));
         let p = params(&f, side);
@@ -228,18 +235,22 @@ fn round_trip(c: &mut Criterion) {
         group.bench_function(side.label(), |b| {
             b.iter_custom(|iters| {
                 rt.block_on(async {
-                    let start = Instant::now();
+                    let start = now();
                     for _ in 0..iters {
                         let r = client.call_tool(p.clone()).await.unwrap();
                         std::hint::black_box(r);
                     }
-                    start.elapsed()
+                    elapsed(start)
                 })
             })
         });
         rt.block_on(async { drop(client.cancel().await) });
     }
     group.finish();
+}
+
+fn round_trip(c: &mut Criterion) {
+    sequential(c, "status_round_trip", Instant::now, |t| t.elapsed());
 }
 
 /// CPU time all threads of this process (client, server, runtime workers)
@@ -266,28 +277,9 @@ fn cpu_time() -> Duration {
 /// the whole process instead of wall time: the work one call costs client
 /// and server together.
 fn cpu_per_call(c: &mut Criterion) {
-    let rt = runtime();
-    let f = rt.block_on(async { fixture() });
-    let mut group = c.benchmark_group("status_cpu_per_call");
-    for side in SIDES {
-        let client = rt.block_on(connect(&f, side));
-        let p = params(&f, side);
-        rt.block_on(check(&client, &p, &f.handle));
-        group.bench_function(side.label(), |b| {
-            b.iter_custom(|iters| {
-                rt.block_on(async {
-                    let start = cpu_time();
-                    for _ in 0..iters {
-                        let r = client.call_tool(p.clone()).await.unwrap();
-                        std::hint::black_box(r);
-                    }
-                    cpu_time().saturating_sub(start)
-                })
-            })
-        });
-        rt.block_on(async { drop(client.cancel().await) });
-    }
-    group.finish();
+    sequential(c, "status_cpu_per_call", cpu_time, |t| {
+        cpu_time().saturating_sub(t)
+    });
 }
 
 fn concurrent(c: &mut Criterion) {

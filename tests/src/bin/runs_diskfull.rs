@@ -41,17 +41,7 @@ fn main() -> ExitCode {
 
 /// Re-executes this binary in a private mount namespace.
 fn outside(me: &str, mnt: &str) -> u8 {
-    let attempts: [&[&str]; 2] = [
-        &["--mount", "--propagation", "private"],
-        &[
-            "--user",
-            "--map-root-user",
-            "--mount",
-            "--propagation",
-            "private",
-        ],
-    ];
-    for flags in attempts {
+    for flags in hardened_mcp_tests::UNSHARE_ATTEMPTS {
         let status = Command::new("unshare")
             .args(flags)
             .args(["--", me, "--inside", mnt])
