@@ -949,6 +949,29 @@ mod tests {
         }
     }
 
+    /// `#[bounded]` takes literals; the paging helpers clamp to their
+    /// constants. The schema the model sees must say the same ceiling.
+    #[test]
+    fn declared_paging_ceilings_match_the_helpers() {
+        let router = HeatServer::try_hardened_tool_router().expect("router builds");
+        let max_of = |tool: &str, arg: &str| {
+            let t = router
+                .list_all()
+                .into_iter()
+                .find(|t| t.name == tool)
+                .expect("tool listed");
+            t.input_schema["properties"][arg]["maximum"].as_u64()
+        };
+        assert_eq!(
+            max_of("heat_log", "tail_lines"),
+            Some(u64::from(paging::MAX_TAIL_LINES))
+        );
+        assert_eq!(
+            max_of("heat_result", "max_points"),
+            Some(u64::from(paging::MAX_POINTS))
+        );
+    }
+
     #[test]
     fn the_deck_holds_exactly_the_validated_values() {
         let spec = Spec {
