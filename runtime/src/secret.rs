@@ -3,7 +3,7 @@
 //!
 //! A [`Secret<T>`] can sit in configuration structs, error types and log
 //! statements without leaking: every formatting path prints
-//! [`REDACTED`](crate::redact::REDACTED). The only way to reach the value is
+//! [`REDACTED`]. The only way to reach the value is
 //! [`Secret::expose_secret`], a plain reference for server code (comparing a
 //! token, building an upstream request); nothing on `Secret` formats the
 //! value. The memory is not zeroed on drop (no `zeroize`): treat `Secret`
