@@ -478,15 +478,7 @@ fn fill_persisted(status: &mut RunStatus, run: &RunDir) {
     if job.state != "finished" {
         return;
     }
-    status.state = if job.cancelled {
-        RunState::Cancelled
-    } else if job.timed_out {
-        RunState::TimedOut
-    } else if job.success {
-        RunState::Succeeded
-    } else {
-        RunState::Failed
-    };
+    status.state = finished_state(job.cancelled, job.timed_out, job.success);
     match job.termination.as_deref() {
         Some("exited") => status.exit_code = job.code,
         Some("signaled") => status.signal = job.code,
@@ -496,16 +488,22 @@ fn fill_persisted(status: &mut RunStatus, run: &RunDir) {
     status.cpu_seconds = job.cpu_ms.map(|ms| ms as f64 / 1000.0);
 }
 
-fn fill_outcome(status: &mut RunStatus, o: &Outcome) {
-    status.state = if o.cancelled {
+/// The state of a finished run, live or persisted: a cancel or a timeout
+/// says why it ended, before its exit status does.
+fn finished_state(cancelled: bool, timed_out: bool, success: bool) -> RunState {
+    if cancelled {
         RunState::Cancelled
-    } else if o.timed_out {
+    } else if timed_out {
         RunState::TimedOut
-    } else if o.success() {
+    } else if success {
         RunState::Succeeded
     } else {
         RunState::Failed
-    };
+    }
+}
+
+fn fill_outcome(status: &mut RunStatus, o: &Outcome) {
+    status.state = finished_state(o.cancelled, o.timed_out, o.success());
     match o.termination {
         Termination::Exited(code) => status.exit_code = Some(code),
         Termination::Signaled(sig) => status.signal = Some(sig),

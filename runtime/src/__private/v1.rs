@@ -5,7 +5,7 @@
 
 pub use crate::args::{
     Arg, ArgError, BoolSpec, Charset, Doc, EnumSpec, FloatSpec, IntSpec, Pattern, StrSpec,
-    ToolArgs, ToolEnum, VecSpec, enum_absent, enum_parse, enum_schema, take,
+    ToolArgs, ToolEnum, VecSpec, enum_absent, enum_parse, enum_schema,
 };
 pub use crate::context::ToolContext;
 pub use crate::error::ToolError;
@@ -28,17 +28,6 @@ pub use ::std::result::Result;
 pub use ::std::string::String;
 pub use ::std::sync::OnceLock;
 pub use ::std::vec::Vec;
-
-/// Collects the fault of one argument spec, if any.
-pub fn spec_fault<T: Arg>(
-    faults: &mut Vec<(&'static str, &'static str)>,
-    name: &'static str,
-    spec: &T::Spec,
-) {
-    if let Err(f) = T::self_test(spec) {
-        faults.push((name, f));
-    }
-}
 
 /// Tool annotations from the declared hints.
 pub fn annotations(

@@ -24,6 +24,16 @@ pub(crate) const fn jsonrpc_message(code: i64) -> &'static str {
     }
 }
 
+/// A JSON-RPC error response: `id`, `code`, the fixed message of the code,
+/// no `data`.
+pub(crate) fn jsonrpc_error(id: serde_json::Value, code: i64) -> serde_json::Value {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": jsonrpc_message(code)},
+    })
+}
+
 /// `item` with the message of a JSON-RPC error replaced by the fixed text
 /// of its code and its `data` dropped; every other message unchanged.
 pub(crate) fn fix_outgoing(item: TxJsonRpcMessage<RoleServer>) -> TxJsonRpcMessage<RoleServer> {

@@ -649,11 +649,7 @@ async fn screen_post(req: Request<Body>, max_body: usize) -> Screened {
     };
     if let Some(id) = unknown_method_request(&bytes) {
         tracing::warn!("answered a request for an unknown method with a fixed error");
-        let body = serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {"code": -32601, "message": super::fixed::jsonrpc_message(-32601)},
-        });
+        let body = super::fixed::jsonrpc_error(serde_json::json!(id), -32601);
         let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
         response.headers_mut().insert(
             header::CONTENT_TYPE,
@@ -731,13 +727,7 @@ fn fixed_jsonrpc_error(body: &[u8]) -> Option<Vec<u8>> {
         Some(id @ (serde_json::Value::Number(_) | serde_json::Value::String(_))) => id.clone(),
         _ => serde_json::Value::Null,
     };
-    let message = super::fixed::jsonrpc_message(code);
-    serde_json::to_vec(&serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {"code": code, "message": message},
-    }))
-    .ok()
+    serde_json::to_vec(&super::fixed::jsonrpc_error(id, code)).ok()
 }
 
 /// The fixed body of an error status produced by rmcp.
