@@ -10,7 +10,9 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hardened_mcp::identity::CallerId;
 use hardened_mcp::runs::RunRoot;
-use hardened_mcp::sandbox::{Limits, RunRequest, Sandbox, SandboxConfig, SolverRegistry};
+use hardened_mcp::sandbox::{
+    Limits, Requirements, RunRequest, Sandbox, SandboxConfig, SolverRegistry,
+};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
@@ -18,21 +20,40 @@ const TRUE: &str = "/usr/bin/true";
 const HEAD: &str = "/usr/bin/head";
 const LOG_BYTES: u64 = 64 << 20;
 
-fn sandbox(pid_namespace: bool) -> Sandbox {
+/// The sandbox at one of three levels: `Full` (the default: namespaces,
+/// private view with its own network, seccomp, Landlock), `HostNetwork`
+/// (the same without the network namespace), `ProcessGroup` (the explicit
+/// opt-out without namespaces: Landlock, seccomp, rlimits only).
+#[derive(Clone, Copy)]
+enum Level {
+    Full,
+    HostNetwork,
+    ProcessGroup,
+}
+
+fn sandbox(level: Level) -> Sandbox {
     let registry = SolverRegistry::builder()
         .solver("true", TRUE)
         .solver("head", HEAD)
         .build()
         .unwrap();
-    Sandbox::new(
-        registry,
-        SandboxConfig {
-            allow_pid_namespace: pid_namespace,
-            per_caller_runs: 64,
-            ..SandboxConfig::default()
+    let base = SandboxConfig {
+        per_caller_runs: 64,
+        ..SandboxConfig::default()
+    };
+    let config = match level {
+        Level::Full => base,
+        Level::HostNetwork => SandboxConfig {
+            host_network: true,
+            ..base
         },
-    )
-    .unwrap()
+        Level::ProcessGroup => SandboxConfig {
+            allow_pid_namespace: false,
+            require: Requirements::none(),
+            ..base
+        },
+    };
+    Sandbox::new(registry, config).unwrap()
 }
 
 fn spawn_wait(c: &mut Criterion) {
@@ -46,8 +67,9 @@ fn spawn_wait(c: &mut Criterion) {
     let root = RunRoot::open(dir.path().join("runs")).unwrap();
     let (_handle, run_dir) = root.create(&who).unwrap();
     let token = CancellationToken::new();
-    let ns = sandbox(true);
-    let pg = sandbox(false);
+    let full = sandbox(Level::Full);
+    let host_net = sandbox(Level::HostNetwork);
+    let pg = sandbox(Level::ProcessGroup);
     let mut g = c.benchmark_group("spawn_wait_true");
     g.sample_size(40).measurement_time(Duration::from_secs(6));
     g.bench_function("bare_tokio_command", |b| {
@@ -77,7 +99,8 @@ fn spawn_wait(c: &mut Criterion) {
         })
     });
     for (name, sb) in [
-        ("sandbox_pid_namespace", &ns),
+        ("sandbox_full", &full),
+        ("sandbox_full_host_network", &host_net),
         ("sandbox_process_group", &pg),
     ] {
         g.bench_function(name, |b| {
@@ -106,7 +129,7 @@ fn log_capture(c: &mut Criterion) {
     let root = RunRoot::open(dir.path().join("runs")).unwrap();
     let (_handle, run_dir) = root.create(&who).unwrap();
     let token = CancellationToken::new();
-    let ns = sandbox(true);
+    let ns = sandbox(Level::Full);
     let n = LOG_BYTES.to_string();
     let mut g = c.benchmark_group("log_capture_64MiB");
     g.sample_size(10)

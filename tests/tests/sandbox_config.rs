@@ -120,7 +120,7 @@ fn demanding_more_than_the_host_offers_refuses_to_start() {
             allow_pid_namespace: false,
             require: Requirements {
                 tree_kill: TreeKill::PidNamespace,
-                landlock_abi: 0,
+                ..Requirements::none()
             },
             ..SandboxConfig::default()
         },
@@ -134,8 +134,8 @@ fn demanding_more_than_the_host_offers_refuses_to_start() {
         registry(),
         SandboxConfig {
             require: Requirements {
-                tree_kill: TreeKill::ProcessGroup,
                 landlock_abi: 1000,
+                ..Requirements::none()
             },
             ..SandboxConfig::default()
         },

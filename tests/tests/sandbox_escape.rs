@@ -12,7 +12,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use hardened_mcp::runs::RunDir;
-use hardened_mcp::sandbox::{LimitHit, Limits, Outcome, RunRequest, SandboxError, Termination};
+use hardened_mcp::sandbox::{
+    LimitHit, Limits, Outcome, RunRequest, SandboxError, Termination, VIEW_RUN_DIR,
+};
 use support::*;
 use tokio_util::sync::CancellationToken;
 
@@ -62,15 +64,12 @@ async fn write_outside_the_run_dir_is_denied() {
     let o = sandboxed(&rundir, &["write", t], Limits::default()).await;
     assert!(denied(&o), "{o:?}");
     assert!(!target.exists());
-    // Writing inside the run dir is allowed (by absolute path too).
-    let inside = run.path().join("inside.txt");
-    let o = sandboxed(
-        &rundir,
-        &["write", inside.to_str().unwrap()],
-        Limits::default(),
-    )
-    .await;
+    // Writing inside the run dir is allowed (by its absolute path in the
+    // view too).
+    let inside = format!("{VIEW_RUN_DIR}/inside.txt");
+    let o = sandboxed(&rundir, &["write", &inside], Limits::default()).await;
     assert!(o.success(), "{o:?}");
+    assert!(run.path().join("inside.txt").exists());
     assert_eq!(
         control(run.path(), &["write", t]),
         0,

@@ -10,7 +10,7 @@ mod support;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use hardened_mcp::sandbox::{Limits, RunRequest, SandboxConfig, TreeKill};
+use hardened_mcp::sandbox::{Limits, Requirements, RunRequest, SandboxConfig, TreeKill};
 use support::*;
 use tokio_util::sync::CancellationToken;
 
@@ -66,6 +66,7 @@ fn control_killpg_misses_the_setsid_grandchild() {
 async fn process_group_level_is_reported_and_cannot_hang_the_server() {
     let sb = sandbox_with(SandboxConfig {
         allow_pid_namespace: false,
+        require: Requirements::none(),
         ..SandboxConfig::default()
     });
     assert_eq!(sb.containment().tree_kill, TreeKill::ProcessGroup);

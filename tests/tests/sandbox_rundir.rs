@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use hardened_mcp::runs::{FileName, RunRoot};
 use hardened_mcp::sandbox::{
-    JOB_STATUS_FILE, JobState, Jobs, RunRequest, STDERR_LOG_FILE, STDOUT_LOG_FILE, SandboxConfig,
-    Termination,
+    JOB_STATUS_FILE, JobState, Jobs, Requirements, RunRequest, STDERR_LOG_FILE, STDOUT_LOG_FILE,
+    SandboxConfig, Termination, VIEW_RUN_DIR,
 };
 use support::*;
 use tokio_util::sync::CancellationToken;
@@ -85,8 +85,9 @@ async fn write_only_in_protects_the_run_records() {
         path.join(".owner").exists(),
         "run layout as expected by this test"
     );
-    let owner = path.join(".owner").to_str().unwrap().to_owned();
-    let inside = path.join("work/out.txt").to_str().unwrap().to_owned();
+    // The same files by their paths in the solver's view.
+    let owner = format!("{VIEW_RUN_DIR}/.owner");
+    let inside = format!("{VIEW_RUN_DIR}/work/out.txt");
     let sb = sandbox();
     let t = CancellationToken::new();
     let confined = |target: &str| {
@@ -137,9 +138,12 @@ async fn run_root_under_dev_shm_keeps_its_key_from_the_solver() {
     );
     let key = key_path.to_str().unwrap();
     let run_path = root_path.join(handle.as_str());
-    let input = run_path.join("input.txt");
-    std::fs::write(&input, b"deck").unwrap();
+    std::fs::write(run_path.join("input.txt"), b"deck").unwrap();
     let output = run_path.join("out.txt");
+    let (input_in_view, output_in_view) = (
+        format!("{VIEW_RUN_DIR}/input.txt"),
+        format!("{VIEW_RUN_DIR}/out.txt"),
+    );
     let probe = |args: [&str; 2]| RunRequest::new("escape").args(args);
     let t = CancellationToken::new();
     let sb = sandbox();
@@ -150,12 +154,12 @@ async fn run_root_under_dev_shm_keeps_its_key_from_the_solver() {
         .unwrap();
     assert_eq!(o.termination, Termination::Exited(1), "{o:?}");
     let o = sb
-        .run(&alice, &dir, probe(["read", input.to_str().unwrap()]), &t)
+        .run(&alice, &dir, probe(["read", &input_in_view]), &t)
         .await
         .unwrap();
     assert!(o.success(), "{o:?}");
     let o = sb
-        .run(&alice, &dir, probe(["write", output.to_str().unwrap()]), &t)
+        .run(&alice, &dir, probe(["write", &output_in_view]), &t)
         .await
         .unwrap();
     assert!(o.success(), "{o:?}");
@@ -168,10 +172,14 @@ async fn run_root_under_dev_shm_keeps_its_key_from_the_solver() {
         .status()
         .unwrap();
     assert_eq!(st.code(), Some(0), "control could not read the key");
+    // Control: without the private view (the explicit opt-out), Landlock
+    // alone with all of /dev readable (the old default) lets the key leak.
     let mut read_paths = SandboxConfig::default().read_paths;
     read_paths.push("/dev".into());
     let wide = sandbox_with(SandboxConfig {
         read_paths,
+        allow_pid_namespace: false,
+        require: Requirements::none(),
         ..SandboxConfig::default()
     });
     let o = wide

@@ -8,7 +8,9 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use hardened_mcp::sandbox::{Limits, RunRequest, RunningSolver, Termination, TreeKill};
+use hardened_mcp::sandbox::{
+    Limits, RunRequest, RunningSolver, Termination, TreeKill, VIEW_RUN_DIR,
+};
 use support::*;
 use tokio_util::sync::CancellationToken;
 
@@ -16,10 +18,13 @@ use tokio_util::sync::CancellationToken;
 /// process exists" is a statement about the test that checks it.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// The forker, holding `lock` (a file of the run directory), which it
+/// names by its path in the solver's view.
 fn forker(mode: &str, lock: &std::path::Path, wall: Duration) -> RunRequest {
+    let in_view = std::path::Path::new(VIEW_RUN_DIR).join(lock.file_name().unwrap());
     RunRequest::new("forker")
         .arg(mode)
-        .arg(lock)
+        .arg(in_view)
         .limits(Limits {
             wall_time: wall,
             ..Limits::default()

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use hardened_mcp::prelude::*;
 use hardened_mcp::runs::HandlePrefix;
-use hardened_mcp::sandbox::{Sandbox, SandboxConfig, SolverRegistry};
+use hardened_mcp::sandbox::{Requirements, Sandbox, SandboxConfig, SolverRegistry};
 use hardened_mcp::transport::{BearerAuth, HardenedStdio, HttpServer};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
@@ -46,8 +46,12 @@ pub fn build(common: &CommonOptions, default_root: &Path) -> Result<HeatServer, 
         .solver(SOLVER_ID, solver)
         .build()
         .map_err(|e| StartError::new("solver registry", e))?;
-    let sandbox = Sandbox::new(registry, SandboxConfig::default())
-        .map_err(|e| StartError::new("sandbox", e))?;
+    let mut config = SandboxConfig::default();
+    if common.allow_weak_sandbox {
+        config.require = Requirements::none();
+        tracing::warn!("--allow-weak-sandbox: solver runs get whatever containment this host has");
+    }
+    let sandbox = Sandbox::new(registry, config).map_err(|e| StartError::new("sandbox", e))?;
     HeatServer::new(runs, sandbox).map_err(|e| StartError::new("tool router", e))
 }
 

@@ -23,6 +23,10 @@ pub struct CommonOptions {
     pub run_root: Option<PathBuf>,
     /// The heat1d executable (default: next to this binary).
     pub solver: Option<PathBuf>,
+    /// Start even where the host lacks a containment layer (namespaces,
+    /// the private file-system view, seccomp, Landlock): the explicit
+    /// opt-out of the sandbox's fail-closed default.
+    pub allow_weak_sandbox: bool,
 }
 
 /// `serve` options.
@@ -62,6 +66,7 @@ solver-server serve: serve the heat tools over MCP
 
 USAGE:
     solver-server serve [--http ADDR] [--tokens-file FILE] [--run-root DIR] [--solver PATH]
+                        [--allow-weak-sandbox]
 
 OPTIONS:
     --http ADDR          listen for streamable HTTP on ADDR (e.g. 127.0.0.1:8080) instead of stdio;
@@ -73,6 +78,9 @@ OPTIONS:
                          ~/.local/state, else the temp dir, + /hardened-mcp-solver)
     --solver PATH        the heat1d executable (default: heat1d next to this binary, else this
                          binary itself, which runs as the solver when started as `heat1d`)
+    --allow-weak-sandbox start even on a host that lacks a containment layer (user, PID and
+                         mount namespaces, seccomp, Landlock); by default such a host refuses
+                         to start. The log's containment line says which layers runs get.
 ";
 
 /// `demo --help`.
@@ -84,12 +92,13 @@ the profile plot, and sends a handful of hostile calls that are each refused wit
 fixed error. Finishes in seconds.
 
 USAGE:
-    solver-server demo [--plot FILE] [--run-root DIR] [--solver PATH]
+    solver-server demo [--plot FILE] [--run-root DIR] [--solver PATH] [--allow-weak-sandbox]
 
 OPTIONS:
     --plot FILE          where to save the profile plot (default: heat-profile.png)
     --run-root DIR       as for serve (default: a fresh temporary directory)
     --solver PATH        as for serve
+    --allow-weak-sandbox as for serve
 ";
 
 /// A command line that does not parse; the text is fixed.
@@ -139,6 +148,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         match (mode, flag.as_str()) {
             (_, "--run-root") => common.run_root = Some(value()?.into()),
             (_, "--solver") => common.solver = Some(value()?.into()),
+            (_, "--allow-weak-sandbox") => common.allow_weak_sandbox = true,
             ("serve", "--http") => {
                 let v = value()?;
                 let addr = v.to_str().and_then(|s| s.parse().ok());

@@ -109,9 +109,25 @@ pub enum ConfigError {
     /// The executable is owned by neither root nor the server's user.
     #[error("solver `{0}`: the executable must be owned by root or by the server's user")]
     BadOwner(String),
-    /// A Landlock read path is not absolute.
-    #[error("a readable system path of the sandbox must be absolute")]
+    /// A read path of the sandbox is not absolute.
+    #[error("a readable path of the sandbox must be absolute")]
     RelativeReadPath,
+    /// A read path of the sandbox is not plain (`.`, `..`, `//`, a trailing
+    /// `/`), is `/`, or is or holds a path the view reserves (`/proc`,
+    /// `/dev`, `/tmp`, the run directory, `/sandbox`, `/etc/passwd`,
+    /// `/etc/group`), or could not be read.
+    #[error(
+        "a readable path of the sandbox is unusable: use a plain absolute path that is not /, /proc, /dev, /tmp, /work, /sandbox or /etc as a whole (grant the files of /etc a solver needs)"
+    )]
+    ReadPathUnusable,
+    /// `grant_read` named a solver id that is not configured.
+    #[error("a read grant names solver `{0}`, which is not configured")]
+    GrantForUnknownSolver(String),
+    /// A containment layer the configuration requires is not available.
+    #[error(
+        "the host cannot provide {0}, which the sandbox requires; to run solvers without it, opt out explicitly with `SandboxConfig::require = Requirements::none()` (solver-server: --allow-weak-sandbox)"
+    )]
+    LayerUnavailable(&'static str),
     /// A configured limit or ceiling is invalid.
     #[error("sandbox limit `{0}` is invalid")]
     InvalidLimit(&'static str),

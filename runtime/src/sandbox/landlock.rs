@@ -1,10 +1,19 @@
-//! The Landlock policy of a run: read (and execute) beneath configured
-//! system directories and the solver executable, full access beneath the run
-//! directory, nothing else; TCP bind and connect denied (ABI 4+); signals
-//! and abstract unix sockets scoped to the run (ABI 6+).
+//! The Landlock policy of a run, at the newest ABI the `landlock` crate
+//! knows (best effort downwards: an older kernel enforces the rights it
+//! has). Full access beneath the run directory (or read beneath it and full
+//! access beneath its writable subdirectory); TCP bind and connect denied
+//! (ABI 4+); signals and abstract Unix sockets scoped to the run (ABI 6+).
+//!
+//! With the private file-system view, everything a solver can see was
+//! chosen for it, so the policy grants read (and execute) beneath the
+//! view's root and full access beneath the view's private `/tmp`; those two
+//! rules are added by the solver itself after it entered the view (their
+//! inodes exist only there). Without the view, read is granted beneath each
+//! configured read path, the solver's own grants, the solver executable and
+//! the host's `/proc` instead.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, Ruleset, RulesetAttr,
@@ -14,75 +23,130 @@ use rustix::fs::{Mode, OFlags};
 
 use super::error::{ConfigError, SandboxError};
 
-/// The newest ABI whose rights this policy requests; newer kernels keep
-/// working (Landlock is backward compatible), older ones get the subset
-/// they know.
-const POLICY_ABI: ABI = ABI::V6;
+/// The newest ABI whose rights this policy requests: the newest the crate
+/// knows. Newer kernels keep working (Landlock is backward compatible),
+/// older ones get the subset they know.
+const POLICY_ABI: ABI = ABI::V7;
 
-/// System directories (and device files) a solver may read by default.
-/// Home directories, /tmp, /var, /run, /srv, /mnt and /root are not among
-/// them, nor is /dev as a whole: only the data-less devices below are, so a
-/// run root under /dev/shm (its `.key`, other runs) stays out of reach. The
-/// run directory is granted separately, wherever it is. `/dev/null` is
-/// readable and writable (see `WRITABLE_DEVICES`); `/dev/fd`, `/dev/stdin`
-/// and friends are symlinks into /proc, which is readable.
+/// Host paths a solver may read by default, bound read-only at the same
+/// path in its view: the system trees and the few files of `/etc` a
+/// dynamically linked program needs. Not `/etc` as a whole (a same-uid
+/// solver would read the server's credentials there), nor `/home`, `/root`,
+/// `/var`, `/run`, `/srv`, `/mnt`, `/opt` or `/sys`. Absent paths are
+/// skipped; symbolic links (a merged `/usr`'s `/lib`) are reproduced as
+/// links.
 pub const DEFAULT_READ_PATHS: &[&str] = &[
     "/usr",
     "/lib",
     "/lib64",
     "/lib32",
+    "/libx32",
     "/bin",
     "/sbin",
-    "/etc",
-    "/opt",
-    "/dev/zero",
-    "/dev/random",
-    "/dev/urandom",
-    "/proc",
-    "/sys",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/nsswitch.conf",
+    "/etc/localtime",
+    "/etc/alternatives",
 ];
 
-/// Files a solver may also write (they discard or produce no data).
-const WRITABLE_DEVICES: &[&str] = &["/dev/null"];
+/// Devices a solver may read and write (they discard or produce no data of
+/// the host). The others of the view (`zero`, `full`, `random`, `urandom`)
+/// are readable as part of the view.
+const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+
+/// Read-only devices granted when there is no view.
+const READABLE_DEVICES: &[&str] = &["/dev/random", "/dev/urandom"];
+
+/// Access masks (raw Landlock bits) of the two rules a solver adds inside
+/// its view, matched to the rights the ruleset handles on this kernel.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ViewRules {
+    /// Read, read-dir and execute: beneath the view's root.
+    pub(crate) read: u64,
+    /// Every handled right: beneath the view's `/tmp`.
+    pub(crate) all: u64,
+}
 
 /// Directories and files opened (`O_PATH`) at start, to which rules refer.
 #[derive(Debug)]
 pub(crate) struct FsPolicy {
+    /// Read paths (without the view only).
     read: Vec<OwnedFd>,
-    devices: Vec<OwnedFd>,
+    writable_devices: Vec<OwnedFd>,
+    readable_devices: Vec<OwnedFd>,
+    view: bool,
+    abi: ABI,
 }
 
 impl FsPolicy {
-    /// Opens the read paths; missing ones are skipped (and logged).
-    pub(crate) fn open(read_paths: &[PathBuf]) -> Result<Self, ConfigError> {
+    /// Opens what the rules refer to. `view`: the solver runs in its private
+    /// view (read paths need no rule of their own). Missing paths are
+    /// skipped (and logged).
+    pub(crate) fn open(
+        read_paths: &[PathBuf],
+        view: bool,
+        kernel_abi: u32,
+    ) -> Result<Self, ConfigError> {
         let mut read = Vec::new();
         for p in read_paths {
             if !p.is_absolute() {
                 return Err(ConfigError::RelativeReadPath);
             }
-            match open_path(p) {
-                Some(fd) => read.push(fd),
-                None => tracing::debug!(path = %p.display(), "sandbox read path absent, skipped"),
+            if !view {
+                match open_path(p) {
+                    Some(fd) => read.push(fd),
+                    None => {
+                        tracing::debug!(path = %p.display(), "sandbox read path absent, skipped")
+                    }
+                }
             }
         }
-        let devices = WRITABLE_DEVICES
-            .iter()
-            .filter_map(|d| open_path(std::path::Path::new(d)))
-            .collect();
-        Ok(Self { read, devices })
+        if !view {
+            // Without a view of its own, a solver reads the host's /proc.
+            read.extend(open_path(Path::new("/proc")));
+        }
+        let open_all = |list: &[&str]| -> Vec<OwnedFd> {
+            list.iter()
+                .filter_map(|d| open_path(Path::new(d)))
+                .collect()
+        };
+        let abi = ABI::from(i32::try_from(kernel_abi).unwrap_or(i32::MAX)).min(POLICY_ABI);
+        Ok(Self {
+            read,
+            writable_devices: open_all(WRITABLE_DEVICES),
+            readable_devices: if view {
+                Vec::new()
+            } else {
+                open_all(READABLE_DEVICES)
+            },
+            view,
+            abi,
+        })
+    }
+
+    /// The masks of the rules added inside the view.
+    pub(crate) fn view_rules(&self) -> ViewRules {
+        ViewRules {
+            read: AccessFs::from_read(self.abi).bits(),
+            all: AccessFs::from_all(self.abi).bits(),
+        }
     }
 
     /// Builds a ruleset for one run; `None` when the kernel has no Landlock.
     /// `writable` is where the solver may write (the run directory itself,
     /// or a subdirectory of it, in which case the run directory is only
-    /// readable).
+    /// readable). `solver` and `grants` are the executable and the solver's
+    /// own read paths (used without the view only).
     pub(crate) fn ruleset(
         &self,
         run_dir: BorrowedFd<'_>,
         writable: Option<BorrowedFd<'_>>,
         solver: BorrowedFd<'_>,
+        grants: &[OwnedFd],
     ) -> Result<Option<OwnedFd>, SandboxError> {
-        self.build(run_dir, writable, solver).map_err(|e| {
+        self.build(run_dir, writable, solver, grants).map_err(|e| {
             tracing::error!(error = %e, "landlock ruleset not built");
             SandboxError::Internal
         })
@@ -93,6 +157,7 @@ impl FsPolicy {
         run_dir: BorrowedFd<'_>,
         writable: Option<BorrowedFd<'_>>,
         solver: BorrowedFd<'_>,
+        grants: &[OwnedFd],
     ) -> Result<Option<OwnedFd>, landlock::RulesetError> {
         let all = AccessFs::from_all(POLICY_ABI);
         let read = AccessFs::from_read(POLICY_ABI);
@@ -103,24 +168,27 @@ impl FsPolicy {
             .handle_access(all)?
             .handle_access(AccessNet::from_all(POLICY_ABI))?
             .scope(Scope::from_all(POLICY_ABI))?
-            .create()?
-            .add_rule(PathBeneath::new(solver, file_read))?;
+            .create()?;
         rs = match writable {
             None => rs.add_rule(PathBeneath::new(run_dir, all))?,
             Some(w) => rs
                 .add_rule(PathBeneath::new(run_dir, read))?
                 .add_rule(PathBeneath::new(w, all))?,
         };
-        for fd in &self.read {
-            rs = rs.add_rule(PathBeneath::new(fd.as_fd(), read))?;
-        }
-        for fd in &self.devices {
+        for fd in &self.writable_devices {
             rs = rs.add_rule(PathBeneath::new(fd.as_fd(), device))?;
+        }
+        if !self.view {
+            rs = rs.add_rule(PathBeneath::new(solver, file_read))?;
+            for fd in self.read.iter().chain(grants).chain(&self.readable_devices) {
+                rs = rs.add_rule(PathBeneath::new(fd.as_fd(), read))?;
+            }
         }
         Ok(rs.into())
     }
 }
 
-fn open_path(p: &std::path::Path) -> Option<OwnedFd> {
+/// Opens `p` as an `O_PATH` descriptor, `None` when it does not exist.
+pub(crate) fn open_path(p: &Path) -> Option<OwnedFd> {
     rustix::fs::open(p, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).ok()
 }

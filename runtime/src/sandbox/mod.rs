@@ -1,7 +1,11 @@
 //! The process sandbox every solver run goes through: an allowlist of solver
-//! executables, an argument vector (never a shell), a cleared environment,
-//! rlimits, no-new-privs, Landlock, whole-tree kill through a PID namespace,
-//! bounded log capture, concurrency ceilings, detached jobs and progress.
+//! executables exec'd from the descriptor checked at start, an argument
+//! vector (never a shell), a cleared environment, a private file-system view
+//! (mount namespace, fresh root), a seccomp filter, Landlock, rlimits,
+//! no-new-privs and no capabilities, whole-tree kill through a PID
+//! namespace, bounded log capture, concurrency ceilings, detached jobs and
+//! progress. The layers stack; by default a host that lacks one refuses to
+//! start ([`Requirements`]).
 //!
 //! A run is a solver id, an argument vector, a [`RunDir`](crate::runs::RunDir)
 //! and [`Limits`]: [`Sandbox::launch`] and [`Sandbox::run`] take the run
@@ -38,7 +42,9 @@ mod progress;
 mod registry;
 mod run;
 mod rundir;
+mod seccomp;
 mod spawn;
+mod view;
 
 pub use containment::{Containment, Requirements, TreeKill};
 pub use error::{ConfigError, SandboxError};
@@ -54,3 +60,4 @@ pub use progress::{
 pub use registry::{MAX_SOLVER_ID_LEN, Solver, SolverRegistry, SolverRegistryBuilder};
 pub use run::{RunRequest, RunningSolver, Sandbox, SandboxConfig};
 pub use rundir::{JOB_STATUS_FILE, STDERR_LOG_FILE, STDOUT_LOG_FILE, write_captured_log};
+pub use view::{SOLVER_GID, SOLVER_UID, VIEW_DEVICES, VIEW_RUN_DIR, VIEW_SOLVER_DIR};

@@ -1,6 +1,6 @@
 //! The solver allowlist: fixed solver ids mapped to absolute executable paths
-//! that were checked when the server started. Tool code names an id, never a
-//! path.
+//! that were checked when the server started, and the extra host paths each
+//! solver may read. Tool code names an id, never a path.
 
 use std::collections::BTreeMap;
 use std::fs::Metadata;
@@ -23,6 +23,8 @@ pub struct Solver {
     dev: u64,
     ino: u64,
     fd: OwnedFd,
+    grants: Vec<PathBuf>,
+    grant_fds: Vec<OwnedFd>,
 }
 
 impl Solver {
@@ -39,6 +41,23 @@ impl Solver {
     /// An `O_PATH` descriptor of the executable, opened at start.
     pub(crate) fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
+    }
+
+    /// Device and inode of the executable checked at start.
+    pub(crate) fn file_id(&self) -> (u64, u64) {
+        (self.dev, self.ino)
+    }
+
+    /// The extra host paths this solver may read
+    /// ([`SolverRegistryBuilder::grant_read`]).
+    pub fn grants(&self) -> &[PathBuf] {
+        &self.grants
+    }
+
+    /// `O_PATH` descriptors of the grants that exist (for Landlock without
+    /// the file-system view).
+    pub(crate) fn grant_fds(&self) -> &[OwnedFd] {
+        &self.grant_fds
     }
 
     /// Re-checks, just before a launch, that the path still names the file
@@ -69,6 +88,7 @@ pub struct SolverRegistry {
 #[derive(Debug, Default)]
 pub struct SolverRegistryBuilder {
     entries: Vec<(String, PathBuf)>,
+    grants: Vec<(String, PathBuf)>,
 }
 
 impl SolverRegistry {
@@ -96,10 +116,32 @@ impl SolverRegistryBuilder {
         self
     }
 
+    /// Lets the solver `id` also read the host path `path` (a directory
+    /// tree or a file): it is bound read-only at the same path in this
+    /// solver's file-system view, and granted by Landlock. For a solver's
+    /// own files outside the system trees (a configuration file, a library
+    /// directory, code models); no other solver sees them. The path must be
+    /// absolute and plain (no `.` or `..`), and not `/proc`, `/dev`, `/tmp`,
+    /// the run directory's path in the view, or `/etc` as a whole.
+    ///
+    /// ```no_run
+    /// use hardened_mcp::sandbox::SolverRegistry;
+    ///
+    /// let registry = SolverRegistry::builder()
+    ///     .solver("ngspice", "/usr/bin/ngspice")
+    ///     .grant_read("ngspice", "/etc/ngspice")
+    ///     .build()?;
+    /// # Ok::<(), hardened_mcp::sandbox::ConfigError>(())
+    /// ```
+    pub fn grant_read(mut self, id: &str, path: impl Into<PathBuf>) -> Self {
+        self.grants.push((id.to_owned(), path.into()));
+        self
+    }
+
     /// Checks every entry and builds the registry; the first bad entry is
     /// refused with an error naming its id.
     pub fn build(self) -> Result<SolverRegistry, ConfigError> {
-        let mut solvers = BTreeMap::new();
+        let mut solvers: BTreeMap<String, Solver> = BTreeMap::new();
         for (id, path) in self.entries {
             if !valid_id(&id) {
                 return Err(ConfigError::InvalidSolverId(id));
@@ -110,6 +152,22 @@ impl SolverRegistryBuilder {
             let solver = check(&id, path)?;
             tracing::info!(solver = %id, path = %solver.path.display(), "solver registered");
             solvers.insert(id, solver);
+        }
+        for (id, path) in self.grants {
+            let Some(solver) = solvers.get_mut(&id) else {
+                return Err(ConfigError::GrantForUnknownSolver(id));
+            };
+            if !path.is_absolute() {
+                return Err(ConfigError::RelativeReadPath);
+            }
+            match super::landlock::open_path(&path) {
+                Some(fd) => solver.grant_fds.push(fd),
+                None => {
+                    tracing::warn!(solver = %id, path = %path.display(), "granted path absent")
+                }
+            }
+            tracing::info!(solver = %id, path = %path.display(), "solver may read");
+            solver.grants.push(path);
         }
         Ok(SolverRegistry { solvers })
     }
@@ -205,6 +263,8 @@ fn check(id: &str, path: PathBuf) -> Result<Solver, ConfigError> {
         dev: meta.dev(),
         ino: meta.ino(),
         fd,
+        grants: Vec::new(),
+        grant_fds: Vec::new(),
     })
 }
 

@@ -2,10 +2,11 @@
 //! layer the host offers, and waiting for the run's end (timeout,
 //! cancellation, tree kill, log grace period).
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +17,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::containment::{Containment, Requirements, TreeKill};
+use super::containment::{Containment, HostSupport, Requirements, TreeKill};
 use super::error::{ConfigError, SandboxError};
 use super::landlock::{DEFAULT_READ_PATHS, FsPolicy};
 use super::limits::Limits;
@@ -24,7 +25,11 @@ use super::logs::{SharedLog, drain};
 use super::outcome::{LimitHit, Outcome, Termination, limit_of, termination_of};
 use super::progress::{ProgressParser, ProgressReport};
 use super::registry::SolverRegistry;
-use super::spawn::{self, ChildPlan, ExitRecord, RECORD_LEN, RlimitPlan};
+use super::seccomp::Filter;
+use super::spawn::{
+    self, CStrArray, ChildPlan, ExecPlan, ExitRecord, IdMaps, RECORD_LEN, RlimitPlan, ViewChild,
+};
+use super::view::ViewPlan;
 use crate::identity::CallerId;
 use crate::limits::{ConcurrencyLimiter, Permit};
 use crate::runs::{FileName, RunDir};
@@ -39,12 +44,27 @@ pub struct SandboxConfig {
     pub fixed_env: Vec<(String, OsString)>,
     /// Names of variables a run may additionally set.
     pub env_allowlist: Vec<String>,
-    /// Directories (and files) a solver may read beneath, when Landlock is
-    /// available. The solver executable and the run directory are added.
+    /// Host directories (and files) every solver may read: bound read-only
+    /// at the same path in its private view, and granted by Landlock. The
+    /// solver executable and the run directory are added; a solver's own
+    /// extra paths are granted per solver
+    /// ([`SolverRegistryBuilder::grant_read`](super::SolverRegistryBuilder::grant_read)).
+    /// Default: [`DEFAULT_READ_PATHS`].
     pub read_paths: Vec<PathBuf>,
+    /// Size of each run's private `/tmp` (a tmpfs in memory), bytes.
+    pub tmp_size: u64,
+    /// Whether solvers share the host's network. By default (`false`) each
+    /// run with the private view gets a network namespace of its own: no
+    /// TCP, UDP or any other traffic leaves it, not even to loopback
+    /// services of the host. With `true`, Landlock still denies TCP bind
+    /// and connect (ABI 4+), but UDP and other datagrams reach the host.
+    pub host_network: bool,
     /// The minimum containment; [`Sandbox::new`] refuses to start below it.
+    /// Default: every layer ([`Requirements::default`]); the explicit
+    /// opt-out is [`Requirements::none`].
     pub require: Requirements,
-    /// Whether to use a PID namespace when the host allows one.
+    /// Whether to use namespaces (user, PID and mount: the whole-tree kill
+    /// and the private file-system view) when the host allows them.
     pub allow_pid_namespace: bool,
     /// Concurrent runs in all (`None`: unbounded).
     pub global_runs: Option<usize>,
@@ -72,6 +92,8 @@ impl Default for SandboxConfig {
             ],
             env_allowlist: vec!["OMP_NUM_THREADS".to_owned()],
             read_paths: DEFAULT_READ_PATHS.iter().map(PathBuf::from).collect(),
+            tmp_size: 64 << 20,
+            host_network: false,
             require: Requirements::default(),
             allow_pid_namespace: true,
             global_runs: Some(16),
@@ -157,6 +179,9 @@ struct Inner {
     config: SandboxConfig,
     containment: Containment,
     policy: FsPolicy,
+    /// Each solver's file-system view (with the view only).
+    views: BTreeMap<String, Arc<ViewPlan>>,
+    filter: Option<Arc<Filter>>,
     limiter: ConcurrencyLimiter,
 }
 
@@ -179,16 +204,53 @@ impl Sandbox {
         if config.env_allowlist.iter().any(|k| !valid_env_name(k)) {
             return Err(ConfigError::InvalidEnvironment);
         }
-        let containment = Containment::detect(config.allow_pid_namespace);
+        if config.tmp_size < 4096 {
+            return Err(ConfigError::InvalidLimit("tmp_size"));
+        }
+        let filter = match Filter::compile() {
+            Ok(f) => Some(Arc::new(f)),
+            Err(e) => {
+                tracing::warn!(error = %e, "no seccomp filter for this architecture");
+                None
+            }
+        };
+        let host = probe_host(&config, filter.as_deref())?;
+        let containment =
+            Containment::from_support(host, config.allow_pid_namespace, !config.host_network);
         containment.check(&config.require)?;
-        let policy = FsPolicy::open(&config.read_paths)?;
+        let mut views = BTreeMap::new();
+        if containment.fs_view {
+            for id in registry.ids() {
+                let solver = registry
+                    .get(id)
+                    .map_err(|_| ConfigError::Missing(id.to_owned()))?;
+                let plan = ViewPlan::new(
+                    &config.read_paths,
+                    solver.grants(),
+                    id,
+                    solver.path(),
+                    solver.file_id(),
+                    config.tmp_size,
+                    !config.host_network,
+                )?;
+                views.insert(id.to_owned(), Arc::new(plan));
+            }
+        }
+        let policy = FsPolicy::open(
+            &config.read_paths,
+            containment.fs_view,
+            containment.landlock_abi,
+        )?;
         let limiter = ConcurrencyLimiter::new(config.global_runs, config.per_caller_runs);
+        let filter = filter.filter(|_| containment.seccomp);
         Ok(Self {
             inner: Arc::new(Inner {
                 registry,
                 config,
                 containment,
                 policy,
+                views,
+                filter,
                 limiter,
             }),
         })
@@ -252,37 +314,57 @@ impl Sandbox {
         solver.verify_unchanged()?;
         let ruleset = if inner.containment.landlock_abi > 0 {
             let w = writable.as_ref().map(AsFd::as_fd);
-            inner.policy.ruleset(run_dir.as_fd(), w, solver.fd())?
+            inner
+                .policy
+                .ruleset(run_dir.as_fd(), w, solver.fd(), solver.grant_fds())?
         } else {
             None
         };
+        let view = match inner.views.get(solver.id()) {
+            Some(plan) => {
+                let w = match (&request.write_subdir, &writable) {
+                    (Some(name), Some(fd)) => Some((name.as_str(), file_id(fd)?)),
+                    _ => None,
+                };
+                let run = plan.run_mounts(file_id(&run_dir)?, w).map_err(internal)?;
+                Some(ViewChild {
+                    plan: Arc::clone(plan),
+                    run,
+                    rules: inner.policy.view_rules(),
+                })
+            }
+            None => None,
+        };
         drop(writable);
+        let exec = self.exec_plan(solver.id(), &request)?;
         let (control_rd, control_wr) = pipe_with(PipeFlags::CLOEXEC).map_err(internal)?;
         let (status_rd, status_wr) =
             pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map_err(internal)?;
         let limits = request.limits;
         let plan = ChildPlan {
             run_dir: run_dir.try_clone().map_err(internal)?,
+            solver: solver.fd().try_clone_to_owned().map_err(internal)?,
             ruleset,
             control: control_rd,
             status: status_wr,
             pid_namespace: inner.containment.tree_kill == TreeKill::PidNamespace,
+            id_maps: IdMaps::for_server(),
+            view,
+            seccomp: inner.filter.clone(),
             rlimits: RlimitPlan::new(
                 limits.cpu_seconds(),
                 limits.file_size,
                 limits.open_files,
                 limits.address_space,
             ),
+            exec,
         };
+        // The child side execs the solver itself (from a descriptor, with
+        // the argument vector and environment of `exec`); the standard
+        // library only sets up the standard streams and never reaches its
+        // own exec of this path.
         let mut cmd = tokio::process::Command::new(solver.path());
-        // argv[0] is the solver id, not the server-side path: the solver
-        // learns nothing of the host layout, and a multi-call executable
-        // can tell which program it is to be.
-        cmd.arg0(solver.id())
-            .args(&request.args)
-            .env_clear()
-            .envs(inner.config.fixed_env.iter().map(|(k, v)| (k, v)))
-            .envs(request.env.iter().map(|(k, v)| (k, v)))
+        cmd.env_clear()
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -339,6 +421,31 @@ impl Sandbox {
         cancel: &CancellationToken,
     ) -> Result<Outcome, SandboxError> {
         Ok(self.launch(caller, run_dir, request, cancel)?.wait().await)
+    }
+
+    /// The solver's argument vector and environment. `argv[0]` is the solver
+    /// id, not the server-side path: the solver learns nothing of the host
+    /// layout, and a multi-call executable can tell which program it is to
+    /// be. The environment is the fixed one with the run's allowlisted
+    /// variables over it.
+    fn exec_plan(&self, id: &str, request: &RunRequest) -> Result<ExecPlan, SandboxError> {
+        let argv = CStrArray::new(
+            std::iter::once(std::ffi::OsStr::new(id))
+                .chain(request.args.iter().map(|a| a.as_os_str())),
+        )
+        .ok_or(SandboxError::InvalidArgument)?;
+        let mut env: BTreeMap<&str, &std::ffi::OsStr> = BTreeMap::new();
+        for (k, v) in self.inner.config.fixed_env.iter().chain(&request.env) {
+            env.insert(k, v);
+        }
+        let envp = CStrArray::new(env.into_iter().map(|(k, v)| {
+            let mut kv = OsString::from(k);
+            kv.push("=");
+            kv.push(v);
+            kv
+        }))
+        .ok_or(SandboxError::InvalidEnvironment)?;
+        Ok(ExecPlan { argv, envp })
     }
 
     fn check_arguments(&self, request: &RunRequest) -> Result<(), SandboxError> {
@@ -545,6 +652,52 @@ fn open_subdir(dir: std::os::fd::BorrowedFd<'_>, name: &FileName) -> Result<Owne
     )
     .map_err(unusable)?;
     Ok(fd)
+}
+
+/// Runs the start-up probes: namespaces and the view (with a plan of the
+/// configured read paths, `/dev/null` standing in for a solver, and `/` for
+/// a run directory), the seccomp filter, the Landlock ABI.
+fn probe_host(config: &SandboxConfig, filter: Option<&Filter>) -> Result<HostSupport, ConfigError> {
+    let maps = IdMaps::for_server();
+    let (pid_namespace, fs_view, seccomp) = if config.allow_pid_namespace {
+        let unusable = |e: rustix::io::Errno| {
+            tracing::error!(error = %e, "sandbox probe could not start");
+            ConfigError::LayerUnavailable("the start-up probe's files (/ and /dev/null)")
+        };
+        let null = rustix::fs::stat("/dev/null").map_err(unusable)?;
+        let root = rustix::fs::open(
+            "/",
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(unusable)?;
+        let root_id = rustix::fs::fstat(&root).map_err(unusable)?;
+        let plan = ViewPlan::new(
+            &config.read_paths,
+            &[],
+            "probe",
+            Path::new("/dev/null"),
+            (null.st_dev, null.st_ino),
+            config.tmp_size,
+            !config.host_network,
+        )?;
+        let run = plan.run_mounts((root_id.st_dev, root_id.st_ino), None)?;
+        spawn::probe_host(Some((&plan, run, &root)), &maps, filter)
+    } else {
+        spawn::probe_host(None, &maps, filter)
+    };
+    Ok(HostSupport {
+        pid_namespace,
+        fs_view,
+        seccomp,
+        landlock_abi: spawn::landlock_abi(),
+    })
+}
+
+/// Device and inode of an open file.
+fn file_id(fd: &OwnedFd) -> Result<(u64, u64), SandboxError> {
+    let st = rustix::fs::fstat(fd).map_err(internal)?;
+    Ok((st.st_dev, st.st_ino))
 }
 
 fn valid_env_name(k: &str) -> bool {

@@ -8,19 +8,25 @@
 //! ```
 //!
 //! * The **monitor** is the process the server's `tokio::process::Child`
-//!   owns. It `unshare`s a user + PID namespace, forks the init, closes every
-//!   descriptor except its control pipe and waits. When the control pipe
+//!   owns. It moves its working directory to the run directory (by
+//!   descriptor), `unshare`s a user + PID (+ mount, for the file-system
+//!   view) namespace, maps the solver's ids in it, forks the init, closes
+//!   every descriptor except its control pipe and waits. When the control pipe
 //!   hangs up (the server dropped its end: timeout, cancellation, drop of the
 //!   run, or the server died), it sends `SIGKILL` to the init. The init is its
 //!   unreaped child, so that pid cannot have been reused.
-//! * The **init** is pid 1 of the namespace: it forks the solver, reaps every
+//! * The **init** is pid 1 of the namespace: it builds the private
+//!   file-system view and enters it ([`view`](super::view)), forks the
+//!   solver, reaps every
 //!   process of the namespace, and when the solver exits it writes one
 //!   fixed-size [`ExitRecord`] to the status pipe and exits. When pid 1 of a
 //!   PID namespace exits, for whatever reason, the kernel kills every process
 //!   in it, including grandchildren that called `setsid` and double-forked.
-//! * The **solver** hardens itself (`setsid`, `fchdir` to the run directory,
-//!   rlimits, no-new-privs, Landlock, `close_range(CLOEXEC)`) and returns to
-//!   the standard library, which `exec`s the solver executable.
+//! * The **solver** hardens itself (`setsid`, working directory in the run
+//!   directory, rlimits, no-new-privs, no capabilities, Landlock,
+//!   `close_range(CLOEXEC)`, the seccomp filter last) and `exec`s the solver
+//!   executable from a descriptor (`execveat(AT_EMPTY_PATH)`): the file
+//!   checked at registration, never a path looked up again.
 //!
 //! Without a PID namespace (the process-group level) the monitor forks the
 //! solver directly, kills its process group, and writes the exit record
@@ -35,9 +41,16 @@
 
 #![allow(unsafe_code)]
 
+use std::ffi::{CString, OsStr};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::Arc;
 use std::time::Duration;
+
+use super::landlock::ViewRules;
+use super::seccomp::Filter;
+use super::view::{self, RunMounts, ViewPlan};
 
 /// Exit code of a monitor or init that lost track of its child (a kernel
 /// error that should not happen); the server treats the run as failed.
@@ -124,13 +137,107 @@ impl RlimitPlan {
     }
 }
 
+/// A null-terminated array of C strings (an `argv` or `envp`), built before
+/// the fork so that the child only passes its pointer to `execveat`.
+pub(crate) struct CStrArray {
+    _strings: Vec<CString>,
+    ptrs: Vec<*const libc::c_char>,
+}
+
+// SAFETY: the pointers point into the heap buffers of `_strings`, owned by
+// the same value and never mutated or moved out; sharing or sending the
+// value shares or sends those buffers with them.
+unsafe impl Send for CStrArray {}
+// SAFETY: as above; the value is never mutated after construction.
+unsafe impl Sync for CStrArray {}
+
+impl std::fmt::Debug for CStrArray {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "CStrArray({} entries)",
+            self.ptrs.len().saturating_sub(1)
+        )
+    }
+}
+
+impl CStrArray {
+    /// `None` when an entry holds a NUL byte.
+    pub(crate) fn new<I, S>(items: I) -> Option<Self>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let strings = items
+            .into_iter()
+            .map(|s| CString::new(s.as_ref().as_bytes()).ok())
+            .collect::<Option<Vec<_>>>()?;
+        let mut ptrs: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
+        ptrs.push(std::ptr::null());
+        Some(Self {
+            _strings: strings,
+            ptrs,
+        })
+    }
+
+    fn as_ptr(&self) -> *const *const libc::c_char {
+        self.ptrs.as_ptr()
+    }
+}
+
+/// What the solver `exec`s, prepared before the fork.
+#[derive(Debug)]
+pub(crate) struct ExecPlan {
+    /// Argument vector (`argv[0]` is the solver id).
+    pub(crate) argv: CStrArray,
+    /// The complete environment.
+    pub(crate) envp: CStrArray,
+}
+
+/// The private file-system view of a run.
+#[derive(Debug)]
+pub(crate) struct ViewChild {
+    /// The solver's view, shared by its runs.
+    pub(crate) plan: Arc<ViewPlan>,
+    /// This run's mounts.
+    pub(crate) run: RunMounts,
+    /// The Landlock rules the solver adds inside the view.
+    pub(crate) rules: ViewRules,
+}
+
+/// The user namespace's id maps, as written to `/proc/self/{uid,gid}_map`.
+#[derive(Debug)]
+pub(crate) struct IdMaps {
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+}
+
+impl IdMaps {
+    /// Maps the solver's ids ([`view::SOLVER_UID`], [`view::SOLVER_GID`])
+    /// to the server's effective ids, one id each.
+    pub(crate) fn for_server() -> Self {
+        let uid = rustix::process::geteuid().as_raw();
+        let gid = rustix::process::getegid().as_raw();
+        Self {
+            uid_map: format!("{} {uid} 1\n", view::SOLVER_UID).into_bytes(),
+            gid_map: format!("{} {gid} 1\n", view::SOLVER_GID).into_bytes(),
+        }
+    }
+}
+
 /// Everything the child side needs, prepared (opened, computed) before the
 /// fork. Owned by the `pre_exec` closure; the descriptors close in the
 /// server when the command is dropped after the spawn.
 #[derive(Debug)]
 pub(crate) struct ChildPlan {
-    /// The run directory; the solver `fchdir`s to it.
+    /// The run directory: the monitor's working directory (so that the
+    /// view can clone it without a path), and the solver's when there is no
+    /// view.
     pub(crate) run_dir: OwnedFd,
+    /// The solver executable opened at registration (`O_PATH`): `exec`'d
+    /// directly without the view; with it, the view's copy is checked
+    /// against it (device and inode).
+    pub(crate) solver: OwnedFd,
     /// A created Landlock ruleset, or `None` where Landlock is unavailable.
     pub(crate) ruleset: Option<OwnedFd>,
     /// Read end of the control pipe; it hangs up when the server wants the
@@ -140,12 +247,20 @@ pub(crate) struct ChildPlan {
     pub(crate) status: OwnedFd,
     /// Whether to contain the tree in a new user + PID namespace.
     pub(crate) pid_namespace: bool,
+    /// The id maps of that namespace.
+    pub(crate) id_maps: IdMaps,
+    /// The private file-system view (with the PID namespace only).
+    pub(crate) view: Option<ViewChild>,
+    /// The seccomp filter, installed last before `exec`.
+    pub(crate) seccomp: Option<Arc<Filter>>,
     /// The solver's rlimits.
     pub(crate) rlimits: RlimitPlan,
+    /// What to `exec`.
+    pub(crate) exec: ExecPlan,
 }
 
 /// Installs the child-side code of `plan` on `cmd`.
-pub(crate) fn install(cmd: &mut tokio::process::Command, plan: ChildPlan) {
+pub(crate) fn install(cmd: &mut tokio::process::Command, mut plan: ChildPlan) {
     // SAFETY: the closure runs in the child between fork and exec. It only
     // makes async-signal-safe system calls on values owned by `plan`, which
     // was fully prepared before the fork; it allocates nothing and takes no
@@ -154,11 +269,11 @@ pub(crate) fn install(cmd: &mut tokio::process::Command, plan: ChildPlan) {
     // return to the standard library (monitor, init, and a child whose
     // parent died before it armed `PR_SET_PDEATHSIG`) end in `_exit`.
     unsafe {
-        cmd.pre_exec(move || child_main(&plan));
+        cmd.pre_exec(move || child_main(&mut plan));
     }
 }
 
-fn child_main(plan: &ChildPlan) -> io::Result<()> {
+fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
     reset_signals();
     // The monitor and init hold a copy of the server's memory: make them
     // non-dumpable so nothing at our uid can read it through /proc or
@@ -166,8 +281,17 @@ fn child_main(plan: &ChildPlan) -> io::Result<()> {
     // SAFETY: prctl with integer arguments only.
     cvt(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) })?;
     if plan.pid_namespace {
+        let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWPID;
+        if let Some(v) = &plan.view {
+            // The mount namespace copies this working directory's mount:
+            // the init clones the run directory from it, by no path.
+            // SAFETY: fchdir to a directory descriptor owned by `plan`.
+            cvt(unsafe { libc::fchdir(plan.run_dir.as_raw_fd()) })?;
+            flags |= view_flags(&v.plan);
+        }
         // SAFETY: unshare with constant flags; this process has one thread.
-        cvt(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) })?;
+        cvt(unsafe { libc::unshare(flags) })?;
+        write_id_maps(&plan.id_maps)?;
     }
     // With a PID namespace the child is pid 1 of it, and its parent (this
     // process) is outside: its `getppid()` is 0 whether we live or not.
@@ -179,6 +303,9 @@ fn child_main(plan: &ChildPlan) -> io::Result<()> {
     watch.child()?;
     if plan.pid_namespace {
         // This process is pid 1 of the new namespace.
+        if let Some(v) = &mut plan.view {
+            view::enter(&v.plan, &mut v.run)?;
+        }
         let watch = ParentWatch::prepare(false)?;
         let pid = raw_fork()?;
         if pid > 0 {
@@ -186,7 +313,50 @@ fn child_main(plan: &ChildPlan) -> io::Result<()> {
         }
         watch.child()?;
     }
-    harden(plan)
+    let fd = harden(plan)?;
+    exec(plan, fd)
+}
+
+/// The namespaces of the view beyond user and PID: mount, and network
+/// unless the solver shares the host's.
+fn view_flags(plan: &ViewPlan) -> libc::c_int {
+    if plan.private_network() {
+        libc::CLONE_NEWNS | libc::CLONE_NEWNET
+    } else {
+        libc::CLONE_NEWNS
+    }
+}
+
+/// Maps the solver's ids in the user namespace this process just created.
+/// The map files of a non-dumpable process belong to root, so the process
+/// is dumpable for the three writes (it holds no secret the server does
+/// not: only a same-uid process could attach in that window).
+fn write_id_maps(maps: &IdMaps) -> io::Result<()> {
+    // SAFETY: prctl with integer arguments only.
+    cvt(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) })?;
+    let r = write_proc(c"/proc/self/setgroups", b"deny")
+        .and_then(|()| write_proc(c"/proc/self/uid_map", &maps.uid_map))
+        .and_then(|()| write_proc(c"/proc/self/gid_map", &maps.gid_map));
+    // SAFETY: prctl with integer arguments only.
+    cvt(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) })?;
+    r
+}
+
+fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
+    // SAFETY: open of a static C string.
+    let fd = cvt(unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) })?;
+    // SAFETY: write from a live slice; one write is the whole map (the
+    // kernel takes a map in a single write only).
+    let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    let e = io::Error::last_os_error();
+    close_fd(fd);
+    if n == bytes.len() as isize {
+        Ok(())
+    } else if n < 0 {
+        Err(e)
+    } else {
+        Err(io::Error::from_raw_os_error(libc::EIO))
+    }
 }
 
 /// Lets a freshly forked child tell whether its parent was still alive when
@@ -273,14 +443,53 @@ impl ParentWatch {
     }
 }
 
-/// The solver's own hardening, last step before `exec`.
-fn harden(plan: &ChildPlan) -> io::Result<()> {
-    // SAFETY: each call takes integers or pointers to values owned by `plan`
-    // that outlive the call.
+/// The solver's own hardening before `exec`: session, working directory,
+/// no-new-privs, no capabilities, Landlock, inherited descriptors marked
+/// close-on-exec, the executable's descriptor opened, rlimits last (so that
+/// the descriptor limit does not stop the opens before it). Returns the
+/// descriptor to `exec`.
+fn harden(plan: &ChildPlan) -> io::Result<RawFd> {
+    // SAFETY: each call takes integers or static C strings, or a descriptor
+    // owned by `plan`.
     unsafe {
         cvt(libc::setsid())?;
-        cvt(libc::fchdir(plan.run_dir.as_raw_fd()))?;
-        let r = &plan.rlimits;
+        if plan.view.is_some() {
+            // The view's copy of the run directory; the descriptor belongs
+            // to the host's mount namespace and would put the working
+            // directory outside the view's root.
+            cvt(libc::chdir(view::VIEW_RUN_DIR_C.as_ptr()))?;
+        } else {
+            cvt(libc::fchdir(plan.run_dir.as_raw_fd()))?;
+        }
+        cvt(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+    }
+    drop_capabilities()?;
+    if let Some(ruleset) = &plan.ruleset {
+        if let Some(v) = &plan.view {
+            add_view_rules(ruleset.as_raw_fd(), v.rules)?;
+        }
+        // SAFETY: landlock_restrict_self on a ruleset descriptor of `plan`.
+        cvt_long(unsafe {
+            libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0)
+        })?;
+    }
+    // SAFETY: close_range with integer arguments.
+    cvt_long(unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    })?;
+    let fd = executable(plan)?;
+    set_rlimits(&plan.rlimits)?;
+    Ok(fd)
+}
+
+fn set_rlimits(r: &RlimitPlan) -> io::Result<()> {
+    // SAFETY: setrlimit with pointers to values owned by `r` or locals.
+    unsafe {
         cvt(libc::setrlimit(
             libc::RLIMIT_CORE,
             &libc::rlimit {
@@ -294,22 +503,136 @@ fn harden(plan: &ChildPlan) -> io::Result<()> {
         if let Some(a) = &r.address_space {
             cvt(libc::setrlimit(libc::RLIMIT_AS, a))?;
         }
-        cvt(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
-        if let Some(ruleset) = &plan.ruleset {
-            cvt_long(libc::syscall(
-                libc::SYS_landlock_restrict_self,
-                ruleset.as_raw_fd(),
-                0,
-            ))?;
-        }
-        cvt_long(libc::syscall(
-            libc::SYS_close_range,
-            3 as libc::c_uint,
-            libc::c_uint::MAX,
-            libc::CLOSE_RANGE_CLOEXEC,
-        ))?;
     }
     Ok(())
+}
+
+/// The descriptor of the executable to `exec`: the view's copy of the
+/// registered file (a read-only bind, checked when it was cloned, checked
+/// again here), or without the view a copy of the descriptor opened at
+/// registration. Not close-on-exec: a `#!` script's interpreter opens it as
+/// `/dev/fd/N`.
+fn executable(plan: &ChildPlan) -> io::Result<RawFd> {
+    match &plan.view {
+        Some(v) => {
+            // SAFETY: open of a C string owned by `plan`.
+            let fd = cvt(unsafe { libc::open(v.plan.solver_path().as_ptr(), libc::O_PATH) })?;
+            view::same_file(fd, v.plan.solver_id())?;
+            Ok(fd)
+        }
+        // SAFETY: fcntl(F_DUPFD) of a descriptor owned by `plan`.
+        None => cvt(unsafe { libc::fcntl(plan.solver.as_raw_fd(), libc::F_DUPFD, 3) }),
+    }
+}
+
+/// Empties every capability set (ambient, bounding, effective, permitted,
+/// inheritable). In a user namespace the solver would lose them at `exec`
+/// anyway (its uid is not 0 there); without one, a server running with
+/// ambient capabilities or as root would hand them on.
+fn drop_capabilities() -> io::Result<()> {
+    // SAFETY: prctl with integer arguments only.
+    unsafe {
+        cvt(libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        ))?;
+        for cap in 0..64 {
+            // Fails with EINVAL past the last capability, and with EPERM
+            // without CAP_SETPCAP (then there is nothing to drop).
+            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        }
+    }
+    // struct __user_cap_header_struct / __user_cap_data_struct, version 3.
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    let header = Header {
+        version: 0x2008_0522,
+        pid: 0,
+    };
+    let data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: capset with a live header and the two data structs version 3
+    // expects.
+    cvt_long(unsafe { libc::syscall(libc::SYS_capset, &header, data.as_ptr()) })?;
+    Ok(())
+}
+
+/// Adds the two rules that exist only inside the view: read beneath its
+/// root, full access beneath its private `/tmp`.
+fn add_view_rules(ruleset: RawFd, rules: ViewRules) -> io::Result<()> {
+    // struct landlock_path_beneath_attr (packed).
+    #[repr(C, packed)]
+    struct PathBeneath {
+        allowed_access: u64,
+        parent_fd: i32,
+    }
+    const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+    for (path, access) in [(c"/", rules.read), (c"/tmp", rules.all)] {
+        // SAFETY: open of a static C string.
+        let fd = cvt(unsafe {
+            libc::open(
+                path.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        })?;
+        let attr = PathBeneath {
+            allowed_access: access,
+            parent_fd: fd,
+        };
+        // SAFETY: landlock_add_rule with a live attribute struct.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_add_rule,
+                ruleset,
+                LANDLOCK_RULE_PATH_BENEATH,
+                &attr as *const PathBeneath,
+                0u32,
+            )
+        };
+        let e = io::Error::last_os_error();
+        close_fd(fd);
+        if r < 0 {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Installs the seccomp filter and `exec`s `fd` with the prepared argument
+/// vector and environment. Returns only on failure.
+fn exec(plan: &ChildPlan, fd: RawFd) -> io::Result<()> {
+    if let Some(filter) = &plan.seccomp {
+        install_filter(filter)?;
+    }
+    // SAFETY: execveat with null-terminated arrays owned by `plan`; returns
+    // only on failure.
+    unsafe {
+        libc::syscall(
+            libc::SYS_execveat,
+            fd,
+            c"".as_ptr(),
+            plan.exec.argv.as_ptr(),
+            plan.exec.envp.as_ptr(),
+            libc::AT_EMPTY_PATH,
+        );
+    }
+    Err(io::Error::last_os_error())
 }
 
 /// The monitor: waits for its child, kills the tree when the control pipe
@@ -526,8 +849,125 @@ fn cvt_long(r: libc::c_long) -> io::Result<libc::c_long> {
     }
 }
 
+/// What the host supports, found by doing it in a throwaway child: a user
+/// + PID namespace with pid 1 forked in it; the complete file-system view
+/// `plan` built and entered by that pid 1 (with `run` cloned from the
+/// directory `dir`); the seccomp `filter` installed and refusing what it
+/// must. Landlock is not probed here ([`landlock_abi`]).
+/// `view: None` probes the seccomp filter only (namespaces unwanted).
+pub(crate) fn probe_host(
+    view: Option<(&ViewPlan, RunMounts, &OwnedFd)>,
+    maps: &IdMaps,
+    filter: Option<&Filter>,
+) -> (bool, bool, bool) {
+    const PID_NS: libc::c_int = 1;
+    const VIEW: libc::c_int = 2;
+    const SECCOMP: libc::c_int = 4;
+    const MARK: libc::c_int = 64;
+    let Ok(pid) = raw_fork() else {
+        return (false, false, false);
+    };
+    if pid == 0 {
+        // Child of a possibly multithreaded process: system calls only, on
+        // values prepared before the fork.
+        let Some((plan, mut run, dir)) = view else {
+            exit(MARK | probe_seccomp(filter));
+        };
+        // SAFETY: fchdir to a directory descriptor; unshare with constant
+        // flags in a single-threaded child.
+        let view_ns = unsafe {
+            libc::fchdir(dir.as_raw_fd()) == 0
+                && libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID | view_flags(plan)) == 0
+        };
+        // SAFETY: as above.
+        let pid_ns =
+            view_ns || unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) } == 0;
+        if !pid_ns || write_id_maps(maps).is_err() {
+            exit(MARK | probe_seccomp(filter));
+        }
+        match raw_fork() {
+            Ok(0) => {
+                let mut bits = MARK | PID_NS;
+                if view_ns && view::enter(plan, &mut run).is_ok() {
+                    bits |= VIEW;
+                }
+                exit(bits | probe_seccomp(filter));
+            }
+            Ok(g) => {
+                let mut ws: libc::c_int = 0;
+                // SAFETY: pointer to a live local.
+                let r = unsafe { libc::waitpid(g, &mut ws, 0) };
+                let ok = r == g && libc::WIFEXITED(ws);
+                exit(if ok { libc::WEXITSTATUS(ws) } else { MARK });
+            }
+            Err(_) => exit(MARK | probe_seccomp(filter)),
+        }
+    }
+    let mut ws: libc::c_int = 0;
+    loop {
+        // SAFETY: pointer to a live local; `pid` is our child.
+        let r = unsafe { libc::waitpid(pid, &mut ws, 0) };
+        if r == pid {
+            break;
+        }
+        if !interrupted() {
+            return (false, false, false);
+        }
+    }
+    if !libc::WIFEXITED(ws) || libc::WEXITSTATUS(ws) & MARK == 0 {
+        return (false, false, false);
+    }
+    let bits = libc::WEXITSTATUS(ws);
+    (bits & PID_NS != 0, bits & VIEW != 0, bits & SECCOMP != 0)
+}
+
+/// Installs the programs of `filter`, in order (no-new-privs must be set).
+fn install_filter(filter: &Filter) -> io::Result<()> {
+    for program in filter.programs() {
+        let prog = libc::sock_fprog {
+            len: program.len() as libc::c_ushort,
+            filter: program.as_ptr().cast_mut(),
+        };
+        // SAFETY: seccomp(SET_MODE_FILTER) with a live program; the kernel
+        // copies it.
+        cvt_long(unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0 as libc::c_uint,
+                &prog as *const libc::sock_fprog,
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// In a throwaway child: installs `filter` and checks that it refuses a
+/// nested user namespace and a netlink socket with `EPERM`. Returns the
+/// seccomp bit of [`probe_host`] or 0.
+fn probe_seccomp(filter: Option<&Filter>) -> libc::c_int {
+    let Some(filter) = filter else {
+        return 0;
+    };
+    // SAFETY: prctl with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return 0;
+    }
+    if install_filter(filter).is_err() {
+        return 0;
+    }
+    // SAFETY: unshare and socket with constant arguments.
+    let userns = unsafe { libc::unshare(libc::CLONE_NEWUSER) } == -1
+        && io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    // SAFETY: as above.
+    let netlink = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_RAW, 0) } == -1
+        && io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    if userns && netlink { 4 } else { 0 }
+}
+
 /// Whether this host lets an unprivileged-capable process create a user +
 /// PID namespace and fork pid 1 in it. Runs the check in a throwaway child.
+#[cfg(test)]
 pub(crate) fn probe_pid_namespace() -> bool {
     let Ok(pid) = raw_fork() else {
         return false;

@@ -1,0 +1,757 @@
+//! The solver's private file-system view: a mount namespace whose root is a
+//! fresh, read-only tmpfs holding only what a solver needs, built by the
+//! run's init between fork and exec (the way bubblewrap builds its root).
+//!
+//! What a solver sees:
+//!
+//! | path | what | mount |
+//! |---|---|---|
+//! | `/usr`, `/lib*`, `/bin`, `/sbin` | the host's trees ([`SandboxConfig::read_paths`](super::SandboxConfig::read_paths)) | read-only, nosuid, nodev |
+//! | `/etc/ld.so.cache`, `/etc/nsswitch.conf`, `/etc/localtime`, `/etc/alternatives` … | chosen host files of `/etc` (same list) | read-only, nosuid, nodev |
+//! | `/etc/passwd`, `/etc/group` | generated: the solver's user and group only | on the read-only root |
+//! | paths granted to one solver | [`SolverRegistryBuilder::grant_read`](super::SolverRegistryBuilder::grant_read) | read-only, nosuid, nodev |
+//! | [`VIEW_SOLVER_DIR`]`/<id>` | the solver executable checked at registration | read-only, nosuid, nodev |
+//! | [`VIEW_RUN_DIR`] | the run directory, the working directory | read-write (or read-only with one writable subdirectory), nosuid, nodev |
+//! | `/proc` | a fresh proc of the run's PID namespace: the run's own processes only; `/proc/sys`, `/proc/sysrq-trigger`, `/proc/irq`, `/proc/bus` read-only | nosuid, nodev, noexec |
+//! | `/dev/null`, `zero`, `full`, `random`, `urandom` | the host's devices; `/dev/fd`, `stdin`, `stdout`, `stderr` link into `/proc/self/fd` | read-only, nosuid, noexec |
+//! | `/tmp` | a private tmpfs of [`SandboxConfig::tmp_size`](super::SandboxConfig::tmp_size) bytes | nosuid, nodev |
+//! | anything else | absent: no host `/etc` beyond the files above, no `/home`, `/root`, `/var`, `/run`, `/sys`, `/mnt`, `/srv`, `/opt`, no run root | |
+//!
+//! The solver runs as uid [`SOLVER_UID`] and gid [`SOLVER_GID`] of its own
+//! user namespace (mapped to the server's user outside), without
+//! capabilities.
+//!
+//! Every host source is cloned (`open_tree(OPEN_TREE_CLONE)`) before
+//! anything is mounted, then attached beneath the new root
+//! (`move_mount`), flagged with `mount_setattr`, and the root is swapped
+//! with `pivot_root(".", ".")` and the old one detached. The run directory
+//! is cloned from the init's working directory, which the monitor set by
+//! descriptor (`fchdir`) before it entered the new mount namespace: no path
+//! of the run root is ever looked up. The solver executable is cloned by
+//! its registered path and refused unless it is the very file (device and
+//! inode) opened at registration.
+
+#![allow(unsafe_code)]
+
+use std::collections::BTreeSet;
+use std::ffi::{CStr, CString};
+use std::io;
+use std::os::fd::RawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::error::ConfigError;
+
+/// Where the run directory appears in the view (the solver's working
+/// directory).
+pub const VIEW_RUN_DIR: &str = "/work";
+
+/// [`VIEW_RUN_DIR`] as a C string.
+pub(crate) const VIEW_RUN_DIR_C: &CStr = c"/work";
+
+/// The directory of the view holding the solver executable, as `<id>`.
+pub const VIEW_SOLVER_DIR: &str = "/sandbox/bin";
+
+/// The solver's user id inside its user namespace.
+pub const SOLVER_UID: u32 = 1000;
+
+/// The solver's group id inside its user namespace.
+pub const SOLVER_GID: u32 = 1000;
+
+/// Devices of the view: they hold or produce no data of the host.
+pub const VIEW_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// View paths no configured read path may be, or lie beneath.
+const RESERVED: &[&str] = &[
+    "/proc",
+    "/dev",
+    "/tmp",
+    VIEW_RUN_DIR,
+    "/sandbox",
+    "/etc/passwd",
+    "/etc/group",
+];
+
+/// The host directory the new root is mounted on (inside the run's own
+/// mount namespace; the host never sees it). Every host source is cloned
+/// before it is covered.
+const STAGE: &str = "/tmp";
+
+/// Subtrees of the fresh `/proc` made read-only (bind on themselves).
+const PROC_READ_ONLY: [&CStr; 4] = [
+    c"/tmp/proc/sys",
+    c"/tmp/proc/sysrq-trigger",
+    c"/tmp/proc/irq",
+    c"/tmp/proc/bus",
+];
+
+// linux/mount.h values the libc crate does not define.
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const MOUNT_ATTR_NOSUID: u64 = 0x2;
+const MOUNT_ATTR_NODEV: u64 = 0x4;
+const MOUNT_ATTR_NOEXEC: u64 = 0x8;
+
+/// `struct mount_attr` (version 0, 32 bytes).
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+const READ_ONLY: u64 = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+const DEVICE: u64 = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
+
+/// Something created on the new root before the sources are attached.
+#[derive(Debug)]
+enum Node {
+    Dir(CString),
+    File(CString),
+    Symlink { target: CString, link: CString },
+}
+
+/// A host source attached at a staged path.
+#[derive(Debug)]
+struct Bind {
+    source: CString,
+    target: CString,
+    attrs: u64,
+    recursive: bool,
+    /// Device and inode the clone must have.
+    expect: Option<(u64, u64)>,
+}
+
+/// The view of one solver, prepared (paths encoded, nodes ordered) once at
+/// server start. The run-specific part is [`RunMounts`].
+#[derive(Debug)]
+pub(crate) struct ViewPlan {
+    nodes: Vec<Node>,
+    binds: Vec<Bind>,
+    /// Generated files: staged path and content.
+    files: Vec<(CString, Vec<u8>)>,
+    tmp_options: CString,
+    /// The solver executable's path inside the view, for `exec`.
+    solver: CString,
+    solver_id: (u64, u64),
+    run_target: CString,
+    private_network: bool,
+}
+
+/// The run-specific mounts, prepared before the fork.
+#[derive(Debug)]
+pub(crate) struct RunMounts {
+    /// Device and inode of the run directory (the init's working directory).
+    pub(crate) run_dir: (u64, u64),
+    /// The writable subdirectory: its name, staged target, device and inode.
+    pub(crate) writable: Option<(CString, CString, (u64, u64))>,
+    /// Descriptor slots for the clones, one per bind plus two (filled in the
+    /// child; allocated here so the child does not allocate).
+    pub(crate) slots: Vec<RawFd>,
+}
+
+impl ViewPlan {
+    /// Plans the view of the solver `id` (executable `solver_path`, device
+    /// and inode `solver_id`): the configured `read_paths`, the solver's own
+    /// `grants`, the devices, `/proc`, `/tmp` of `tmp_size` bytes and the run
+    /// directory; `private_network`: a network namespace of its own (no
+    /// interface but a down loopback). Missing read paths are skipped; a
+    /// read path that is relative, not normal, or a reserved view path is
+    /// refused.
+    pub(crate) fn new(
+        read_paths: &[PathBuf],
+        grants: &[PathBuf],
+        id: &str,
+        solver_path: &Path,
+        solver_id: (u64, u64),
+        tmp_size: u64,
+        private_network: bool,
+    ) -> Result<Self, ConfigError> {
+        let mut b = Builder::default();
+        for p in ["/proc", "/tmp", VIEW_RUN_DIR, "/dev", "/etc"] {
+            b.dir(Path::new(p))?;
+        }
+        let mut shown: Vec<PathBuf> = Vec::new();
+        for p in read_paths.iter().chain(grants) {
+            check_read_path(p)?;
+            if shown.iter().any(|s| p.starts_with(s)) {
+                continue; // already visible through a tree above it
+            }
+            let Ok(meta) = std::fs::symlink_metadata(p) else {
+                tracing::debug!(path = %p.display(), "sandbox read path absent, skipped");
+                continue;
+            };
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(p).map_err(|_| ConfigError::ReadPathUnusable)?;
+                b.parents(p)?;
+                b.nodes.push(Node::Symlink {
+                    target: cstring(target.as_os_str().as_bytes())?,
+                    link: staged(p)?,
+                });
+            } else if meta.is_dir() {
+                b.dir(p)?;
+                b.bind(p, p, READ_ONLY, true, None)?;
+            } else {
+                b.file(p)?;
+                b.bind(p, p, READ_ONLY, false, None)?;
+            }
+            shown.push(p.clone());
+        }
+        for d in VIEW_DEVICES {
+            let d = Path::new(d);
+            b.file(d)?;
+            b.bind(d, d, DEVICE, false, None)?;
+        }
+        for (link, target) in [
+            ("/dev/fd", "/proc/self/fd"),
+            ("/dev/stdin", "/proc/self/fd/0"),
+            ("/dev/stdout", "/proc/self/fd/1"),
+            ("/dev/stderr", "/proc/self/fd/2"),
+        ] {
+            b.nodes.push(Node::Symlink {
+                target: cstring(target.as_bytes())?,
+                link: staged(Path::new(link))?,
+            });
+        }
+        let in_view = Path::new(VIEW_SOLVER_DIR).join(id);
+        b.file(&in_view)?;
+        b.bind(solver_path, &in_view, READ_ONLY, false, Some(solver_id))?;
+        let passwd = format!(
+            "solver:x:{SOLVER_UID}:{SOLVER_GID}:solver:/tmp:/usr/sbin/nologin\n\
+             nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+        );
+        let group = format!("solver:x:{SOLVER_GID}:\nnogroup:x:65534:\n");
+        let files = vec![
+            (staged(Path::new("/etc/passwd"))?, passwd.into_bytes()),
+            (staged(Path::new("/etc/group"))?, group.into_bytes()),
+        ];
+        // Inodes: a file of 4 KiB on average, at least 64.
+        let inodes = (tmp_size / 4096).max(64);
+        let tmp_options =
+            cstring(format!("mode=0700,size={tmp_size},nr_inodes={inodes}").as_bytes())?;
+        Ok(Self {
+            nodes: b.nodes,
+            binds: b.binds,
+            files,
+            tmp_options,
+            solver: cstring(in_view.as_os_str().as_bytes())?,
+            solver_id,
+            run_target: staged(Path::new(VIEW_RUN_DIR))?,
+            private_network,
+        })
+    }
+
+    /// The run-specific part: `run_dir` (device, inode) and the optional
+    /// writable subdirectory (name, device, inode).
+    pub(crate) fn run_mounts(
+        &self,
+        run_dir: (u64, u64),
+        writable: Option<(&str, (u64, u64))>,
+    ) -> Result<RunMounts, ConfigError> {
+        let writable = match writable {
+            Some((name, id)) => Some((
+                cstring(name.as_bytes())?,
+                staged(&Path::new(VIEW_RUN_DIR).join(name))?,
+                id,
+            )),
+            None => None,
+        };
+        Ok(RunMounts {
+            run_dir,
+            writable,
+            slots: vec![-1; self.binds.len() + 2],
+        })
+    }
+
+    /// The solver executable's path inside the view.
+    pub(crate) fn solver_path(&self) -> &CStr {
+        &self.solver
+    }
+
+    /// Whether the run gets a network namespace of its own.
+    pub(crate) fn private_network(&self) -> bool {
+        self.private_network
+    }
+
+    /// Device and inode the solver executable must have.
+    pub(crate) fn solver_id(&self) -> (u64, u64) {
+        self.solver_id
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    nodes: Vec<Node>,
+    binds: Vec<Bind>,
+    dirs: BTreeSet<PathBuf>,
+}
+
+impl Builder {
+    /// Adds `p`'s ancestors (not `p`) as directories, outermost first.
+    fn parents(&mut self, p: &Path) -> Result<(), ConfigError> {
+        let mut chain: Vec<&Path> = p.ancestors().skip(1).collect();
+        chain.reverse();
+        for a in chain {
+            if a != Path::new("/") {
+                self.dir_only(a)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn dir_only(&mut self, p: &Path) -> Result<(), ConfigError> {
+        if self.dirs.insert(p.to_path_buf()) {
+            self.nodes.push(Node::Dir(staged(p)?));
+        }
+        Ok(())
+    }
+
+    fn dir(&mut self, p: &Path) -> Result<(), ConfigError> {
+        self.parents(p)?;
+        self.dir_only(p)
+    }
+
+    fn file(&mut self, p: &Path) -> Result<(), ConfigError> {
+        self.parents(p)?;
+        self.nodes.push(Node::File(staged(p)?));
+        Ok(())
+    }
+
+    fn bind(
+        &mut self,
+        source: &Path,
+        target: &Path,
+        attrs: u64,
+        recursive: bool,
+        expect: Option<(u64, u64)>,
+    ) -> Result<(), ConfigError> {
+        self.binds.push(Bind {
+            source: cstring(source.as_os_str().as_bytes())?,
+            target: staged(target)?,
+            attrs,
+            recursive,
+            expect,
+        });
+        Ok(())
+    }
+}
+
+/// A read path must be absolute, normal (no `.`, `..`, repeated or
+/// trailing separators), not `/`, and not a reserved view path.
+fn check_read_path(p: &Path) -> Result<(), ConfigError> {
+    if !p.is_absolute() {
+        return Err(ConfigError::RelativeReadPath);
+    }
+    // On the bytes: `Path::components` hides `.` and repeated separators.
+    let bytes = p.as_os_str().as_bytes();
+    let normal = bytes.len() > 1
+        && bytes[1..]
+            .split(|&b| b == b'/')
+            .all(|c| !c.is_empty() && c != b"." && c != b"..");
+    // Neither a reserved path, beneath one, nor above one (`/etc` as a
+    // whole would cover the generated passwd and group files).
+    let reserved = RESERVED
+        .iter()
+        .any(|r| p.starts_with(r) || Path::new(r).starts_with(p));
+    if !normal || reserved {
+        return Err(ConfigError::ReadPathUnusable);
+    }
+    Ok(())
+}
+
+/// The path `p` of the view, staged beneath the new root's mount point.
+fn staged(p: &Path) -> Result<CString, ConfigError> {
+    let rel = p
+        .strip_prefix("/")
+        .map_err(|_| ConfigError::RelativeReadPath)?;
+    cstring(Path::new(STAGE).join(rel).as_os_str().as_bytes())
+}
+
+fn cstring(bytes: &[u8]) -> Result<CString, ConfigError> {
+    CString::new(bytes).map_err(|_| ConfigError::ReadPathUnusable)
+}
+
+// ---------------------------------------------------------------------------
+// Child side: runs in the init, between fork and exec. System calls only on
+// values prepared above; nothing allocates.
+// ---------------------------------------------------------------------------
+
+/// Builds the view and enters it: on success the calling process's root is
+/// the new root and its working directory `/`.
+pub(crate) fn enter(plan: &ViewPlan, run: &mut RunMounts) -> io::Result<()> {
+    // No mount event propagates between this namespace and the host's.
+    // SAFETY: mount with static C strings and null data.
+    cvt(unsafe {
+        libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    })?;
+    // Clone every source before the stage covers anything.
+    let n = plan.binds.len();
+    for (i, b) in plan.binds.iter().enumerate() {
+        let fd = clone_tree(libc::AT_FDCWD, &b.source, b.recursive, false)?;
+        run.slots[i] = fd;
+        if let Some(id) = b.expect {
+            same_file(fd, id)?;
+        }
+        set_attrs(fd, b.attrs, b.recursive)?;
+    }
+    let run_attrs = MOUNT_ATTR_NOSUID
+        | MOUNT_ATTR_NODEV
+        | if run.writable.is_some() {
+            MOUNT_ATTR_RDONLY
+        } else {
+            0
+        };
+    // Recursive clones: a non-recursive clone of a directory with mounts
+    // beneath it (locked in this less privileged namespace) is refused.
+    let fd = clone_tree(libc::AT_FDCWD, c".", true, false)?;
+    run.slots[n] = fd;
+    same_file(fd, run.run_dir)?;
+    set_attrs(fd, run_attrs, true)?;
+    if let Some((name, _, id)) = &run.writable {
+        let fd = clone_tree(libc::AT_FDCWD, name, true, true)?;
+        run.slots[n + 1] = fd;
+        same_file(fd, *id)?;
+        set_attrs(fd, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true)?;
+    }
+
+    // The new root.
+    mount_fs(
+        c"tmpfs",
+        c"/tmp",
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        c"mode=0755,size=1048576,nr_inodes=4096",
+    )?;
+    for node in &plan.nodes {
+        match node {
+            Node::Dir(p) => make_dir(p)?,
+            Node::File(p) => write_file(p, &[])?,
+            Node::Symlink { target, link } => make_symlink(target, link)?,
+        }
+    }
+    for (path, content) in &plan.files {
+        write_file(path, content)?;
+    }
+
+    // Attach the clones.
+    for (i, b) in plan.binds.iter().enumerate() {
+        attach(run.slots[i], &b.target)?;
+        close(run.slots[i]);
+        run.slots[i] = -1;
+    }
+    attach(run.slots[n], &plan.run_target)?;
+    close(run.slots[n]);
+    if let Some((_, target, _)) = &run.writable {
+        attach(run.slots[n + 1], target)?;
+        close(run.slots[n + 1]);
+    }
+
+    // A fresh /proc of this PID namespace (this process is its pid 1),
+    // mounted while the host's /proc is still visible in this namespace, as
+    // the kernel requires of an unprivileged proc mount.
+    mount_fs(
+        c"proc",
+        c"/tmp/proc",
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        c"",
+    )?;
+    for p in PROC_READ_ONLY {
+        // SAFETY: mount with static C strings.
+        let r = unsafe {
+            libc::mount(
+                p.as_ptr(),
+                p.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            )
+        };
+        if r != 0 {
+            if errno() == libc::ENOENT {
+                continue;
+            }
+            return Err(io::Error::last_os_error());
+        }
+        set_attrs_at(
+            p,
+            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+            true,
+        )?;
+    }
+    mount_fs(
+        c"tmpfs",
+        c"/tmp/tmp",
+        libc::MS_NOSUID | libc::MS_NODEV,
+        &plan.tmp_options,
+    )?;
+    // Nothing more is created on the root: make it read-only.
+    set_attrs_at(c"/tmp", READ_ONLY | MOUNT_ATTR_NOEXEC, false)?;
+
+    // Swap roots: stack the old root on the new one, then detach it.
+    // SAFETY: chdir/pivot_root/umount2 with static C strings.
+    unsafe {
+        cvt(libc::chdir(c"/tmp".as_ptr()))?;
+        cvt_long(libc::syscall(
+            libc::SYS_pivot_root,
+            c".".as_ptr(),
+            c".".as_ptr(),
+        ))?;
+        cvt(libc::umount2(c".".as_ptr(), libc::MNT_DETACH))?;
+        cvt(libc::chdir(c"/".as_ptr()))?;
+    }
+    Ok(())
+}
+
+/// Clones the mount tree at `path` (relative to `dirfd`) into a detached
+/// mount; `recursive` takes its submounts along.
+fn clone_tree(dirfd: RawFd, path: &CStr, recursive: bool, nofollow: bool) -> io::Result<RawFd> {
+    let mut flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
+    if recursive {
+        flags |= libc::AT_RECURSIVE as libc::c_uint;
+    }
+    if nofollow {
+        flags |= libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
+    }
+    // SAFETY: open_tree with a C string owned by the caller.
+    let fd = cvt_long(unsafe { libc::syscall(libc::SYS_open_tree, dirfd, path.as_ptr(), flags) })?;
+    Ok(fd as RawFd)
+}
+
+/// Refuses a descriptor that is not the expected file (device, inode).
+pub(crate) fn same_file(fd: RawFd, (dev, ino): (u64, u64)) -> io::Result<()> {
+    // SAFETY: an all-zero stat is a valid value; fstat writes into it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a live local.
+    cvt(unsafe { libc::fstat(fd, &mut st) })?;
+    if st.st_dev == dev && st.st_ino == ino {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(libc::ESTALE))
+    }
+}
+
+fn set_attrs(fd: RawFd, attrs: u64, recursive: bool) -> io::Result<()> {
+    setattr(fd, c"", libc::AT_EMPTY_PATH, attrs, recursive)
+}
+
+fn set_attrs_at(path: &CStr, attrs: u64, recursive: bool) -> io::Result<()> {
+    setattr(libc::AT_FDCWD, path, 0, attrs, recursive)
+}
+
+fn setattr(
+    dirfd: RawFd,
+    path: &CStr,
+    flags: libc::c_int,
+    attrs: u64,
+    recursive: bool,
+) -> io::Result<()> {
+    if attrs == 0 {
+        return Ok(());
+    }
+    let attr = MountAttr {
+        attr_set: attrs,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let flags = flags | if recursive { libc::AT_RECURSIVE } else { 0 };
+    // SAFETY: mount_setattr with a live attribute struct of its declared size.
+    cvt_long(unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            dirfd,
+            path.as_ptr(),
+            flags as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    })?;
+    Ok(())
+}
+
+fn attach(fd: RawFd, target: &CStr) -> io::Result<()> {
+    // SAFETY: move_mount of a detached tree onto a C-string path.
+    cvt_long(unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            fd,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            target.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    })?;
+    Ok(())
+}
+
+fn mount_fs(fstype: &CStr, target: &CStr, flags: libc::c_ulong, data: &CStr) -> io::Result<()> {
+    // SAFETY: mount with C strings owned by the caller.
+    cvt(unsafe {
+        libc::mount(
+            fstype.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            flags,
+            data.as_ptr().cast(),
+        )
+    })?;
+    Ok(())
+}
+
+fn write_file(path: &CStr, content: &[u8]) -> io::Result<()> {
+    // SAFETY: open/write/close on a C string and a slice owned by the caller.
+    unsafe {
+        let fd = cvt(libc::open(
+            path.as_ptr(),
+            libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC,
+            0o644,
+        ))?;
+        let mut done = 0;
+        while done < content.len() {
+            let n = libc::write(fd, content[done..].as_ptr().cast(), content.len() - done);
+            if n < 0 {
+                if errno() == libc::EINTR {
+                    continue;
+                }
+                let e = io::Error::last_os_error();
+                close(fd);
+                return Err(e);
+            }
+            done += n as usize;
+        }
+        close(fd);
+    }
+    Ok(())
+}
+
+fn make_dir(path: &CStr) -> io::Result<()> {
+    // SAFETY: mkdir of a C string owned by the caller.
+    cvt(unsafe { libc::mkdir(path.as_ptr(), 0o755) })?;
+    Ok(())
+}
+
+fn make_symlink(target: &CStr, link: &CStr) -> io::Result<()> {
+    // SAFETY: symlink of C strings owned by the caller.
+    cvt(unsafe { libc::symlink(target.as_ptr(), link.as_ptr()) })?;
+    Ok(())
+}
+
+fn close(fd: RawFd) {
+    if fd >= 0 {
+        // SAFETY: close of a descriptor this process opened and no longer uses.
+        unsafe { libc::close(fd) };
+    }
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+fn cvt_long(r: libc::c_long) -> io::Result<libc::c_long> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_dir_constants_agree() {
+        assert_eq!(VIEW_RUN_DIR_C.to_str(), Ok(VIEW_RUN_DIR));
+    }
+
+    #[test]
+    fn read_paths_must_be_plain_absolute_and_unreserved() {
+        for ok in ["/usr", "/etc/ld.so.cache", "/opt/ngspice/lib"] {
+            assert_eq!(check_read_path(Path::new(ok)), Ok(()), "{ok}");
+        }
+        for bad in [
+            "/",
+            "/proc",
+            "/proc/1",
+            "/dev/shm",
+            "/tmp",
+            "/tmp/x",
+            "/work",
+            "/work/a",
+            "/sandbox",
+            "/etc/passwd",
+            "/usr/../etc",
+            "/usr/./bin",
+            "/usr/",
+            "//usr",
+        ] {
+            assert!(check_read_path(Path::new(bad)).is_err(), "{bad}");
+        }
+        assert_eq!(
+            check_read_path(Path::new("usr")),
+            Err(ConfigError::RelativeReadPath)
+        );
+    }
+
+    #[test]
+    fn plan_creates_parents_first_and_stages_every_path() {
+        let plan = ViewPlan::new(
+            &[
+                PathBuf::from("/usr"),
+                PathBuf::from("/etc/ld.so.cache"),
+                PathBuf::from("/usr/share"),
+            ],
+            &[],
+            "heat",
+            Path::new("/usr/bin/true"),
+            (1, 2),
+            1 << 20,
+            true,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut seen: Vec<&[u8]> = Vec::new();
+        for n in &plan.nodes {
+            let p = match n {
+                Node::Dir(p) | Node::File(p) => p.as_bytes(),
+                Node::Symlink { link, .. } => link.as_bytes(),
+            };
+            assert!(p.starts_with(b"/tmp/"), "{p:?}");
+            let parent = &p[..p.iter().rposition(|&b| b == b'/').unwrap_or(0)];
+            assert!(
+                parent == b"/tmp" || seen.contains(&parent),
+                "parent of {p:?} first"
+            );
+            seen.push(p);
+        }
+        // /usr/share is visible through /usr: no second bind.
+        assert_eq!(
+            plan.binds
+                .iter()
+                .filter(|b| b.source.as_bytes().starts_with(b"/usr"))
+                .count(),
+            2, // /usr and the solver /usr/bin/true
+        );
+        assert_eq!(plan.solver_path(), c"/sandbox/bin/heat");
+    }
+}
