@@ -149,6 +149,7 @@ fn fixture() -> Fixture {
     let common = CommonOptions {
         run_root: Some(dir.path().join("runs")),
         solver: Some(env!("CARGO_BIN_EXE_heat1d").into()),
+        ..CommonOptions::default()
     };
     let heat = solver_server::app::build(&common, dir.path()).unwrap();
     let runs = heat.run_root().clone();

@@ -176,6 +176,18 @@ mod tests {
     }
 
     #[test]
+    fn weak_sandbox_opt_out_is_explicit() {
+        let Ok(Command::Serve(s)) = p(&["serve"]) else {
+            panic!("serve")
+        };
+        assert!(!s.common.allow_weak_sandbox, "fail closed by default");
+        let Ok(Command::Demo(d)) = p(&["demo", "--allow-weak-sandbox"]) else {
+            panic!("demo")
+        };
+        assert!(d.common.allow_weak_sandbox);
+    }
+
+    #[test]
     fn defaults_to_stdio_serve() {
         assert_eq!(p(&[]), Ok(Command::Serve(ServeOptions::default())));
     }

@@ -114,9 +114,10 @@ const DENIED: &[libc::c_long] = &[
 ];
 
 /// `ioctl` requests refused (they push input into a terminal).
-const DENIED_IOCTLS: [u64; 2] = [libc::TIOCSTI as u64, libc::TIOCLINUX as u64];
+const DENIED_IOCTLS: [u64; 2] = [libc::TIOCSTI, libc::TIOCLINUX];
 
-/// One compiled BPF program.
+/// One compiled BPF program. (seccompiler supports 64-bit architectures
+/// only, where a system call number, `c_long`, is its `i64`.)
 pub(crate) type Program = Vec<libc::sock_filter>;
 
 /// The compiled filter: programs installed in order (each one only adds
@@ -156,7 +157,7 @@ impl Filter {
         )
         .map_err(err)?;
         let mut clone3 = BTreeMap::new();
-        clone3.insert(libc::SYS_clone3 as i64, Vec::new());
+        clone3.insert(libc::SYS_clone3, Vec::new());
         let clone3 = SeccompFilter::new(
             clone3,
             SeccompAction::Allow,
@@ -193,7 +194,7 @@ fn deny_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompiler::BackendE
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for &nr in DENIED {
         // No rule: the call matches whatever its arguments.
-        rules.insert(nr as i64, Vec::new());
+        rules.insert(nr, Vec::new());
     }
     let arg = |index: u8, op: SeccompCmpOp, value: u64| {
         SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value)
@@ -208,7 +209,7 @@ fn deny_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompiler::BackendE
             flag,
         )?])?);
     }
-    rules.insert(libc::SYS_clone as i64, clone);
+    rules.insert(libc::SYS_clone, clone);
     // personality: anything but the allowed values (conditions of a rule
     // must all hold).
     let personality = PERSONALITY_ALLOWED
@@ -216,16 +217,16 @@ fn deny_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompiler::BackendE
         .map(|&v| arg(0, SeccompCmpOp::Ne, v))
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(
-        libc::SYS_personality as i64,
+        libc::SYS_personality,
         vec![SeccompRule::new(personality)?],
     );
     let socket = SOCKET_FAMILIES
         .iter()
         .map(|&v| arg(0, SeccompCmpOp::Ne, v))
         .collect::<Result<Vec<_>, _>>()?;
-    rules.insert(libc::SYS_socket as i64, vec![SeccompRule::new(socket)?]);
+    rules.insert(libc::SYS_socket, vec![SeccompRule::new(socket)?]);
     rules.insert(
-        libc::SYS_socketpair as i64,
+        libc::SYS_socketpair,
         vec![SeccompRule::new(vec![arg(
             0,
             SeccompCmpOp::Ne,
@@ -236,7 +237,7 @@ fn deny_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompiler::BackendE
     for request in DENIED_IOCTLS {
         ioctl.push(SeccompRule::new(vec![arg(1, SeccompCmpOp::Eq, request)?])?);
     }
-    rules.insert(libc::SYS_ioctl as i64, ioctl);
+    rules.insert(libc::SYS_ioctl, ioctl);
     Ok(rules)
 }
 

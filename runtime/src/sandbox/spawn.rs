@@ -849,11 +849,12 @@ fn cvt_long(r: libc::c_long) -> io::Result<libc::c_long> {
     }
 }
 
-/// What the host supports, found by doing it in a throwaway child: a user
-/// + PID namespace with pid 1 forked in it; the complete file-system view
-/// `plan` built and entered by that pid 1 (with `run` cloned from the
+/// What the host supports, found by doing it in a throwaway child: user
+/// and PID namespaces with pid 1 forked in them; the complete file-system
+/// view `plan` built and entered by that pid 1 (with `run` cloned from the
 /// directory `dir`); the seccomp `filter` installed and refusing what it
 /// must. Landlock is not probed here ([`landlock_abi`]).
+///
 /// `view: None` probes the seccomp filter only (namespaces unwanted).
 pub(crate) fn probe_host(
     view: Option<(&ViewPlan, RunMounts, &OwnedFd)>,
