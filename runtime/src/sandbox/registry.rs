@@ -129,7 +129,7 @@ impl SolverRegistryBuilder {
     ///
     /// let registry = SolverRegistry::builder()
     ///     .solver("ngspice", "/usr/bin/ngspice")
-    ///     .grant_read("ngspice", "/etc/ngspice")
+    ///     .grant_read("ngspice", "/opt/pdk/models")
     ///     .build()?;
     /// # Ok::<(), hardened_mcp::sandbox::ConfigError>(())
     /// ```

@@ -216,10 +216,7 @@ fn deny_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompiler::BackendE
         .iter()
         .map(|&v| arg(0, SeccompCmpOp::Ne, v))
         .collect::<Result<Vec<_>, _>>()?;
-    rules.insert(
-        libc::SYS_personality,
-        vec![SeccompRule::new(personality)?],
-    );
+    rules.insert(libc::SYS_personality, vec![SeccompRule::new(personality)?]);
     let socket = SOCKET_FAMILIES
         .iter()
         .map(|&v| arg(0, SeccompCmpOp::Ne, v))
