@@ -7,5 +7,4 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod heat1d;
-pub mod plot;
 pub mod server;

@@ -22,7 +22,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::plot;
+use example_plot as plot;
 
 /// The solver id the server registers `heat1d` under.
 pub const SOLVER_ID: &str = "heat1d";

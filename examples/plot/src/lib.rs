@@ -1,5 +1,6 @@
-//! Renders a solution profile u(x) as a small PNG line plot, in server code
-//! (no solver output reaches the image except the numbers it plots).
+//! The examples' plots: series of numbers drawn as a small PNG line plot, in
+//! server code (no solver output reaches the image except the numbers it
+//! plots; no text is drawn at all).
 
 /// Plot width in pixels.
 pub const WIDTH: u32 = 640;

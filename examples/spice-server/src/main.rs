@@ -1,0 +1,54 @@
+//! `spice-server`: `serve` (stdio, the default) and `demo`; `--help`.
+
+use std::process::ExitCode;
+
+use spice_server::cli::{self, Command};
+use spice_server::{app, demo};
+
+fn main() -> ExitCode {
+    let command = match cli::parse(std::env::args_os().skip(1)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("spice-server: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let default_level = if matches!(command, Command::Demo(_)) {
+        "warn"
+    } else {
+        "info"
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
+    // Logs go to stderr: in stdio mode stdout is the MCP channel.
+    tracing_subscriber::fmt()
+        .fmt_fields(hardened_mcp::redact::RedactingFields)
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("spice-server: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match command {
+        Command::Help(text) => {
+            print!("{text}");
+            return ExitCode::SUCCESS;
+        }
+        Command::Serve(o) => runtime.block_on(app::serve(o)),
+        Command::Demo(o) => runtime.block_on(demo::run(o)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("spice-server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! The SPICE server against the real ngspice, through an MCP client session
+//! (the hardened stdio transport on an in-memory pipe): every template
+//! checked against its analytic answer, hostile inputs refused without
+//! echo, the plot decoded, and a looping netlist stopped by the wall limit
+//! with no process left.
+//!
+//! Without ngspice these tests say so and pass, except where
+//! `HARDENED_MCP_REQUIRE_NGSPICE` is set (CI sets it): there they fail.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::f64::consts::PI;
+use std::time::Duration;
+
+use hardened_mcp::identity::CallerId;
+use hardened_mcp::runs::{FileName, RunRoot};
+use hardened_mcp::sandbox::{Limits, RunRequest};
+use hardened_mcp::transport::HardenedStdio;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig};
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::{Value, json};
+use spice_server::{app, circuit, cli::Options};
+use tokio_util::sync::CancellationToken;
+
+type Client = RunningService<RoleClient, ClientConfig>;
+
+fn ngspice_present() -> bool {
+    if app::find_ngspice().is_some() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("HARDENED_MCP_REQUIRE_NGSPICE").is_none(),
+        "ngspice is required here (HARDENED_MCP_REQUIRE_NGSPICE is set) but not on PATH"
+    );
+    eprintln!("ngspice is not installed: skipped");
+    false
+}
+
+struct Session {
+    client: Client,
+    _tmp: tempfile::TempDir,
+}
+
+async fn session() -> Session {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = Options {
+        run_root: Some(tmp.path().join("runs")),
+        ..Options::default()
+    };
+    let server = app::build(&o, tmp.path()).unwrap();
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(server_io);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(HardenedStdio::new(sr, sw)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let (cr, cw) = tokio::io::split(client_io);
+    let client = ClientConfig::default().serve((cr, cw)).await.unwrap();
+    Session { client, _tmp: tmp }
+}
+
+async fn call(s: &Session, name: &'static str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("object")
+    };
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        s.client
+            .call_tool(CallToolRequestParams::new(name).with_arguments(args)),
+    )
+    .await
+    .expect("answer within 60 s")
+    .unwrap()
+}
+
+async fn ok(s: &Session, name: &'static str, args: Value) -> Value {
+    let r = call(s, name, args).await;
+    assert_ne!(r.is_error, Some(true), "{name}: {:?}", r.structured_content);
+    r.structured_content.unwrap()["data"].clone()
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rc_lowpass_cutoff_matches_one_over_two_pi_rc() {
+    if !ngspice_present() {
+        return;
+    }
+    let s = session().await;
+    for (r, c, ppd) in [(1e3, 100e-9, 50u32), (47.0, 2.2e-6, 20), (1e6, 1e-12, 100)] {
+        let v = ok(
+            &s,
+            "spice_ac",
+            json!({"template": "rc_lowpass", "resistance": r, "capacitance": c,
+                   "f_start": 1.0, "f_stop": 1e9, "points_per_decade": ppd}),
+        )
+        .await;
+        let fc = 1.0 / (2.0 * PI * r * c);
+        let got = num(&v["figures"]["f_3db_high"]);
+        // Within the sweep's resolution: one grid step.
+        let step = 10f64.powf(1.0 / f64::from(ppd));
+        assert!(
+            got / fc < step && fc / got < step,
+            "R={r} C={c}: {got} vs {fc}"
+        );
+        assert!(num(&v["figures"]["peak_gain_db"]).abs() < 0.01);
+        assert_eq!(v["total_points"], 9 * ppd + 1, "nine decades");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn series_rlc_resonates_at_one_over_two_pi_root_lc() {
+    if !ngspice_present() {
+        return;
+    }
+    let s = session().await;
+    for (r, l, c) in [(10.0, 1e-3, 1e-6), (50.0, 10e-6, 100e-12f64)] {
+        let v = ok(
+            &s,
+            "spice_ac",
+            json!({"template": "series_rlc", "resistance": r, "inductance": l, "capacitance": c,
+                   "f_start": 10.0, "f_stop": 1e10, "points_per_decade": 100}),
+        )
+        .await;
+        let f0 = 1.0 / (2.0 * PI * (l * c).sqrt());
+        let got = num(&v["figures"]["peak_frequency"]);
+        let step = 10f64.powf(1.0 / 100.0);
+        assert!(got / f0 < step && f0 / got < step, "{got} vs {f0}");
+        // At resonance the whole source voltage is across R: 0 dB.
+        assert!(num(&v["figures"]["peak_gain_db"]).abs() < 0.05);
+        // Bandwidth R/(2πL) between the two −3 dB points.
+        let bw = num(&v["figures"]["f_3db_high"]) - num(&v["figures"]["f_3db_low"]);
+        let want = r / (2.0 * PI * l);
+        assert!((bw / want - 1.0).abs() < 0.05, "bandwidth {bw} vs {want}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rc_step_rise_time_is_rc_ln_nine() {
+    if !ngspice_present() {
+        return;
+    }
+    let s = session().await;
+    let (r, c) = (2.2e3, 470e-9);
+    let tau = r * c;
+    let v = ok(
+        &s,
+        "spice_tran",
+        json!({"template": "rc_lowpass", "resistance": r, "capacitance": c, "amplitude": 2.0,
+               "t_step": tau / 100.0, "t_stop": 10.0 * tau}),
+    )
+    .await;
+    let rise = num(&v["figures"]["rise_time"]);
+    assert!((rise / (tau * 9f64.ln()) - 1.0).abs() < 0.01, "{rise}");
+    assert!((num(&v["figures"]["final_value"]) - 2.0).abs() < 2e-3);
+    assert!(num(&v["figures"]["overshoot"]) < 1e-3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diode_clipper_follows_the_diode_equation() {
+    if !ngspice_present() {
+        return;
+    }
+    let s = session().await;
+    for (a, r) in [(5.0, 1e3), (12.0, 10e3), (0.2, 1e3), (-3.0, 1e3)] {
+        let v = ok(
+            &s,
+            "spice_op",
+            json!({"template": "diode_clipper", "resistance": r, "amplitude": a}),
+        )
+        .await;
+        let want = circuit::clipper_op(a, r);
+        let got = num(&v["v_out"]);
+        assert!(
+            (got - want).abs() < 1e-4 * want.abs().max(1e-3),
+            "A={a}: {got} vs {want}"
+        );
+    }
+    // Transient: the positive half clipped near 0.7 V, the negative passes.
+    let v = ok(
+        &s,
+        "spice_tran",
+        json!({"template": "diode_clipper", "resistance": 1e3, "amplitude": 5.0,
+               "t_step": 1e-5, "t_stop": 2e-3, "max_points": 10000}),
+    )
+    .await;
+    let outs: Vec<f64> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| num(&p["v_out"]))
+        .collect();
+    let max = outs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let min = outs.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(max > 0.6 && max < 0.85, "clipped at {max}");
+    assert!(min < -4.9, "negative swing {min}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plot_is_a_png_and_delete_forgets_the_run() {
+    if !ngspice_present() {
+        return;
+    }
+    let s = session().await;
+    let v = ok(
+        &s,
+        "spice_ac",
+        json!({"template": "rc_lowpass", "resistance": 1e3, "f_start": 10.0, "f_stop": 1e6}),
+    )
+    .await;
+    let handle = v["run_handle"].as_str().unwrap().to_owned();
+    let r = call(&s, "spice_plot", json!({"run": handle})).await;
+    let image = r
+        .content
+        .iter()
+        .find_map(|c| c.as_image())
+        .expect("image content");
+    assert_eq!(image.mime_type, "image/png");
+    use base64::Engine as _;
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(&image.data)
+        .unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+    ok(&s, "spice_delete", json!({"run": handle})).await;
+    let r = call(&s, "spice_plot", json!({"run": handle})).await;
+    assert_eq!(r.is_error, Some(true));
+}
+
+/// Hostile values: each refused with a fixed error that echoes nothing of
+/// the caller, and no simulation runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_inputs_are_refused_without_echo() {
+    if !ngspice_present() {
+        return;
+    }
+    let s = session().await;
+    const CANARY: &str = "CANARY7781";
+    let base = json!({"template": "rc_lowpass", "resistance": 1e3, "f_start": 10.0, "f_stop": 1e6});
+    let with = |k: &str, v: Value| {
+        let mut b = base.clone();
+        b[k] = v;
+        b
+    };
+    let injections = [
+        format!(".include /etc/passwd {CANARY}"),
+        format!(".control\nshell touch {CANARY}\n.endc"),
+        format!("x\n.shell {CANARY}"),
+        format!("+ {CANARY}"),
+        format!("* {CANARY}"),
+    ];
+    let mut cases: Vec<(&'static str, Value)> = vec![
+        ("spice_ac", with("resistance", json!(0.0))),
+        ("spice_ac", with("resistance", json!(1e10))),
+        ("spice_ac", with("resistance", json!("NaN"))),
+        ("spice_ac", with("resistance", json!(true))),
+        ("spice_ac", with("f_start", json!(1e7))),
+        ("spice_ac", with("points_per_decade", json!(2.5))),
+        ("spice_ac", with("capacitance", json!(-1e-6))),
+        (
+            "spice_tran",
+            json!({"template": "rc_lowpass", "resistance": 1e3, "t_step": 1e-3, "t_stop": 1e-4}),
+        ),
+        (
+            "spice_tran",
+            json!({"template": "rc_lowpass", "resistance": 1e3, "t_step": 1e-12, "t_stop": 1.0}),
+        ),
+        (
+            "spice_op",
+            json!({"template": "rc_lowpass", "resistance": 1e3, "amplitude": 1e4}),
+        ),
+        ("spice_plot", json!({"run": format!("../{CANARY}")})),
+        (
+            "spice_plot",
+            json!({"run": format!("spice_{CANARY}aaaaaaaaaaaaaaaaaaaaaaaa")}),
+        ),
+    ];
+    for inj in &injections {
+        cases.push(("spice_ac", with("template", json!(inj))));
+        cases.push(("spice_ac", with("title", json!(inj))));
+        cases.push(("spice_ac", with(inj, json!(1.0))));
+    }
+    for (tool, args) in cases {
+        let r = call(&s, tool, args.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{tool} accepted {args}");
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(!text.contains(CANARY), "{tool} echoed the canary: {text}");
+        assert!(!text.contains("/etc/passwd"), "{text}");
+    }
+    // Nothing ran: every refusal came before a run directory was made.
+    let root = RunRoot::open(s._tmp.path().join("runs")).unwrap();
+    assert!(root.list(&CallerId::local()).unwrap().is_empty());
+}
+
+/// A netlist that loops forever (a `.control` block the deck writer can
+/// never produce, written here by hand) is stopped by the wall-time limit
+/// and leaves no ngspice process behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_looping_ngspice_is_stopped_by_the_wall_limit() {
+    if !ngspice_present() {
+        return;
+    }
+    let sandbox = app::sandbox(&Options::default()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = RunRoot::open(tmp.path().join("runs")).unwrap();
+    let who = CallerId::local();
+    let (_h, run) = root.create(&who).unwrap();
+    let deck = FileName::new("loop.cir").unwrap();
+    run.write_atomic(
+        &deck,
+        b"loop\nV1 a 0 1\nR1 a 0 1\n.control\nlet i = 0\nwhile 1 > 0\nlet i = i + 1\nend\n.endc\n.end\n",
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    let o = sandbox
+        .run(
+            &who,
+            &run,
+            RunRequest::new("ngspice")
+                .args(["-b", "loop.cir"])
+                .limits(Limits {
+                    wall_time: Duration::from_secs(2),
+                    ..Limits::default()
+                }),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(o.timed_out, "{o:?}");
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    // No ngspice process is left anywhere on the host.
+    let left: Vec<_> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim_end() == "ngspice")
+        })
+        .collect();
+    assert!(left.is_empty(), "ngspice processes left: {}", left.len());
+}
