@@ -12,11 +12,19 @@ use std::time::{Duration, Instant};
 use hardened_mcp::deck::{Deck, DeckIdent, DeckText, DeckToken, DeckValue, Spice};
 use proptest::prelude::*;
 
+/// ngspice on `PATH`; where `HARDENED_MCP_REQUIRE_NGSPICE` is set (CI),
+/// its absence fails the test instead of skipping it.
 fn ngspice() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("ngspice"))
-        .find(|p| p.is_file())
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("ngspice"))
+            .find(|p| p.is_file())
+    });
+    assert!(
+        found.is_some() || std::env::var_os("HARDENED_MCP_REQUIRE_NGSPICE").is_none(),
+        "ngspice is required here (HARDENED_MCP_REQUIRE_NGSPICE is set) but not on PATH"
+    );
+    found
 }
 
 /// Runs `ngspice -b -r out.raw input.cir` in `dir`, bounded in time.
