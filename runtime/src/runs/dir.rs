@@ -12,6 +12,7 @@ use super::file::{self, Tail};
 use super::root::{RootInner, TOMBSTONE_KIND};
 use super::sys::{self, open_beneath, storage_error};
 use super::{FileName, RunError, RunHandle};
+use crate::identity::CallerId;
 
 /// A resolved run directory, held as a directory file descriptor.
 ///
@@ -46,11 +47,27 @@ pub struct RunDir {
     root: Arc<RootInner>,
     dir: OwnedFd,
     handle: RunHandle,
+    owner: CallerId,
 }
 
 impl RunDir {
-    pub(crate) fn new(root: Arc<RootInner>, dir: OwnedFd, handle: RunHandle) -> Self {
-        Self { root, dir, handle }
+    pub(crate) fn new(
+        root: Arc<RootInner>,
+        dir: OwnedFd,
+        handle: RunHandle,
+        owner: CallerId,
+    ) -> Self {
+        Self {
+            root,
+            dir,
+            handle,
+            owner,
+        }
+    }
+
+    /// The caller that owns the run (its owner record names it).
+    pub(crate) fn owner(&self) -> &CallerId {
+        &self.owner
     }
 
     /// The run's handle.
@@ -63,13 +80,36 @@ impl RunDir {
         self.dir.as_fd()
     }
 
+    /// The run directory's path: the run root's configured path and the
+    /// handle. For a process that cannot be handed the descriptor (a batch
+    /// job on another node of a shared file system); never shown to a
+    /// caller.
+    pub(crate) fn host_path(&self) -> std::path::PathBuf {
+        self.root.path.join(self.handle.as_str())
+    }
+
+    /// HMAC-SHA256, under the run root's key, of `parts` with this run's
+    /// handle first: authenticates a record the server writes into the run
+    /// directory (a solver cannot read the key).
+    pub(crate) fn mac(&self, parts: &[&[u8]]) -> [u8; 32] {
+        let mut all: Vec<&[u8]> = Vec::with_capacity(parts.len() + 1);
+        all.push(self.handle.as_str().as_bytes());
+        all.extend_from_slice(parts);
+        self.root.key.mac(&all)
+    }
+
     /// A second `RunDir` on a duplicate of the same descriptor.
     pub fn try_clone(&self) -> Result<RunDir, RunError> {
         let dir = self
             .dir
             .try_clone()
             .map_err(|e| sys::io_error("duplicate run descriptor", &e))?;
-        Ok(Self::new(Arc::clone(&self.root), dir, self.handle.clone()))
+        Ok(Self::new(
+            Arc::clone(&self.root),
+            dir,
+            self.handle.clone(),
+            self.owner.clone(),
+        ))
     }
 
     /// Replaces `name` with `bytes` atomically: the content is written to a

@@ -32,6 +32,10 @@ pub(crate) struct RootInner {
     pub(crate) uid: u32,
     /// Authenticates owner records.
     pub(crate) key: RootKey,
+    /// The configured path the root was opened at (server configuration;
+    /// used only where a path must cross a process boundary, as in a batch
+    /// job on a shared file system).
+    pub(crate) path: std::path::PathBuf,
 }
 
 /// The application-owned directory all runs live beneath.
@@ -142,6 +146,7 @@ impl RunRoot {
                 prefix,
                 uid,
                 key,
+                path: path.to_path_buf(),
             }),
         };
         root.sweep_tombstones();
@@ -199,7 +204,7 @@ impl RunRoot {
         }
         Ok((
             handle.clone(),
-            RunDir::new(Arc::clone(&self.inner), dir, handle),
+            RunDir::new(Arc::clone(&self.inner), dir, handle, owner.clone()),
         ))
     }
 
@@ -247,7 +252,12 @@ impl RunRoot {
         if !owner::is_owned_by(dir.as_fd(), self.inner.uid, &self.inner.key, &handle, owner)? {
             return Err(RunError::UnknownRun);
         }
-        Ok(RunDir::new(Arc::clone(&self.inner), dir, handle))
+        Ok(RunDir::new(
+            Arc::clone(&self.inner),
+            dir,
+            handle,
+            owner.clone(),
+        ))
     }
 
     /// The handles of `owner`'s runs, sorted, at most [`MAX_LISTED_RUNS`].

@@ -123,6 +123,9 @@ pub enum ConfigError {
     /// `grant_read` named a solver id that is not configured.
     #[error("a read grant names solver `{0}`, which is not configured")]
     GrantForUnknownSolver(String),
+    /// The Slurm launcher's configuration is refused (the text says why).
+    #[error("slurm launcher: {0}")]
+    SlurmConfig(&'static str),
     /// A containment layer the configuration requires is not available.
     #[error(
         "the host cannot provide {0}, which the sandbox requires; to run solvers without it, opt out explicitly with `SandboxConfig::require = Requirements::none()` (solver-server: --allow-weak-sandbox)"

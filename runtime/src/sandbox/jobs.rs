@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::SandboxError;
 use super::logs::{CapturedLog, SharedLog};
-use super::outcome::{Outcome, Termination};
+use super::outcome::{LimitHit, Outcome, Termination};
 use super::progress::ProgressReport;
 use super::run::RunningSolver;
 use crate::identity::CallerId;
@@ -296,7 +296,7 @@ fn running_json() -> serde_json::Value {
 }
 
 /// The persisted summary of an outcome: server-derived fields only, no log bytes.
-fn finished_json(o: &Outcome) -> serde_json::Value {
+pub(crate) fn finished_json(o: &Outcome) -> serde_json::Value {
     let (kind, value) = match o.termination {
         Termination::Exited(c) => ("exited", Some(c)),
         Termination::Signaled(s) => ("signaled", Some(s)),
@@ -311,6 +311,11 @@ fn finished_json(o: &Outcome) -> serde_json::Value {
         "error": o.error().map(|e| e.to_string()),
         "timed_out": o.timed_out,
         "cancelled": o.cancelled,
+        "limit": o.limit.map(|l| match l {
+            LimitHit::CpuTime => "cpu_time",
+            LimitHit::FileSize => "file_size",
+            LimitHit::DiskFull => "disk_full",
+        }),
         "wall_ms": u64::try_from(o.wall_time.as_millis()).unwrap_or(u64::MAX),
         "cpu_ms": o.cpu_time.map(|c| u64::try_from(c.as_millis()).unwrap_or(u64::MAX)),
         "stdout_bytes": o.stdout.total_bytes,

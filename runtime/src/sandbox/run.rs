@@ -26,6 +26,7 @@ use super::outcome::{LimitHit, Outcome, Termination, limit_of, termination_of};
 use super::progress::{ProgressParser, ProgressReport};
 use super::registry::SolverRegistry;
 use super::seccomp::Filter;
+use super::slurm::{self, Launcher};
 use super::spawn::{
     self, CStrArray, ChildPlan, ExecPlan, ExitRecord, IdMaps, RECORD_LEN, RlimitPlan, ViewChild,
 };
@@ -53,6 +54,10 @@ pub struct SandboxConfig {
     pub read_paths: Vec<PathBuf>,
     /// Size of each run's private `/tmp` (a tmpfs in memory), bytes.
     pub tmp_size: u64,
+    /// Where runs execute: on this machine ([`Launcher::Local`], the
+    /// default) or as jobs of a Slurm cluster ([`Launcher::Slurm`]), where a
+    /// node helper applies this same sandbox.
+    pub launcher: Launcher,
     /// Whether solvers share the host's network. By default (`false`) each
     /// run with the private view gets a network namespace of its own: no
     /// TCP, UDP or any other traffic leaves it, not even to loopback
@@ -94,6 +99,7 @@ impl Default for SandboxConfig {
             read_paths: DEFAULT_READ_PATHS.iter().map(PathBuf::from).collect(),
             tmp_size: 64 << 20,
             host_network: false,
+            launcher: Launcher::Local,
             require: Requirements::default(),
             allow_pid_namespace: true,
             global_runs: Some(16),
@@ -165,6 +171,22 @@ impl RunRequest {
         self.limits = limits;
         self
     }
+
+    pub(crate) fn arguments(&self) -> &[OsString] {
+        &self.args
+    }
+
+    pub(crate) fn environment(&self) -> &[(String, OsString)] {
+        &self.env
+    }
+
+    pub(crate) fn run_limits(&self) -> Limits {
+        self.limits
+    }
+
+    pub(crate) fn writable_subdir(&self) -> Option<&FileName> {
+        self.write_subdir.as_ref()
+    }
 }
 
 /// The process sandbox: cheap to clone, shared by all tools.
@@ -206,6 +228,9 @@ impl Sandbox {
         }
         if config.tmp_size < 4096 {
             return Err(ConfigError::InvalidLimit("tmp_size"));
+        }
+        if let Launcher::Slurm(slurm) = &config.launcher {
+            slurm.validate()?;
         }
         let filter = match Filter::compile() {
             Ok(f) => Some(Arc::new(f)),
@@ -306,6 +331,12 @@ impl Sandbox {
         let solver = inner.registry.get(&request.solver)?;
         request.limits.check_within(&inner.config.ceilings)?;
         self.check_arguments(&request)?;
+        if let Launcher::Slurm(slurm) = &inner.config.launcher {
+            dup_dir(run_dir.as_fd())?;
+            let spec = slurm::RunSpec::new(solver, &request, &inner.config, run_dir)?;
+            let run = slurm::submit(slurm, run_dir, &spec, cancel.child_token(), permit)?;
+            return Ok(RunningSolver(Backend::Slurm(Box::new(run))));
+        }
         let run_dir = dup_dir(run_dir.as_fd())?;
         let writable = match &request.write_subdir {
             Some(name) => Some(open_subdir(run_dir.as_fd(), name)?),
@@ -394,7 +425,7 @@ impl Sandbox {
             ],
             _ => return Err(SandboxError::Internal),
         };
-        Ok(RunningSolver {
+        Ok(RunningSolver(Backend::Local(Box::new(LocalRun {
             child,
             control: Some(control_wr),
             status: status_rd,
@@ -409,7 +440,7 @@ impl Sandbox {
             kill_grace: inner.config.kill_grace,
             log_grace: inner.config.log_grace,
             _permit: permit,
-        })
+        }))))
     }
 
     /// Launches a run (as [`Sandbox::launch`]) and waits for its outcome.
@@ -466,10 +497,86 @@ impl Sandbox {
     }
 }
 
-/// A launched run. Dropping it kills the whole tree (the monitor sees its
-/// control pipe hang up) and releases the concurrency slot.
+/// A launched run, local or submitted to a cluster scheduler: tools and the
+/// job table use it the same way. Dropping it kills the whole tree (the
+/// local monitor sees its control pipe hang up; a Slurm job is cancelled)
+/// and releases the concurrency slot.
 #[derive(Debug)]
-pub struct RunningSolver {
+pub struct RunningSolver(Backend);
+
+#[derive(Debug)]
+enum Backend {
+    Local(Box<LocalRun>),
+    Slurm(Box<slurm::SlurmRun>),
+}
+
+impl RunningSolver {
+    /// A token that cancels this run only.
+    pub fn canceller(&self) -> CancellationToken {
+        match &self.0 {
+            Backend::Local(r) => r.cancel.clone(),
+            Backend::Slurm(r) => r.canceller(),
+        }
+    }
+
+    /// The latest progress report, updated as the solver prints
+    /// `PROGRESS <done> <total>` lines (a Slurm job reports none while it
+    /// runs: its output reaches the server when it ends).
+    pub fn progress(&self) -> watch::Receiver<Option<ProgressReport>> {
+        match &self.0 {
+            Backend::Local(r) => r.progress.clone(),
+            Backend::Slurm(r) => r.progress(),
+        }
+    }
+
+    /// The live standard-output buffer (for tailing a running job; empty
+    /// until a Slurm job ends).
+    pub fn stdout_log(&self) -> SharedLog {
+        match &self.0 {
+            Backend::Local(r) => r.stdout.clone(),
+            Backend::Slurm(r) => r.stdout_log(),
+        }
+    }
+
+    /// The live standard-error buffer.
+    pub fn stderr_log(&self) -> SharedLog {
+        match &self.0 {
+            Backend::Local(r) => r.stderr.clone(),
+            Backend::Slurm(r) => r.stderr_log(),
+        }
+    }
+
+    /// The local monitor's pid (server-side diagnostics and tests); `None`
+    /// for a Slurm job.
+    pub fn monitor_pid(&self) -> Option<u32> {
+        match &self.0 {
+            Backend::Local(r) => r.child.id(),
+            Backend::Slurm(_) => None,
+        }
+    }
+
+    /// The Slurm job id, for a run submitted to Slurm.
+    pub fn slurm_job(&self) -> Option<u64> {
+        match &self.0 {
+            Backend::Local(_) => None,
+            Backend::Slurm(r) => Some(r.job_id()),
+        }
+    }
+
+    /// Waits for the run to end: the solver exits, the wall-time limit
+    /// passes, or the run is cancelled; then the tree is dead and the logs
+    /// are drained (or abandoned after the grace period).
+    pub async fn wait(self) -> Outcome {
+        match self.0 {
+            Backend::Local(r) => r.wait().await,
+            Backend::Slurm(r) => r.wait().await,
+        }
+    }
+}
+
+/// A run of the local sandbox.
+#[derive(Debug)]
+struct LocalRun {
     child: tokio::process::Child,
     control: Option<OwnedFd>,
     status: OwnedFd,
@@ -486,37 +593,8 @@ pub struct RunningSolver {
     _permit: Permit,
 }
 
-impl RunningSolver {
-    /// A token that cancels this run only.
-    pub fn canceller(&self) -> CancellationToken {
-        self.cancel.clone()
-    }
-
-    /// The latest progress report, updated as the solver prints
-    /// `PROGRESS <done> <total>` lines.
-    pub fn progress(&self) -> watch::Receiver<Option<ProgressReport>> {
-        self.progress.clone()
-    }
-
-    /// The live standard-output buffer (for tailing a running job).
-    pub fn stdout_log(&self) -> SharedLog {
-        self.stdout.clone()
-    }
-
-    /// The live standard-error buffer.
-    pub fn stderr_log(&self) -> SharedLog {
-        self.stderr.clone()
-    }
-
-    /// The monitor's pid (server-side diagnostics and tests).
-    pub fn monitor_pid(&self) -> Option<u32> {
-        self.child.id()
-    }
-
-    /// Waits for the run to end: the solver exits, the wall-time limit
-    /// passes, or the run is cancelled; then the tree is dead and the logs
-    /// are drained (or abandoned after the grace period).
-    pub async fn wait(mut self) -> Outcome {
+impl LocalRun {
+    async fn wait(mut self) -> Outcome {
         let deadline = self.started + self.limits.wall_time;
         let mut timed_out = false;
         let mut cancelled = false;

@@ -1,0 +1,6 @@
+//! The node helper of the Slurm tests: the framework's `node_main`, as a
+//! server's own helper binary would call it.
+
+fn main() -> std::process::ExitCode {
+    hardened_mcp::sandbox::node_main(std::env::args_os().nth(1))
+}
