@@ -5,7 +5,9 @@ use std::path::Path;
 
 use hardened_mcp::prelude::*;
 use hardened_mcp::runs::HandlePrefix;
-use hardened_mcp::sandbox::{Requirements, Sandbox, SandboxConfig, SolverRegistry};
+use hardened_mcp::sandbox::{
+    Launcher, Requirements, Sandbox, SandboxConfig, SlurmConfig, SolverRegistry,
+};
 use hardened_mcp::transport::{BearerAuth, HardenedStdio, HttpServer};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
@@ -47,12 +49,39 @@ pub fn build(common: &CommonOptions, default_root: &Path) -> Result<HeatServer, 
         .build()
         .map_err(|e| StartError::new("solver registry", e))?;
     let mut config = SandboxConfig::default();
+    if let Some(slurm) = &common.slurm {
+        check_shared_root(root_path)?;
+        let helper = std::env::current_exe().map_err(|e| StartError::new("the node helper", e))?;
+        let mut c = SlurmConfig::new(helper);
+        c.helper_args = vec!["node".to_owned()];
+        c.partition = slurm.partition.clone();
+        c.cpus_per_task = slurm.cpus.unwrap_or(1);
+        c.mem_mib = slurm.mem_mib;
+        config.launcher = Launcher::Slurm(c);
+    }
     if common.allow_weak_sandbox {
         config.require = Requirements::none();
         tracing::warn!("--allow-weak-sandbox: solver runs get whatever containment this host has");
     }
     let sandbox = Sandbox::new(registry, config).map_err(|e| StartError::new("sandbox", e))?;
     HeatServer::new(runs, sandbox).map_err(|e| StartError::new("tool router", e))
+}
+
+/// Refuses a run root the nodes of a cluster cannot share: one in memory
+/// (tmpfs, ramfs) exists on this machine only. Whether a disk file system
+/// is exported to the nodes cannot be told from here: the operator's part
+/// (docs/scale-out.md).
+fn check_shared_root(root: &Path) -> Result<(), StartError> {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    let st = rustix::fs::statfs(root).map_err(|e| StartError::new("run root", e))?;
+    let kind = st.f_type as i64;
+    if kind == TMPFS_MAGIC || kind == RAMFS_MAGIC {
+        return Err(StartError(
+            "--launcher slurm: the run root is in memory on this machine (tmpfs); put it on a file system the nodes share".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Serves MCP over stdio or streamable HTTP until the client leaves or the

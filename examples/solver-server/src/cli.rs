@@ -12,6 +12,9 @@ pub enum Command {
     Serve(ServeOptions),
     /// Run the in-process demo.
     Demo(DemoOptions),
+    /// The Slurm node helper: run the spec at this path (started by a
+    /// job's batch script, not by hand).
+    Node(std::ffi::OsString),
     /// Print this help text and exit.
     Help(&'static str),
 }
@@ -27,6 +30,19 @@ pub struct CommonOptions {
     /// the private file-system view, seccomp, Landlock): the explicit
     /// opt-out of the sandbox's fail-closed default.
     pub allow_weak_sandbox: bool,
+    /// Run solvers as Slurm jobs instead of on this machine.
+    pub slurm: Option<SlurmOptions>,
+}
+
+/// `--launcher slurm` and its resources.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SlurmOptions {
+    /// `--partition`; the cluster's default when absent.
+    pub partition: Option<String>,
+    /// `--cpus-per-task`.
+    pub cpus: Option<u32>,
+    /// `--mem` in MiB.
+    pub mem_mib: Option<u64>,
 }
 
 /// `serve` options.
@@ -57,6 +73,7 @@ USAGE:
     solver-server [serve] [OPTIONS]     serve MCP over stdio (the default)
     solver-server serve --http ADDR     serve MCP over streamable HTTP
     solver-server demo [OPTIONS]        run an in-process client session that shows every protection
+    solver-server node SPEC             the Slurm node helper (run by a job's batch script)
     solver-server <MODE> --help         options of a mode
 ";
 
@@ -81,6 +98,12 @@ OPTIONS:
     --allow-weak-sandbox start even on a host that lacks a containment layer (user, PID and
                          mount namespaces, seccomp, Landlock); by default such a host refuses
                          to start. The log's containment line says which layers runs get.
+    --launcher KIND      `local` (default) or `slurm`: submit each run as a Slurm batch job whose
+                         node helper (this binary, `node` mode) applies the same sandbox; the run
+                         root must be on a file system the nodes share, at the same path
+    --partition NAME     Slurm partition (default: the cluster's default)
+    --cpus N             Slurm --cpus-per-task (default 1)
+    --mem-mib N          Slurm --mem in MiB (default: the partition's)
 ";
 
 /// `demo --help`.
@@ -93,12 +116,14 @@ fixed error. Finishes in seconds.
 
 USAGE:
     solver-server demo [--plot FILE] [--run-root DIR] [--solver PATH] [--allow-weak-sandbox]
+                       [--launcher KIND] [--partition NAME] [--cpus N] [--mem-mib N]
 
 OPTIONS:
     --plot FILE          where to save the profile plot (default: heat-profile.png)
     --run-root DIR       as for serve (default: a fresh temporary directory)
     --solver PATH        as for serve
     --allow-weak-sandbox as for serve
+    --launcher KIND      as for serve, and --partition, --cpus, --mem-mib
 ";
 
 /// A command line that does not parse; the text is fixed.
@@ -117,6 +142,16 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         Some("demo") => {
             args.next();
             "demo"
+        }
+        Some("node") => {
+            args.next();
+            let spec = args
+                .next()
+                .ok_or(UsageError("node takes the run spec's path"))?;
+            if args.next().is_some() {
+                return Err(UsageError("node takes one argument"));
+            }
+            return Ok(Command::Node(spec));
         }
         Some("--help" | "-h" | "help") => return Ok(Command::Help(HELP)),
         Some(a) if !a.starts_with("--") => return Err(UsageError("unknown mode")),
@@ -149,6 +184,33 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             (_, "--run-root") => common.run_root = Some(value()?.into()),
             (_, "--solver") => common.solver = Some(value()?.into()),
             (_, "--allow-weak-sandbox") => common.allow_weak_sandbox = true,
+            (_, "--launcher") => match value()?.to_str() {
+                Some("local") => common.slurm = None,
+                Some("slurm") => {
+                    common.slurm.get_or_insert_with(SlurmOptions::default);
+                }
+                _ => return Err(UsageError("--launcher takes local or slurm")),
+            },
+            (_, "--partition") => {
+                let v = value()?;
+                let p = v.to_str().ok_or(UsageError("--partition takes a name"))?;
+                common
+                    .slurm
+                    .get_or_insert_with(SlurmOptions::default)
+                    .partition = Some(p.to_owned());
+            }
+            (_, "--cpus") => {
+                let n = value()?.to_str().and_then(|s| s.parse().ok());
+                common.slurm.get_or_insert_with(SlurmOptions::default).cpus =
+                    Some(n.ok_or(UsageError("--cpus takes a number"))?);
+            }
+            (_, "--mem-mib") => {
+                let n = value()?.to_str().and_then(|s| s.parse().ok());
+                common
+                    .slurm
+                    .get_or_insert_with(SlurmOptions::default)
+                    .mem_mib = Some(n.ok_or(UsageError("--mem-mib takes a number"))?);
+            }
             ("serve", "--http") => {
                 let v = value()?;
                 let addr = v.to_str().and_then(|s| s.parse().ok());
@@ -173,6 +235,36 @@ mod tests {
 
     fn p(args: &[&str]) -> Result<Command, UsageError> {
         parse(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn launcher_options() {
+        let Ok(Command::Serve(s)) = p(&[
+            "serve",
+            "--launcher",
+            "slurm",
+            "--partition",
+            "debug",
+            "--cpus",
+            "2",
+        ]) else {
+            panic!("serve")
+        };
+        assert_eq!(
+            s.common.slurm,
+            Some(SlurmOptions {
+                partition: Some("debug".into()),
+                cpus: Some(2),
+                mem_mib: None
+            })
+        );
+        assert!(p(&["serve", "--launcher", "pbs"]).is_err());
+        assert!(p(&["serve", "--cpus", "many"]).is_err());
+        assert_eq!(
+            p(&["node", "/x/slurm-spec"]),
+            Ok(Command::Node("/x/slurm-spec".into()))
+        );
+        assert!(p(&["node"]).is_err());
     }
 
     #[test]

@@ -19,6 +19,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Command::Node(spec) = command {
+        return hardened_mcp::sandbox::node_main(Some(spec));
+    }
     // Logs go to stderr: in stdio mode stdout is the MCP channel.
     let default_level = if matches!(command, Command::Demo(_)) {
         "warn"
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         }
         Command::Serve(opts) => runtime.block_on(app::serve(opts)),
         Command::Demo(opts) => runtime.block_on(demo::run(opts)),
+        Command::Node(_) => return ExitCode::FAILURE,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
