@@ -87,6 +87,19 @@ impl ConcurrencyLimiter {
         })
     }
 
+    /// Takes a slot for `caller` even above the ceilings: for work that
+    /// already exists (a cluster job a restarted server re-attaches to),
+    /// which must count so that new work waits for it.
+    pub(crate) fn acquire_over(&self, caller: &CallerId) -> Permit {
+        let mut counts = self.inner.lock();
+        counts.total += 1;
+        *counts.per_caller.entry(caller.clone()).or_insert(0) += 1;
+        Permit {
+            inner: Arc::clone(&self.inner),
+            caller: caller.clone(),
+        }
+    }
+
     /// Slots held right now, in all.
     pub fn in_use(&self) -> usize {
         self.inner.lock().total

@@ -12,7 +12,7 @@ use hardened_mcp::prelude::*;
 use hardened_mcp::runs::FileName;
 use hardened_mcp::sandbox::{
     Containment, JOB_STATUS_FILE, JobId, JobState, Jobs, Limits, Outcome, RunRequest,
-    STDERR_LOG_FILE, STDOUT_LOG_FILE, Sandbox, Termination,
+    STDERR_LOG_FILE, STDOUT_LOG_FILE, Sandbox, StatusSink, Termination,
 };
 use hardened_mcp::untrusted::{TextLimits, Untrusted};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -376,8 +376,33 @@ impl HeatServer {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn slot(&self, run: &RunDir) -> Option<Slot> {
-        self.slots().get(run.handle().as_str()).cloned()
+    /// The run's slot. A run this process has no slot for whose Slurm job
+    /// is still queued or running (the server restarted) is re-attached
+    /// here and tracked like a run this process launched.
+    fn slot(&self, caller: &CallerId, run: &RunDir) -> Option<Slot> {
+        let mut slots = self.slots();
+        if let Some(s) = slots.get(run.handle().as_str()) {
+            return Some(s.clone());
+        }
+        let running = match self
+            .inner
+            .sandbox
+            .reattach(caller, run, &CancellationToken::new())
+        {
+            Ok(Some(r)) => r,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::warn!(error = %e, "a run's cluster job could not be re-attached");
+                return None;
+            }
+        };
+        let sink = run
+            .try_clone()
+            .ok()
+            .map(|r| Arc::new(r) as Arc<dyn StatusSink>);
+        let job = self.inner.jobs.start(caller, running, sink).ok()?;
+        slots.insert(run.handle().as_str().to_owned(), Slot::Job(job.clone()));
+        Some(Slot::Job(job))
     }
 
     /// Writes the deck and launches the solver detached in `run`.
@@ -415,7 +440,7 @@ impl HeatServer {
             cpu_seconds: None,
             containment: self.containment().to_string(),
         };
-        match self.slot(run) {
+        match self.slot(caller, run) {
             Some(Slot::Queued) => status.state = RunState::Queued,
             Some(Slot::Abandoned) => status.state = RunState::Cancelled,
             Some(Slot::NotLaunched) => status.state = RunState::Failed,
@@ -732,7 +757,7 @@ impl HeatServer {
         #[bounded(min = 1, max = 1000, default = 20)] tail_lines: u32,
     ) -> Result<Output<LogTail>, ToolError> {
         let limits = TextLimits::new(paging::DEFAULT_TEXT_BYTES, tail_lines);
-        let live = match self.slot(&run) {
+        let live = match self.slot(ctx.caller(), &run) {
             Some(Slot::Job(job)) => self.inner.jobs.status(ctx.caller(), &job).ok(),
             _ => None,
         };
@@ -831,7 +856,7 @@ impl HeatServer {
         ctx: ToolContext,
         run: RunDir,
     ) -> Result<Output<Done>, ToolError> {
-        let outcome = match self.slot(&run) {
+        let outcome = match self.slot(ctx.caller(), &run) {
             Some(Slot::Job(job)) if self.inner.jobs.cancel(ctx.caller(), &job)? => "cancelled",
             Some(Slot::Job(_)) => "not running",
             Some(Slot::Queued) => {

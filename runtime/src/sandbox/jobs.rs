@@ -170,8 +170,15 @@ impl Jobs {
                     Some(k) => {
                         table.remove(&k);
                     }
-                    // Dropping `run` here kills it: nothing runs untracked.
-                    None => return Err(SandboxError::TooManyJobs),
+                    // Nothing runs untracked: cancel the run and let it
+                    // end in the background (a local run also dies when
+                    // dropped; a cluster job only when cancelled).
+                    None => {
+                        drop(table);
+                        run.canceller().cancel();
+                        tokio::spawn(run.wait());
+                        return Err(SandboxError::TooManyJobs);
+                    }
                 }
             }
             table.insert(

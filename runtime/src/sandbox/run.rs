@@ -443,6 +443,28 @@ impl Sandbox {
         }))))
     }
 
+    /// Re-attaches a restarted server to the run in `run_dir` when it is a
+    /// Slurm job still queued or running (its job id and spec are persisted
+    /// in the run directory): a [`RunningSolver`] as [`Sandbox::launch`]
+    /// gave, counted against `caller`'s ceiling even above it (the job
+    /// exists). `None` with the local launcher (a local run dies with its
+    /// server), when the run has no job, or when its outcome is already
+    /// persisted.
+    pub fn reattach(
+        &self,
+        caller: &CallerId,
+        run_dir: &RunDir,
+        cancel: &CancellationToken,
+    ) -> Result<Option<RunningSolver>, SandboxError> {
+        let Launcher::Slurm(slurm) = &self.inner.config.launcher else {
+            return Ok(None);
+        };
+        let run = slurm::reattach(slurm, run_dir, cancel.child_token(), || {
+            self.inner.limiter.acquire_over(caller)
+        })?;
+        Ok(run.map(|r| RunningSolver(Backend::Slurm(Box::new(r)))))
+    }
+
     /// Launches a run (as [`Sandbox::launch`]) and waits for its outcome.
     pub async fn run(
         &self,
@@ -498,9 +520,11 @@ impl Sandbox {
 }
 
 /// A launched run, local or submitted to a cluster scheduler: tools and the
-/// job table use it the same way. Dropping it kills the whole tree (the
-/// local monitor sees its control pipe hang up; a Slurm job is cancelled)
-/// and releases the concurrency slot.
+/// job table use it the same way. Dropping a local run kills its whole tree
+/// (the monitor sees its control pipe hang up); a Slurm job outlives the
+/// value and the server (a restarted server re-attaches to it with
+/// [`Sandbox::reattach`]) and ends when cancelled through
+/// [`RunningSolver::canceller`]. Dropping releases the concurrency slot.
 #[derive(Debug)]
 pub struct RunningSolver(Backend);
 

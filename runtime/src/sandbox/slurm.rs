@@ -417,7 +417,6 @@ pub(crate) fn submit(
         stdout: SharedLog::new(limits.log_head, limits.log_tail),
         stderr: SharedLog::new(limits.log_head, limits.log_tail),
         progress,
-        finished: false,
         _permit: permit,
     })
 }
@@ -426,6 +425,69 @@ fn prefixed(flag: &str, path: &Path) -> std::ffi::OsString {
     let mut s = std::ffi::OsString::from(flag);
     s.push(path.as_os_str());
     s
+}
+
+/// The run's Slurm job, for a server that restarted while it was queued or
+/// running: its id from the run directory, its limits from the verified
+/// spec. `None` when the run has no job or its helper already persisted
+/// the outcome.
+pub(crate) fn reattach(
+    config: &SlurmConfig,
+    run_dir: &RunDir,
+    cancel: CancellationToken,
+    permit: impl FnOnce() -> Permit,
+) -> Result<Option<SlurmRun>, SandboxError> {
+    let Ok(id) = run_dir.read_bounded(&SLURM_JOB_FILE, 32) else {
+        return Ok(None);
+    };
+    let Some(job_id) = parse_job_id(&id) else {
+        return Ok(None);
+    };
+    let finished = run_dir
+        .read_bounded(&JOB_STATUS_FILE, 4096)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Persisted>(&b).ok())
+        .is_some_and(|p| p.state == "finished");
+    if finished {
+        return Ok(None);
+    }
+    let file = run_dir
+        .read_bounded(&RUN_SPEC_FILE, MAX_SPEC_BYTES)
+        .map_err(|e| {
+            tracing::error!(error = %e, "slurm re-attach: no run spec");
+            SandboxError::Internal
+        })?;
+    let (mac, json) = SpecFile(file).into_parts().ok_or(SandboxError::Internal)?;
+    if !bool::from(subtle::ConstantTimeEq::ct_eq(
+        spec_mac(run_dir, &json).as_bytes(),
+        mac.as_slice(),
+    )) {
+        tracing::error!("slurm re-attach: the run spec does not verify");
+        return Err(SandboxError::Internal);
+    }
+    let spec: RunSpec = serde_json::from_slice(&json).map_err(|e| {
+        tracing::error!(error = %e, "slurm re-attach: unreadable run spec");
+        SandboxError::Internal
+    })?;
+    let limits = Limits::from(spec.limits);
+    let (_tx, progress) = watch::channel(None);
+    let run_dir = run_dir.try_clone().map_err(|e| {
+        tracing::error!(error = %e, "slurm re-attach: run dir");
+        SandboxError::Internal
+    })?;
+    tracing::info!(job = job_id, "re-attached to a slurm job");
+    Ok(Some(SlurmRun {
+        config: config.clone(),
+        job_id,
+        run_dir,
+        cancel,
+        started: Instant::now(),
+        limits,
+        stdout: SharedLog::new(limits.log_head, limits.log_tail),
+        stderr: SharedLog::new(limits.log_head, limits.log_tail),
+        progress,
+        _permit: permit(),
+    }))
 }
 
 /// `12345` or `12345;cluster` (sbatch --parsable).
@@ -531,7 +593,10 @@ fn parse_phase(out: &[u8]) -> Option<JobPhase> {
     })
 }
 
-/// A run submitted to Slurm.
+/// A run submitted to Slurm. It outlives this value and the server
+/// process (a restarted server re-attaches to it, [`reattach`]); it ends
+/// when the solver does, when its limits end it, or when it is cancelled
+/// through its token.
 #[derive(Debug)]
 pub(crate) struct SlurmRun {
     config: SlurmConfig,
@@ -543,7 +608,6 @@ pub(crate) struct SlurmRun {
     stdout: SharedLog,
     stderr: SharedLog,
     progress: watch::Receiver<Option<ProgressReport>>,
-    finished: bool,
     _permit: Permit,
 }
 
@@ -596,7 +660,7 @@ impl SlurmRun {
 
     /// Polls the job until it ends (cancelling it on request), then reads
     /// the outcome the helper persisted.
-    pub(crate) async fn wait(mut self) -> Outcome {
+    pub(crate) async fn wait(self) -> Outcome {
         let mut cancelled = false;
         let mut cancel_deadline = None;
         let end = loop {
@@ -618,7 +682,6 @@ impl SlurmRun {
                 break Some(EndKind::Cancelled);
             }
         };
-        self.finished = true;
         let mut outcome = self.read_outcome();
         match end {
             Some(EndKind::Cancelled) => outcome.cancelled = true,
@@ -648,6 +711,11 @@ impl SlurmRun {
         };
         let stdout = log(&STDOUT_LOG_FILE, &self.stdout);
         let stderr = log(&STDERR_LOG_FILE, &self.stderr);
+        // The helper's copies are read; persisting the outcome is the
+        // caller's part, as for a local run (the job table's status sink).
+        for name in [STDOUT_LOG_FILE, STDERR_LOG_FILE] {
+            let _ = self.run_dir.remove_file(&name);
+        }
         let persisted = self
             .run_dir
             .read_bounded(&JOB_STATUS_FILE, 4096)
@@ -698,22 +766,6 @@ impl SlurmRun {
             stderr: with_total(stderr, p.stderr_bytes),
             logs_complete: true,
         }
-    }
-}
-
-impl Drop for SlurmRun {
-    /// A run dropped before it ended is cancelled, as a local one is killed.
-    fn drop(&mut self) {
-        if self.finished {
-            return;
-        }
-        let cmd = self.config.command("scancel");
-        let args: Vec<std::ffi::OsString> = vec![self.job_id.to_string().into()];
-        std::thread::spawn(move || {
-            if let Err(e) = run_command(&cmd, &args) {
-                tracing::warn!(error = %e, "scancel of a dropped run failed");
-            }
-        });
     }
 }
 
@@ -900,6 +952,11 @@ impl SpecFile {
     fn split_first_line(&self) -> Option<(&[u8], &[u8])> {
         let i = self.0.iter().position(|&b| b == b'\n')?;
         Some((&self.0[..i], &self.0[i + 1..]))
+    }
+
+    fn into_parts(self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let (mac, json) = self.split_first_line()?;
+        Some((mac.to_vec(), json.to_vec()))
     }
 }
 
