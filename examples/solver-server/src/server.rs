@@ -454,6 +454,10 @@ impl HeatServer {
                             total: p.total,
                         });
                     }
+                    JobState::Queued { elapsed } => {
+                        status.state = RunState::Queued;
+                        status.wall_seconds = Some(elapsed.as_secs_f64());
+                    }
                     JobState::Finished(outcome) => fill_outcome(&mut status, &outcome),
                 },
                 Err(_) => fill_persisted(&mut status, run),
@@ -691,7 +695,14 @@ impl HeatServer {
                         break;
                     };
                     match server.inner.jobs.status(&caller, &job) {
-                        Ok(s) if matches!(s.state, JobState::Running { .. }) => continue,
+                        Ok(s)
+                            if matches!(
+                                s.state,
+                                JobState::Running { .. } | JobState::Queued { .. }
+                            ) =>
+                        {
+                            continue;
+                        }
                         _ => break,
                     }
                 }

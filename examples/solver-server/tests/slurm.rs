@@ -168,7 +168,7 @@ async fn a_restarted_server_finds_its_queued_job() {
 
     let second = server(&root).await;
     let status = ok(&second, "heat_status", json!({"run": handle})).await;
-    assert_eq!(status["state"], "running", "{status}");
+    assert_eq!(status["state"], "queued", "{status}");
     slurm(&["scancel", &blocker]);
     let waited = ok(&second, "heat_wait", json!({"run": handle, "seconds": 60})).await;
     assert_eq!(waited["state"], "succeeded", "{waited}");

@@ -90,6 +90,12 @@ pub trait StatusSink: Send + Sync + 'static {
 /// The state of a job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JobState {
+    /// Waiting for a cluster scheduler to start it (a local run starts at
+    /// once and is never queued).
+    Queued {
+        /// Time since submission.
+        elapsed: Duration,
+    },
     /// Still running.
     Running {
         /// Time since launch.
@@ -114,11 +120,12 @@ pub struct JobStatus {
 
 struct Entry {
     owner: CallerId,
-    started: Instant,
+    started_at: Instant,
     cancel: CancellationToken,
     stdout: SharedLog,
     stderr: SharedLog,
     progress: watch::Receiver<Option<ProgressReport>>,
+    started: watch::Receiver<bool>,
     outcome: Option<Box<Outcome>>,
 }
 
@@ -164,7 +171,7 @@ impl Jobs {
                 let oldest = table
                     .iter()
                     .filter(|(_, e)| e.outcome.is_some())
-                    .min_by_key(|(_, e)| e.started)
+                    .min_by_key(|(_, e)| e.started_at)
                     .map(|(k, _)| k.clone());
                 match oldest {
                     Some(k) => {
@@ -185,11 +192,12 @@ impl Jobs {
                 id.clone(),
                 Entry {
                     owner: owner.clone(),
-                    started: Instant::now(),
+                    started_at: Instant::now(),
                     cancel: run.canceller(),
                     stdout: run.stdout_log(),
                     stderr: run.stderr_log(),
                     progress: run.progress(),
+                    started: run.started(),
                     outcome: None,
                 },
             );
@@ -225,9 +233,16 @@ impl Jobs {
                 stderr: o.stderr.clone(),
                 state: JobState::Finished(o.clone()),
             },
+            None if !*e.started.borrow() => JobStatus {
+                state: JobState::Queued {
+                    elapsed: e.started_at.elapsed(),
+                },
+                stdout: e.stdout.snapshot(),
+                stderr: e.stderr.snapshot(),
+            },
             None => JobStatus {
                 state: JobState::Running {
-                    elapsed: e.started.elapsed(),
+                    elapsed: e.started_at.elapsed(),
                     progress: *e.progress.borrow(),
                 },
                 stdout: e.stdout.snapshot(),

@@ -553,6 +553,15 @@ impl RunningSolver {
         }
     }
 
+    /// Whether the solver has started: a local run starts at launch; a
+    /// Slurm job when the scheduler runs it (until then it is queued).
+    pub fn started(&self) -> watch::Receiver<bool> {
+        match &self.0 {
+            Backend::Local(_) => watch::channel(true).1,
+            Backend::Slurm(r) => r.started(),
+        }
+    }
+
     /// The live standard-output buffer (for tailing a running job; empty
     /// until a Slurm job ends).
     pub fn stdout_log(&self) -> SharedLog {

@@ -417,6 +417,7 @@ pub(crate) fn submit(
         stdout: SharedLog::new(limits.log_head, limits.log_tail),
         stderr: SharedLog::new(limits.log_head, limits.log_tail),
         progress,
+        running: watch::channel(false).0,
         _permit: permit,
     })
 }
@@ -486,6 +487,7 @@ pub(crate) fn reattach(
         stdout: SharedLog::new(limits.log_head, limits.log_tail),
         stderr: SharedLog::new(limits.log_head, limits.log_tail),
         progress,
+        running: watch::channel(false).0,
         _permit: permit(),
     }))
 }
@@ -559,7 +561,9 @@ fn run_command(cmd: &Path, args: &[std::ffi::OsString]) -> std::io::Result<Vec<u
 /// A job's state as `scontrol show job` reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum JobPhase {
-    /// Pending, configuring, running, completing, suspended…
+    /// Waiting to start: pending, configuring, requeued.
+    Pending,
+    /// Started: running, completing, suspended, …
     Active,
     /// Ended: completed, failed, cancelled, timed out, node failure, …
     Ended(EndKind),
@@ -582,10 +586,11 @@ fn parse_phase(out: &[u8]) -> Option<JobPhase> {
         .split_whitespace()
         .find_map(|f| f.strip_prefix("JobState="))?;
     Some(match state {
-        "PENDING" | "CONFIGURING" | "RUNNING" | "COMPLETING" | "SUSPENDED" | "REQUEUED"
-        | "REQUEUE_HOLD" | "REQUEUE_FED" | "RESIZING" | "SIGNALING" | "STAGE_OUT" | "STOPPED" => {
-            JobPhase::Active
+        "PENDING" | "CONFIGURING" | "REQUEUED" | "REQUEUE_HOLD" | "REQUEUE_FED" => {
+            JobPhase::Pending
         }
+        "RUNNING" | "COMPLETING" | "SUSPENDED" | "RESIZING" | "SIGNALING" | "STAGE_OUT"
+        | "STOPPED" => JobPhase::Active,
         "COMPLETED" => JobPhase::Ended(EndKind::Completed),
         "CANCELLED" => JobPhase::Ended(EndKind::Cancelled),
         "TIMEOUT" | "DEADLINE" => JobPhase::Ended(EndKind::TimedOut),
@@ -608,10 +613,15 @@ pub(crate) struct SlurmRun {
     stdout: SharedLog,
     stderr: SharedLog,
     progress: watch::Receiver<Option<ProgressReport>>,
+    running: watch::Sender<bool>,
     _permit: Permit,
 }
 
 impl SlurmRun {
+    pub(crate) fn started(&self) -> watch::Receiver<bool> {
+        self.running.subscribe()
+    }
+
     pub(crate) fn canceller(&self) -> CancellationToken {
         self.cancel.clone()
     }
@@ -675,13 +685,17 @@ impl SlurmRun {
             match self.phase().await {
                 Some(JobPhase::Ended(kind)) => break Some(kind),
                 Some(JobPhase::Gone) => break None,
-                Some(JobPhase::Active) | None => {}
+                Some(JobPhase::Active) => {
+                    self.running.send_replace(true);
+                }
+                Some(JobPhase::Pending) | None => {}
             }
             if cancel_deadline.is_some_and(|d| Instant::now() >= d) {
                 tracing::error!(job = self.job_id, "cancelled slurm job did not end");
                 break Some(EndKind::Cancelled);
             }
         };
+        self.running.send_replace(true);
         let mut outcome = self.read_outcome();
         match end {
             Some(EndKind::Cancelled) => outcome.cancelled = true,
@@ -989,7 +1003,7 @@ mod tests {
     fn job_states_map_to_phases() {
         let phase =
             |s: &str| parse_phase(format!("JobId=1 JobName=x JobState={s} Reason=None").as_bytes());
-        assert_eq!(phase("PENDING"), Some(JobPhase::Active));
+        assert_eq!(phase("PENDING"), Some(JobPhase::Pending));
         assert_eq!(phase("RUNNING"), Some(JobPhase::Active));
         assert_eq!(
             phase("COMPLETED"),
