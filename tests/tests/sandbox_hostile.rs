@@ -275,6 +275,27 @@ async fn no_network_traffic_reaches_the_host() {
     assert!(udp.recv_from(&mut buf).is_ok());
 }
 
+/// The host's System V IPC objects (of the server's uid) are out of reach:
+/// the run has an IPC namespace of its own. Made with util-linux `ipcmk`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_sysv_ipc_is_not_visible() {
+    let Ok(out) = Command::new("ipcmk").args(["-M", "4096"]).output() else {
+        eprintln!("ipcmk is not installed: nothing to check");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let id: String = text.chars().filter(char::is_ascii_digit).collect();
+    assert!(out.status.success() && !id.is_empty(), "{text}");
+    let (run, dir) = run_dir();
+    let needle = format!(" {id} ");
+    let args = ["contains", "/proc/sysvipc/shm", needle.as_str()];
+    let o = confined_in(&sandbox(), &dir, &args).await;
+    let c = control(run.path(), &args);
+    let _ = Command::new("ipcrm").args(["-m", &id]).status();
+    assert_eq!(o.termination, Termination::Exited(1), "{o:?}");
+    assert_eq!(c, 0, "control: the segment is visible on the host");
+}
+
 /// System calls the seccomp filter refuses (and that a solver never needs).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_system_calls() {

@@ -119,9 +119,9 @@ async fn write_only_in_protects_the_run_records() {
 
 /// A run root under /dev/shm (as the tests and benches use): the solver may
 /// not read the root's `.key` (the HMAC key of the owner records), though
-/// its own run directory, on /dev/shm too, stays fully usable. Controls: the
-/// same probe unconfined reads the key, and so does the same sandboxed probe
-/// when all of /dev is a read path (the old default).
+/// its own run directory, on /dev/shm too, stays fully usable. Control: the
+/// same probe unconfined reads the key. A configuration that makes all of
+/// /dev readable (the old default) is refused at launch.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_root_under_dev_shm_keeps_its_key_from_the_solver() {
     let shm = std::path::Path::new("/dev/shm");
@@ -172,8 +172,9 @@ async fn run_root_under_dev_shm_keeps_its_key_from_the_solver() {
         .status()
         .unwrap();
     assert_eq!(st.code(), Some(0), "control could not read the key");
-    // Control: without the private view (the explicit opt-out), Landlock
-    // alone with all of /dev readable (the old default) lets the key leak.
+    // A configuration whose read paths hold the run root (all of /dev, the
+    // old default, without the private view) would let the key leak: the
+    // sandbox refuses to launch in it.
     let mut read_paths = SandboxConfig::default().read_paths;
     read_paths.push("/dev".into());
     let wide = sandbox_with(SandboxConfig {
@@ -182,9 +183,9 @@ async fn run_root_under_dev_shm_keeps_its_key_from_the_solver() {
         require: Requirements::none(),
         ..SandboxConfig::default()
     });
-    let o = wide
-        .run(&alice, &dir, probe(["read", key]), &t)
-        .await
-        .unwrap();
-    assert!(o.success(), "with /dev readable the key leaks: {o:?}");
+    let refused = wide.run(&alice, &dir, probe(["read", key]), &t).await;
+    assert_eq!(
+        refused.err(),
+        Some(hardened_mcp::sandbox::SandboxError::RunDirUnusable)
+    );
 }

@@ -13,8 +13,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use hardened_mcp::sandbox::{
-    BATCH_SCRIPT_FILE, Launcher, Limits, RUN_SPEC_FILE, RunRequest, SLURM_JOB_FILE,
-    SLURM_STDERR_FILE, Sandbox, SandboxConfig, SandboxError, SlurmConfig, VIEW_RUN_DIR,
+    BATCH_SCRIPT_FILE, Launcher, Limits, RunRequest, SLURM_JOB_FILE, Sandbox, SandboxConfig,
+    SandboxError, SlurmConfig, VIEW_RUN_DIR,
 };
 use support::{ESCAPE, FORKER, caller, holder_pids, lock_acquired_within, run_dir};
 use tokio_util::sync::CancellationToken;
@@ -61,6 +61,25 @@ fn slurm_sandbox(per_caller_runs: usize) -> Sandbox {
     .unwrap()
 }
 
+/// The one file of the run directory whose name starts with `prefix`.
+fn file_with_prefix(dir: &Path, prefix: &str) -> std::path::PathBuf {
+    let found: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(found.len(), 1, "{prefix}*: {found:?}");
+    found.into_iter().next().unwrap()
+}
+
+/// The job id of the run's job record (`<hmac>\n<id> <nonce>`).
+fn recorded_job(dir: &Path) -> String {
+    let record = std::fs::read_to_string(dir.join(SLURM_JOB_FILE.as_str())).unwrap();
+    let body = record.lines().nth(1).unwrap();
+    body.split(' ').next().unwrap().to_owned()
+}
+
 fn limits(wall_s: u64) -> Limits {
     Limits {
         wall_time: Duration::from_secs(wall_s),
@@ -87,9 +106,8 @@ async fn a_run_completes_on_the_cluster_under_the_same_sandbox() {
         )
         .unwrap();
     let job = running.slurm_job().expect("a slurm job");
-    let persisted = std::fs::read_to_string(run.path().join(SLURM_JOB_FILE.as_str())).unwrap();
     assert_eq!(
-        persisted,
+        recorded_job(run.path()),
         job.to_string(),
         "the handle → job mapping is persisted"
     );
@@ -97,7 +115,7 @@ async fn a_run_completes_on_the_cluster_under_the_same_sandbox() {
         .await
         .expect("the job ends");
     let helper_log =
-        std::fs::read_to_string(run.path().join(SLURM_STDERR_FILE.as_str())).unwrap_or_default();
+        std::fs::read_to_string(file_with_prefix(run.path(), "slurm-stderr-")).unwrap_or_default();
     assert!(o.success(), "{o:?}\nhelper: {helper_log}");
     assert_eq!(
         std::fs::read(run.path().join("out.txt")).unwrap(),
@@ -262,7 +280,7 @@ async fn a_hostile_argument_never_reaches_what_slurm_executes() {
         .unwrap();
     assert!(!has(&shown.stdout), "the job record holds caller text");
     // The value is in the spec, as data.
-    let spec = std::fs::read(run.path().join(RUN_SPEC_FILE.as_str())).unwrap();
+    let spec = std::fs::read(file_with_prefix(run.path(), "slurm-spec-")).unwrap();
     assert!(has(&spec), "control: the spec carries the argument");
     assert!(!Path::new("/tmp/pwned-0").exists());
 }
@@ -289,7 +307,7 @@ async fn the_helper_refuses_a_forged_spec() {
         .unwrap();
     assert!(o.success(), "control: {o:?}");
     std::fs::remove_file(run.path().join("forged.txt")).unwrap();
-    let spec_path = run.path().join(RUN_SPEC_FILE.as_str());
+    let spec_path = file_with_prefix(run.path(), "slurm-spec-");
     // Same spec with the argument changed and the old MAC line kept.
     let spec = std::fs::read_to_string(&spec_path).unwrap();
     assert!(spec.contains("forged.txt"));

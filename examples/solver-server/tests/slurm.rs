@@ -153,7 +153,14 @@ async fn a_restarted_server_finds_its_queued_job() {
     )
     .await;
     let handle = started["run_handle"].as_str().unwrap().to_owned();
-    let job = std::fs::read_to_string(root.join(&handle).join("slurm-job")).unwrap();
+    // The job record: `<hmac>\n<job id> <nonce>`.
+    let record = std::fs::read_to_string(root.join(&handle).join("slurm-job")).unwrap();
+    let job = record
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split(' ').next())
+        .unwrap()
+        .to_owned();
     assert_eq!(
         slurm(&["squeue", "--noheader", "--format=%T", "--jobs", &job]),
         "PENDING"

@@ -161,10 +161,12 @@ impl Jobs {
     pub fn start(
         &self,
         owner: &CallerId,
-        run: RunningSolver,
+        mut run: RunningSolver,
         sink: Option<Arc<dyn StatusSink>>,
     ) -> Result<JobId, SandboxError> {
         let id = JobId::random()?;
+        // A tracked cluster job outlives the server (a restart re-attaches).
+        run.keep_job_on_drop();
         {
             let mut table = self.lock();
             if table.len() >= self.max_jobs {

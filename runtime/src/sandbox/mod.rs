@@ -62,7 +62,6 @@ pub use registry::{MAX_SOLVER_ID_LEN, Solver, SolverRegistry, SolverRegistryBuil
 pub use run::{RunRequest, RunningSolver, Sandbox, SandboxConfig};
 pub use rundir::{JOB_STATUS_FILE, STDERR_LOG_FILE, STDOUT_LOG_FILE, write_captured_log};
 pub use slurm::{
-    BATCH_SCRIPT_FILE, Launcher, RUN_SPEC_FILE, SLURM_JOB_FILE, SLURM_STDERR_FILE,
-    SLURM_STDOUT_FILE, SlurmConfig, node_main,
+    BATCH_SCRIPT_FILE, Launcher, SLURM_FILE_PREFIX, SLURM_JOB_FILE, SlurmConfig, node_main,
 };
 pub use view::{SOLVER_GID, SOLVER_UID, VIEW_DEVICES, VIEW_RUN_DIR, VIEW_SOLVER_DIR};

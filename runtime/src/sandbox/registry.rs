@@ -157,9 +157,7 @@ impl SolverRegistryBuilder {
             let Some(solver) = solvers.get_mut(&id) else {
                 return Err(ConfigError::GrantForUnknownSolver(id));
             };
-            if !path.is_absolute() {
-                return Err(ConfigError::RelativeReadPath);
-            }
+            super::view::check_read_path(&path)?;
             match super::landlock::open_path(&path) {
                 Some(fd) => solver.grant_fds.push(fd),
                 None => {

@@ -331,10 +331,23 @@ impl Sandbox {
         let solver = inner.registry.get(&request.solver)?;
         request.limits.check_within(&inner.config.ceilings)?;
         self.check_arguments(&request)?;
+        // A read path or grant at or above the run directory would show the
+        // solver the run root: its key and every other run.
+        let host = run_dir.host_path();
+        if inner
+            .config
+            .read_paths
+            .iter()
+            .chain(solver.grants())
+            .any(|p| host.starts_with(p))
+        {
+            tracing::error!(solver = %solver.id(), "a read path of the sandbox holds the run root; refused");
+            return Err(SandboxError::RunDirUnusable);
+        }
         if let Launcher::Slurm(slurm) = &inner.config.launcher {
             dup_dir(run_dir.as_fd())?;
             let spec = slurm::RunSpec::new(solver, &request, &inner.config, run_dir)?;
-            let run = slurm::submit(slurm, run_dir, &spec, cancel.child_token(), permit)?;
+            let run = slurm::submit(slurm, run_dir, spec, cancel.child_token(), permit)?;
             return Ok(RunningSolver(Backend::Slurm(Box::new(run))));
         }
         let run_dir = dup_dir(run_dir.as_fd())?;
@@ -520,11 +533,11 @@ impl Sandbox {
 }
 
 /// A launched run, local or submitted to a cluster scheduler: tools and the
-/// job table use it the same way. Dropping a local run kills its whole tree
-/// (the monitor sees its control pipe hang up); a Slurm job outlives the
-/// value and the server (a restarted server re-attaches to it with
-/// [`Sandbox::reattach`]) and ends when cancelled through
-/// [`RunningSolver::canceller`]. Dropping releases the concurrency slot.
+/// job table use it the same way. Dropping it before it ended kills the
+/// whole tree (the local monitor sees its control pipe hang up; a Slurm job
+/// is cancelled), except for the job table's runs, whose Slurm jobs outlive
+/// the server process so that a restarted server re-attaches to them
+/// ([`Sandbox::reattach`]). Dropping releases the concurrency slot.
 #[derive(Debug)]
 pub struct RunningSolver(Backend);
 
@@ -585,6 +598,15 @@ impl RunningSolver {
         match &self.0 {
             Backend::Local(r) => r.child.id(),
             Backend::Slurm(_) => None,
+        }
+    }
+
+    /// Lets a Slurm job outlive this value (the job table's runs, which a
+    /// restarted server re-attaches to); a local run still dies when
+    /// dropped.
+    pub(crate) fn keep_job_on_drop(&mut self) {
+        if let Backend::Slurm(r) = &mut self.0 {
+            r.keep_on_drop();
         }
     }
 

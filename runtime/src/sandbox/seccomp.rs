@@ -14,7 +14,7 @@
 //! | kernel keyrings | `keyctl`, `add_key`, `request_key` |
 //! | kernel attack surface | `bpf`, `perf_event_open`, `userfaultfd`, `io_uring_setup`, `io_uring_enter`, `io_uring_register`, `fanotify_init`, `open_by_handle_at`, `name_to_handle_at` |
 //! | the machine | `kexec_load`, `kexec_file_load`, `init_module`, `finit_module`, `delete_module`, `reboot`, `swapon`, `swapoff`, `acct`, `syslog`, `quotactl`, `vhangup`, `settimeofday`, `clock_settime`, `clock_adjtime` (`iopl`, `ioperm` on x86-64) |
-//! | execution domain | `personality` other than `PER_LINUX`, `PER_LINUX32` or a query |
+//! | execution domain | `personality` other than `PER_LINUX`, `PER_LINUX32`, `ADDR_NO_RANDOMIZE` or a query |
 //! | sockets | `socket` of any family but `AF_UNIX`, `AF_INET`, `AF_INET6`; `socketpair` of any family but `AF_UNIX` (Landlock confines TCP; the file-system view hides pathname sockets outside the run) |
 //! | terminals | `ioctl(TIOCSTI)`, `ioctl(TIOCLINUX)` (typing into a terminal) |
 //!
@@ -48,9 +48,11 @@ const NAMESPACE_FLAGS: [u64; 8] = [
     0x80, // CLONE_NEWTIME
 ];
 
-/// `personality` values a solver may set: `PER_LINUX`, `PER_LINUX32`, and
-/// the query `0xffffffff`.
-const PERSONALITY_ALLOWED: [u64; 3] = [0, 8, 0xffff_ffff];
+/// `personality` values a solver may set: `PER_LINUX`, `PER_LINUX32`,
+/// `ADDR_NO_RANDOMIZE` (its own address-space layout: `setarch -R`), and
+/// the query `0xffffffff`. Refused: `READ_IMPLIES_EXEC` and the other
+/// execution domains.
+const PERSONALITY_ALLOWED: [u64; 4] = [0, 8, 0x0004_0000, 0xffff_ffff];
 
 /// Socket families a solver may open.
 const SOCKET_FAMILIES: [u64; 3] = [

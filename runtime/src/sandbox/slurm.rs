@@ -2,7 +2,7 @@
 //! instead of forked on this machine, with every rule of a local run kept.
 //!
 //! ```text
-//! server ── sbatch --parsable … <run dir>/slurm-batch.sh <run dir>/slurm-spec
+//! server ── sbatch --parsable … <run dir>/slurm-batch.sh <run dir>/slurm-spec-<nonce>
 //!                 (argument vector; no shell on the server)
 //! node   ── slurm-batch.sh: a fixed, framework-owned script:
 //!               exec '<helper>' [<fixed helper args>] "$1"
@@ -10,8 +10,11 @@
 //!           root's key), resolves the run directory through the run root,
 //!           and runs the solver through this same sandbox (view, seccomp,
 //!           Landlock, rlimits, PID namespace, exec by descriptor), then
-//!           persists the outcome and the bounded logs in the run directory
+//!           records the outcome (HMAC'd, with the hashes of the bounded
+//!           logs) in the run directory
 //! server ── polls `scontrol show job` until the job ends; reads the outcome
+//!           and trusts it only if its HMAC verifies (a solver cannot forge
+//!           it: the key is out of its view)
 //! ```
 //!
 //! No caller-influenced text reaches a file Slurm executes: the batch script
@@ -38,31 +41,34 @@ use tokio_util::sync::CancellationToken;
 
 use super::containment::{Requirements, TreeKill};
 use super::error::{ConfigError, SandboxError};
-use super::jobs::{StatusSink, finished_json};
+use super::jobs::finished_json;
 use super::limits::Limits;
 use super::logs::{CapturedLog, SharedLog};
 use super::outcome::{LimitHit, Outcome, Termination};
 use super::progress::ProgressReport;
 use super::registry::Solver;
 use super::run::{RunRequest, Sandbox, SandboxConfig};
-use super::rundir::{JOB_STATUS_FILE, STDERR_LOG_FILE, STDOUT_LOG_FILE};
 use crate::identity::CallerId;
 use crate::limits::Permit;
 use crate::runs::{FileName, HandlePrefix, RunDir, RunRoot};
 
-/// The run spec the server writes for the node helper: a hex HMAC line,
-/// then the spec as JSON.
-pub const RUN_SPEC_FILE: FileName = FileName::fixed("slurm-spec");
-/// The fixed batch script submitted to Slurm.
+/// The fixed batch script submitted to Slurm (it holds no run data).
 pub const BATCH_SCRIPT_FILE: FileName = FileName::fixed("slurm-batch.sh");
-/// The Slurm job id of the run (the handle → job mapping), persisted so
-/// that a restarted server finds its job.
+/// The run's current Slurm job: its id, its submission nonce and an HMAC of
+/// both (the handle → job mapping a restarted server re-attaches by).
 pub const SLURM_JOB_FILE: FileName = FileName::fixed("slurm-job");
-/// Where Slurm writes the helper's own standard output (`--output`).
-pub const SLURM_STDOUT_FILE: FileName = FileName::fixed("slurm-stdout.log");
-/// Where Slurm writes the helper's own standard error (`--error`).
-pub const SLURM_STDERR_FILE: FileName = FileName::fixed("slurm-stderr.log");
+/// The prefix of every per-submission file in the run directory:
+/// `slurm-spec-<nonce>` (the run spec: an HMAC line, then JSON),
+/// `slurm-stdout-<nonce>.log` and `slurm-stderr-<nonce>.log` (the helper's
+/// own output, written by Slurm), `slurm-outcome-<nonce>` (the helper's
+/// authenticated outcome), `slurm-log-stdout-<nonce>` and
+/// `slurm-log-stderr-<nonce>` (the solver's bounded logs). The nonce is 128
+/// random bits: a solver cannot plant one of these names before the
+/// submission, and a record of an earlier submission has the wrong name.
+pub const SLURM_FILE_PREFIX: &str = "slurm-";
 
+/// Largest outcome record read by the server.
+const MAX_OUTCOME_BYTES: usize = 8192;
 /// Largest run spec read by the helper.
 const MAX_SPEC_BYTES: usize = 256 * 1024;
 /// Largest output of a Slurm command read by the server.
@@ -72,7 +78,84 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long the server waits for a cancelled job to leave the queue.
 const CANCEL_GRACE: Duration = Duration::from_secs(60);
 /// Version of the run spec format.
-const SPEC_VERSION: u32 = 1;
+const SPEC_VERSION: u32 = 2;
+
+/// The per-submission files of one nonce (see [`SLURM_FILE_PREFIX`]).
+#[derive(Debug, Clone)]
+struct Files {
+    nonce: String,
+    spec: FileName,
+    stdout: FileName,
+    stderr: FileName,
+    outcome: FileName,
+    log_out: FileName,
+    log_err: FileName,
+}
+
+impl Files {
+    /// A fresh nonce's files.
+    fn fresh() -> Result<Self, SandboxError> {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).map_err(|e| {
+            tracing::error!(error = %e, "no randomness for a submission nonce");
+            SandboxError::Internal
+        })?;
+        Self::of(&hex(&bytes)).ok_or(SandboxError::Internal)
+    }
+
+    /// The files of `nonce` (32 lowercase hex digits), `None` otherwise.
+    fn of(nonce: &str) -> Option<Self> {
+        if nonce.len() != 32
+            || !nonce
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return None;
+        }
+        let name = |n: String| FileName::new(&n).ok();
+        Some(Self {
+            nonce: nonce.to_owned(),
+            spec: name(format!("slurm-spec-{nonce}"))?,
+            stdout: name(format!("slurm-stdout-{nonce}.log"))?,
+            stderr: name(format!("slurm-stderr-{nonce}.log"))?,
+            outcome: name(format!("slurm-outcome-{nonce}"))?,
+            log_out: name(format!("slurm-log-stdout-{nonce}"))?,
+            log_err: name(format!("slurm-log-stderr-{nonce}"))?,
+        })
+    }
+
+    fn all(&self) -> [&FileName; 6] {
+        [
+            &self.spec,
+            &self.stdout,
+            &self.stderr,
+            &self.outcome,
+            &self.log_out,
+            &self.log_err,
+        ]
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// An authenticated record: the hex HMAC (under the run root's key, over
+/// `label` and the body) on the first line, the body after it.
+fn sealed(run_dir: &RunDir, label: &[u8], body: &[u8]) -> Vec<u8> {
+    let mut out = hex(&run_dir.mac(&[label, body])).into_bytes();
+    out.push(b'\n');
+    out.extend_from_slice(body);
+    out
+}
+
+/// The body of an authenticated record, `None` unless its HMAC verifies.
+fn unseal<'a>(run_dir: &RunDir, label: &[u8], record: &'a [u8]) -> Option<&'a [u8]> {
+    let i = record.iter().position(|&b| b == b'\n')?;
+    let (mac, body) = (&record[..i], &record[i + 1..]);
+    let expected = hex(&run_dir.mac(&[label, body]));
+    bool::from(subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), mac)).then_some(body)
+}
 
 /// Where runs execute.
 #[derive(Debug, Clone, Default)]
@@ -238,6 +321,9 @@ impl From<SpecLimits> for Limits {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct RunSpec {
     version: u32,
+    /// The submission's nonce: the helper refuses a spec whose file name
+    /// does not carry it (a replayed spec of an earlier submission).
+    nonce: String,
     /// The run's owner (its owner record names it), not the caller the
     /// concurrency ceilings count: the helper resolves the run as its owner.
     owner: String,
@@ -299,6 +385,7 @@ impl RunSpec {
             .unwrap_or_default();
         Ok(Self {
             version: SPEC_VERSION,
+            nonce: String::new(),
             owner: run_dir.owner().as_str().to_owned(),
             handle,
             prefix,
@@ -329,22 +416,13 @@ impl RunSpec {
     }
 }
 
-/// The HMAC line of a spec: the run's key over a fixed label and the bytes.
-fn spec_mac(run_dir: &RunDir, bytes: &[u8]) -> String {
-    run_dir
-        .mac(&[b"slurm-spec", bytes])
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// Submits the run: writes the spec and the batch script, calls `sbatch`
 /// with an argument vector, persists the job id. Blocks for at most the
 /// command timeout (submission is normally milliseconds).
 pub(crate) fn submit(
     config: &SlurmConfig,
     run_dir: &RunDir,
-    spec: &RunSpec,
+    mut spec: RunSpec,
     cancel: CancellationToken,
     permit: Permit,
 ) -> Result<SlurmRun, SandboxError> {
@@ -352,35 +430,26 @@ pub(crate) fn submit(
         tracing::error!(error = %e, "slurm submission: {what}");
         SandboxError::SpawnFailed
     };
-    let json = serde_json::to_vec(spec).map_err(|e| internal("spec", &e))?;
-    let mut file = spec_mac(run_dir, &json).into_bytes();
-    file.push(b'\n');
-    file.extend_from_slice(&json);
+    // The files of an earlier submission in this directory go.
+    if let Some((_, old)) = read_job_file(run_dir) {
+        for f in old.all() {
+            let _ = run_dir.remove_file(f);
+        }
+    }
+    let files = Files::fresh()?;
+    spec.nonce = files.nonce.clone();
+    let json = serde_json::to_vec(&spec).map_err(|e| internal("spec", &e))?;
     run_dir
-        .write_atomic(&RUN_SPEC_FILE, &file)
+        .write_atomic(&files.spec, &sealed(run_dir, b"slurm-spec", &json))
         .map_err(|e| internal("spec file", &e))?;
     run_dir
         .write_atomic(&BATCH_SCRIPT_FILE, config.batch_script().as_bytes())
         .map_err(|e| internal("batch script", &e))?;
-    // Stale records of an earlier run in this directory would be read as
-    // this run's outcome.
-    for stale in [
-        JOB_STATUS_FILE,
-        STDOUT_LOG_FILE,
-        STDERR_LOG_FILE,
-        SLURM_STDOUT_FILE,
-        SLURM_STDERR_FILE,
-    ] {
-        let _ = run_dir.remove_file(&stale);
-    }
     let dir = run_dir.host_path();
     let limits = Limits::from(spec.limits);
     // Slurm counts whole minutes; the helper enforces the exact wall limit.
     let minutes = limits.wall_time.as_secs().div_ceil(60) + 1;
-    let job_name: String = run_dir.mac(&[b"slurm-job-name"])[..4]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let job_name = hex(&run_dir.mac(&[b"slurm-job-name"])[..4]);
     let mut args: Vec<std::ffi::OsString> = vec![
         "--parsable".into(),
         format!("--job-name=hmcp-{job_name}").into(),
@@ -388,8 +457,8 @@ pub(crate) fn submit(
         format!("--time={minutes}").into(),
         format!("--cpus-per-task={}", config.cpus_per_task).into(),
         prefixed("--chdir=", &dir),
-        prefixed("--output=", &dir.join(SLURM_STDOUT_FILE.as_str())),
-        prefixed("--error=", &dir.join(SLURM_STDERR_FILE.as_str())),
+        prefixed("--output=", &dir.join(files.stdout.as_str())),
+        prefixed("--error=", &dir.join(files.stderr.as_str())),
     ];
     if let Some(p) = &config.partition {
         args.push(format!("--partition={p}").into());
@@ -398,28 +467,32 @@ pub(crate) fn submit(
         args.push(format!("--mem={m}M").into());
     }
     args.push(dir.join(BATCH_SCRIPT_FILE.as_str()).into());
-    args.push(dir.join(RUN_SPEC_FILE.as_str()).into());
+    args.push(dir.join(files.spec.as_str()).into());
     let out = run_command(&config.command("sbatch"), &args).map_err(|e| internal("sbatch", &e))?;
-    let job_id = parse_job_id(&out).ok_or_else(|| internal("sbatch answer", &"not a job id"))?;
-    if let Err(e) = run_dir.write_atomic(&SLURM_JOB_FILE, job_id.to_string().as_bytes()) {
+    if !out.success {
+        return Err(internal("sbatch", &"refused the job"));
+    }
+    let job_id =
+        parse_job_id(&out.stdout).ok_or_else(|| internal("sbatch answer", &"not a job id"))?;
+    let record = format!("{job_id} {}", files.nonce);
+    if let Err(e) = run_dir.write_atomic(
+        &SLURM_JOB_FILE,
+        &sealed(run_dir, b"slurm-job", record.as_bytes()),
+    ) {
         tracing::warn!(error = %e, "slurm job id not persisted");
     }
     tracing::info!(job = job_id, "slurm job submitted");
-    let (_tx, progress) = watch::channel(None);
-    let run_dir = run_dir.try_clone().map_err(|e| internal("run dir", &e))?;
-    Ok(SlurmRun {
-        config: config.clone(),
-        job_id,
-        run_dir,
-        cancel,
-        started: Instant::now(),
-        limits,
-        stdout: SharedLog::new(limits.log_head, limits.log_tail),
-        stderr: SharedLog::new(limits.log_head, limits.log_tail),
-        progress,
-        running: watch::channel(false).0,
-        _permit: permit,
-    })
+    SlurmRun::new(config, job_id, files, run_dir, cancel, limits, permit)
+}
+
+/// The run's current job and its submission's files, if the job record
+/// verifies.
+fn read_job_file(run_dir: &RunDir) -> Option<(u64, Files)> {
+    let record = run_dir.read_bounded(&SLURM_JOB_FILE, 256).ok()?;
+    let body = unseal(run_dir, b"slurm-job", &record)?;
+    let text = std::str::from_utf8(body).ok()?;
+    let (id, nonce) = text.split_once(' ')?;
+    Some((parse_job_id(id.as_bytes())?, Files::of(nonce)?))
 }
 
 fn prefixed(flag: &str, path: &Path) -> std::ffi::OsString {
@@ -429,67 +502,46 @@ fn prefixed(flag: &str, path: &Path) -> std::ffi::OsString {
 }
 
 /// The run's Slurm job, for a server that restarted while it was queued or
-/// running: its id from the run directory, its limits from the verified
-/// spec. `None` when the run has no job or its helper already persisted
-/// the outcome.
+/// running: its id and nonce from the authenticated job record, its limits
+/// from the verified spec. `None` when the run has no job or its helper
+/// already recorded the outcome.
 pub(crate) fn reattach(
     config: &SlurmConfig,
     run_dir: &RunDir,
     cancel: CancellationToken,
     permit: impl FnOnce() -> Permit,
 ) -> Result<Option<SlurmRun>, SandboxError> {
-    let Ok(id) = run_dir.read_bounded(&SLURM_JOB_FILE, 32) else {
+    let Some((job_id, files)) = read_job_file(run_dir) else {
         return Ok(None);
     };
-    let Some(job_id) = parse_job_id(&id) else {
-        return Ok(None);
-    };
-    let finished = run_dir
-        .read_bounded(&JOB_STATUS_FILE, 4096)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Persisted>(&b).ok())
-        .is_some_and(|p| p.state == "finished");
-    if finished {
+    if read_record(run_dir, &files.outcome, b"slurm-outcome", MAX_OUTCOME_BYTES).is_some() {
         return Ok(None);
     }
-    let file = run_dir
-        .read_bounded(&RUN_SPEC_FILE, MAX_SPEC_BYTES)
-        .map_err(|e| {
-            tracing::error!(error = %e, "slurm re-attach: no run spec");
-            SandboxError::Internal
-        })?;
-    let (mac, json) = SpecFile(file).into_parts().ok_or(SandboxError::Internal)?;
-    if !bool::from(subtle::ConstantTimeEq::ct_eq(
-        spec_mac(run_dir, &json).as_bytes(),
-        mac.as_slice(),
-    )) {
-        tracing::error!("slurm re-attach: the run spec does not verify");
+    let Some(json) = read_record(run_dir, &files.spec, b"slurm-spec", MAX_SPEC_BYTES) else {
+        tracing::error!("slurm re-attach: the run spec is missing or does not verify");
         return Err(SandboxError::Internal);
-    }
+    };
     let spec: RunSpec = serde_json::from_slice(&json).map_err(|e| {
         tracing::error!(error = %e, "slurm re-attach: unreadable run spec");
         SandboxError::Internal
     })?;
-    let limits = Limits::from(spec.limits);
-    let (_tx, progress) = watch::channel(None);
-    let run_dir = run_dir.try_clone().map_err(|e| {
-        tracing::error!(error = %e, "slurm re-attach: run dir");
-        SandboxError::Internal
-    })?;
     tracing::info!(job = job_id, "re-attached to a slurm job");
-    Ok(Some(SlurmRun {
-        config: config.clone(),
+    SlurmRun::new(
+        config,
         job_id,
+        files,
         run_dir,
         cancel,
-        started: Instant::now(),
-        limits,
-        stdout: SharedLog::new(limits.log_head, limits.log_tail),
-        stderr: SharedLog::new(limits.log_head, limits.log_tail),
-        progress,
-        running: watch::channel(false).0,
-        _permit: permit(),
-    }))
+        Limits::from(spec.limits),
+        permit(),
+    )
+    .map(Some)
+}
+
+/// The verified body of the authenticated record `name`.
+fn read_record(run_dir: &RunDir, name: &FileName, label: &[u8], max: usize) -> Option<Vec<u8>> {
+    let record = run_dir.read_bounded(name, max + 160).ok()?;
+    unseal(run_dir, label, &record).map(<[u8]>::to_vec)
 }
 
 /// `12345` or `12345;cluster` (sbatch --parsable).
@@ -502,10 +554,17 @@ fn parse_job_id(out: &[u8]) -> Option<u64> {
     id.parse().ok()
 }
 
+/// What a Slurm command answered.
+struct CommandOutput {
+    success: bool,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
 /// Runs a Slurm command with an argument vector, no shell, a cleared
-/// environment but `PATH`; returns its standard output (bounded). Its
-/// standard error goes to the server log only.
-fn run_command(cmd: &Path, args: &[std::ffi::OsString]) -> std::io::Result<Vec<u8>> {
+/// environment but `PATH`; bounded output, bounded time. Its standard error
+/// goes to the server log only.
+fn run_command(cmd: &Path, args: &[std::ffi::OsString]) -> std::io::Result<CommandOutput> {
     let mut child = std::process::Command::new(cmd)
         .args(args)
         .env_clear()
@@ -545,17 +604,15 @@ fn run_command(cmd: &Path, args: &[std::ffi::OsString]) -> std::io::Result<Vec<u
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    let [out, err] = readers.map(|r| r.join().unwrap_or_default());
-    if !err.is_empty() {
-        tracing::info!(stderr = %String::from_utf8_lossy(&err), "slurm command said");
+    let [stdout, stderr] = readers.map(|r| r.join().unwrap_or_default());
+    if !stderr.is_empty() {
+        tracing::info!(stderr = %String::from_utf8_lossy(&stderr), "slurm command said");
     }
-    if status.success() {
-        Ok(out)
-    } else {
-        Err(std::io::Error::other(format!(
-            "slurm command exited with {status}"
-        )))
-    }
+    Ok(CommandOutput {
+        success: status.success(),
+        stdout,
+        stderr,
+    })
 }
 
 /// A job's state as `scontrol show job` reports it.
@@ -598,14 +655,16 @@ fn parse_phase(out: &[u8]) -> Option<JobPhase> {
     })
 }
 
-/// A run submitted to Slurm. It outlives this value and the server
-/// process (a restarted server re-attaches to it, [`reattach`]); it ends
-/// when the solver does, when its limits end it, or when it is cancelled
-/// through its token.
+/// A run submitted to Slurm. Dropped before it ended (a tool call whose
+/// client went away), it cancels its job, as a local run dies; a run the
+/// job table tracks is kept instead ([`SlurmRun::keep_on_drop`]), so that
+/// it outlives the server process and a restarted server re-attaches to it
+/// ([`reattach`]).
 #[derive(Debug)]
 pub(crate) struct SlurmRun {
     config: SlurmConfig,
     job_id: u64,
+    files: Files,
     run_dir: RunDir,
     cancel: CancellationToken,
     started: Instant,
@@ -614,10 +673,43 @@ pub(crate) struct SlurmRun {
     stderr: SharedLog,
     progress: watch::Receiver<Option<ProgressReport>>,
     running: watch::Sender<bool>,
+    keep_on_drop: bool,
+    ended: bool,
     _permit: Permit,
 }
 
 impl SlurmRun {
+    fn new(
+        config: &SlurmConfig,
+        job_id: u64,
+        files: Files,
+        run_dir: &RunDir,
+        cancel: CancellationToken,
+        limits: Limits,
+        permit: Permit,
+    ) -> Result<Self, SandboxError> {
+        let run_dir = run_dir.try_clone().map_err(|e| {
+            tracing::error!(error = %e, "slurm run: run directory");
+            SandboxError::Internal
+        })?;
+        Ok(Self {
+            config: config.clone(),
+            job_id,
+            files,
+            run_dir,
+            cancel,
+            started: Instant::now(),
+            limits,
+            stdout: SharedLog::new(limits.log_head, limits.log_tail),
+            stderr: SharedLog::new(limits.log_head, limits.log_tail),
+            progress: watch::channel(None).1,
+            running: watch::channel(false).0,
+            keep_on_drop: false,
+            ended: false,
+            _permit: permit,
+        })
+    }
+
     pub(crate) fn started(&self) -> watch::Receiver<bool> {
         self.running.subscribe()
     }
@@ -642,6 +734,13 @@ impl SlurmRun {
         self.job_id
     }
 
+    /// Keeps the job when this value is dropped before it ended (the job
+    /// table's runs: they outlive the server process).
+    pub(crate) fn keep_on_drop(&mut self) {
+        self.keep_on_drop = true;
+    }
+
+    /// The job's phase; `None` when Slurm could not be asked (retry).
     async fn phase(&self) -> Option<JobPhase> {
         let cmd = self.config.command("scontrol");
         let args: Vec<std::ffi::OsString> = vec![
@@ -651,10 +750,12 @@ impl SlurmRun {
             self.job_id.to_string().into(),
         ];
         match tokio::task::spawn_blocking(move || run_command(&cmd, &args)).await {
-            Ok(Ok(out)) => parse_phase(&out),
-            // `Invalid job id specified`: purged.
-            Ok(Err(_)) => Some(JobPhase::Gone),
-            Err(_) => None,
+            Ok(Ok(out)) if out.success => parse_phase(&out.stdout),
+            // Purged after MinJobAge; any other failure is retried.
+            Ok(Ok(out)) if String::from_utf8_lossy(&out.stderr).contains("Invalid job id") => {
+                Some(JobPhase::Gone)
+            }
+            Ok(Ok(_)) | Ok(Err(_)) | Err(_) => None,
         }
     }
 
@@ -662,15 +763,16 @@ impl SlurmRun {
         let cmd = self.config.command("scancel");
         let args: Vec<std::ffi::OsString> = vec![self.job_id.to_string().into()];
         match tokio::task::spawn_blocking(move || run_command(&cmd, &args)).await {
-            Ok(Ok(_)) => {}
+            Ok(Ok(out)) if out.success => {}
+            Ok(Ok(_)) => tracing::warn!(job = self.job_id, "scancel refused"),
             Ok(Err(e)) => tracing::warn!(error = %e, "scancel failed"),
             Err(e) => tracing::warn!(error = %e, "scancel task failed"),
         }
     }
 
     /// Polls the job until it ends (cancelling it on request), then reads
-    /// the outcome the helper persisted.
-    pub(crate) async fn wait(self) -> Outcome {
+    /// the outcome the helper recorded.
+    pub(crate) async fn wait(mut self) -> Outcome {
         let mut cancelled = false;
         let mut cancel_deadline = None;
         let end = loop {
@@ -695,6 +797,7 @@ impl SlurmRun {
                 break Some(EndKind::Cancelled);
             }
         };
+        self.ended = true;
         self.running.send_replace(true);
         let mut outcome = self.read_outcome();
         match end {
@@ -713,31 +816,50 @@ impl SlurmRun {
         outcome
     }
 
-    /// The outcome the node helper persisted, or an unknown end when it
-    /// wrote none (the job never ran the helper, or was killed first).
+    /// The outcome the node helper recorded, if its HMAC verifies (a solver
+    /// cannot forge it: it cannot read the run root's key), with the
+    /// solver's logs if their hashes match the record; otherwise an unknown
+    /// end. The helper's log files are removed once read: persisting them
+    /// is the caller's part, as for a local run (the job table's sink).
     fn read_outcome(&self) -> Outcome {
-        let log = |name: &FileName, into: &SharedLog| {
+        let record = read_record(
+            &self.run_dir,
+            &self.files.outcome,
+            b"slurm-outcome",
+            MAX_OUTCOME_BYTES,
+        )
+        .and_then(|b| serde_json::from_slice::<Persisted>(&b).ok())
+        .filter(|p| p.state == "finished" && p.nonce == self.files.nonce);
+        let log = |name: &FileName, hash: Option<&str>, into: &SharedLog| {
             let max = self.limits.log_head + self.limits.log_tail + 256;
-            if let Ok(bytes) = self.run_dir.read_bounded(name, max) {
+            let bytes = self.run_dir.read_bounded(name, max).unwrap_or_default();
+            let _ = self.run_dir.remove_file(name);
+            if hash.is_some_and(|h| h == sha256_hex(&bytes)) {
                 into.with(|b| b.push(&bytes));
+            } else if !bytes.is_empty() {
+                tracing::warn!(
+                    job = self.job_id,
+                    "a solver log does not match the helper's record; dropped"
+                );
             }
             into.snapshot()
         };
-        let stdout = log(&STDOUT_LOG_FILE, &self.stdout);
-        let stderr = log(&STDERR_LOG_FILE, &self.stderr);
-        // The helper's copies are read; persisting the outcome is the
-        // caller's part, as for a local run (the job table's status sink).
-        for name in [STDOUT_LOG_FILE, STDERR_LOG_FILE] {
-            let _ = self.run_dir.remove_file(&name);
-        }
-        let persisted = self
-            .run_dir
-            .read_bounded(&JOB_STATUS_FILE, 4096)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Persisted>(&b).ok())
-            .filter(|p| p.state == "finished");
+        let stdout = log(
+            &self.files.log_out,
+            record.as_ref().and_then(|p| p.stdout_sha256.as_deref()),
+            &self.stdout,
+        );
+        let stderr = log(
+            &self.files.log_err,
+            record.as_ref().and_then(|p| p.stderr_sha256.as_deref()),
+            &self.stderr,
+        );
         let wall_time = self.started.elapsed();
-        let Some(p) = persisted else {
+        let Some(p) = record else {
+            tracing::warn!(
+                job = self.job_id,
+                "no verified outcome record from the node helper"
+            );
             return Outcome {
                 termination: Termination::Unknown,
                 timed_out: false,
@@ -783,10 +905,33 @@ impl SlurmRun {
     }
 }
 
-/// The job status document as the sandbox persists it.
+impl Drop for SlurmRun {
+    /// A run dropped before it ended, and not kept, cancels its job.
+    fn drop(&mut self) {
+        if self.ended || self.keep_on_drop {
+            return;
+        }
+        let cmd = self.config.command("scancel");
+        let args: Vec<std::ffi::OsString> = vec![self.job_id.to_string().into()];
+        std::thread::spawn(move || {
+            if let Err(e) = run_command(&cmd, &args) {
+                tracing::warn!(error = %e, "scancel of a dropped run failed");
+            }
+        });
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// The outcome record of the node helper.
 #[derive(Debug, Deserialize)]
 struct Persisted {
     state: String,
+    #[serde(default)]
+    nonce: String,
     #[serde(default)]
     termination: Option<String>,
     #[serde(default)]
@@ -805,6 +950,10 @@ struct Persisted {
     stdout_bytes: Option<u64>,
     #[serde(default)]
     stderr_bytes: Option<u64>,
+    #[serde(default)]
+    stdout_sha256: Option<String>,
+    #[serde(default)]
+    stderr_sha256: Option<String>,
 }
 
 // ---- the node helper -------------------------------------------------------
@@ -848,13 +997,20 @@ async fn node_run(spec_path: &Path) -> Result<bool, String> {
         .file_name()
         .and_then(|h| h.to_str())
         .ok_or("the run directory's name is not a handle")?;
+    let file_name = spec_path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or("the spec's file name is not UTF-8")?;
     let file = read_spec_file(spec_path)?;
-    let (mac, json) = file
+    let (_, json) = file
         .split_first_line()
         .ok_or("the run spec has no authentication line")?;
+    // Parsed before it is verified only to learn the run's owner and
+    // prefix, which the verification itself needs; nothing is used before.
     let spec: RunSpec = serde_json::from_slice(json).map_err(|e| format!("run spec: {e}"))?;
-    if spec.version != SPEC_VERSION || spec.handle != handle {
-        return Err("the run spec is not for this run directory".into());
+    let files = Files::of(&spec.nonce).ok_or("the run spec has no valid nonce")?;
+    if spec.version != SPEC_VERSION || spec.handle != handle || file_name != files.spec.as_str() {
+        return Err("the run spec is not this submission's".into());
     }
     let prefix = HandlePrefix::new(&spec.prefix).map_err(|e| format!("handle prefix: {e}"))?;
     let root = RunRoot::open_with(root_path, prefix).map_err(|e| format!("run root: {e}"))?;
@@ -862,28 +1018,45 @@ async fn node_run(spec_path: &Path) -> Result<bool, String> {
     let run_dir = root
         .resolve(handle, &owner)
         .map_err(|e| format!("run directory: {e}"))?;
-    let expected = spec_mac(&run_dir, json);
-    if !bool::from(subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), mac)) {
+    if unseal(&run_dir, b"slurm-spec", &file.0).is_none() {
         return Err("the run spec's authentication does not verify".into());
     }
     let outcome = match run_spec(&spec, &owner, &run_dir).await {
         Ok(o) => o,
         Err(e) => {
-            let doc = serde_json::json!({"state": "finished", "termination": "unknown",
-                "error": "the solver could not be started"});
-            if let Ok(bytes) = serde_json::to_vec(&doc) {
-                let _ = run_dir.write_status(&bytes);
+            let doc = serde_json::json!({"state": "finished", "nonce": files.nonce,
+                "termination": "unknown", "error": "the solver could not be started"});
+            if let Ok(body) = serde_json::to_vec(&doc) {
+                let _ = run_dir
+                    .write_atomic(&files.outcome, &sealed(&run_dir, b"slurm-outcome", &body));
             }
             return Err(e);
         }
     };
-    if let Err(e) = run_dir.write_logs(&outcome) {
-        eprintln!("hardened-mcp node helper: logs not persisted: {e}");
+    let mut record = finished_json(&outcome);
+    record["nonce"] = serde_json::Value::from(files.nonce.clone());
+    for (name, log, key) in [
+        (&files.log_out, &outcome.stdout, "stdout_sha256"),
+        (&files.log_err, &outcome.stderr, "stderr_sha256"),
+    ] {
+        match super::rundir::write_captured_log(&run_dir, name, log) {
+            Ok(()) => {
+                let max = outcome.stdout.head.len()
+                    + outcome.stdout.tail.len()
+                    + outcome.stderr.head.len()
+                    + outcome.stderr.tail.len()
+                    + 256;
+                if let Ok(bytes) = run_dir.read_bounded(name, max) {
+                    record[key] = serde_json::Value::from(sha256_hex(&bytes));
+                }
+            }
+            Err(e) => eprintln!("hardened-mcp node helper: a log was not persisted: {e}"),
+        }
     }
-    let status = serde_json::to_vec(&finished_json(&outcome)).map_err(|e| e.to_string())?;
+    let body = serde_json::to_vec(&record).map_err(|e| e.to_string())?;
     run_dir
-        .write_status(&status)
-        .map_err(|e| format!("status not persisted: {e}"))?;
+        .write_atomic(&files.outcome, &sealed(&run_dir, b"slurm-outcome", &body))
+        .map_err(|e| format!("outcome not persisted: {e}"))?;
     Ok(outcome.success())
 }
 
@@ -967,11 +1140,6 @@ impl SpecFile {
         let i = self.0.iter().position(|&b| b == b'\n')?;
         Some((&self.0[..i], &self.0[i + 1..]))
     }
-
-    fn into_parts(self) -> Option<(Vec<u8>, Vec<u8>)> {
-        let (mac, json) = self.split_first_line()?;
-        Some((mac.to_vec(), json.to_vec()))
-    }
 }
 
 fn read_spec_file(path: &Path) -> Result<SpecFile, String> {
@@ -989,6 +1157,60 @@ fn read_spec_file(path: &Path) -> Result<SpecFile, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A record a solver writes (it can read the nonce in its run
+    /// directory, not the run root's key) does not verify; the server's own
+    /// does; one sealed for another purpose does not either.
+    #[test]
+    fn only_records_sealed_with_the_root_key_verify() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = RunRoot::open(tmp.path().join("runs")).unwrap();
+        let (_h, run) = root.create(&CallerId::local()).unwrap();
+        let files = Files::fresh().unwrap();
+        let body = br#"{"state":"finished","nonce":"x","termination":"exited","code":0}"#;
+        let forged = [hex(&[0u8; 32]).as_bytes(), b"\n", body].concat();
+        run.write_atomic(&files.outcome, &forged).unwrap();
+        assert_eq!(
+            read_record(&run, &files.outcome, b"slurm-outcome", MAX_OUTCOME_BYTES),
+            None
+        );
+        run.write_atomic(&files.outcome, &sealed(&run, b"slurm-spec", body))
+            .unwrap();
+        assert_eq!(
+            read_record(&run, &files.outcome, b"slurm-outcome", MAX_OUTCOME_BYTES),
+            None
+        );
+        run.write_atomic(&files.outcome, &sealed(&run, b"slurm-outcome", body))
+            .unwrap();
+        assert_eq!(
+            read_record(&run, &files.outcome, b"slurm-outcome", MAX_OUTCOME_BYTES).as_deref(),
+            Some(&body[..])
+        );
+        // Another run's record does not verify here (the handle is bound).
+        let (_h2, other) = root.create(&CallerId::local()).unwrap();
+        other
+            .write_atomic(&files.outcome, &sealed(&run, b"slurm-outcome", body))
+            .unwrap();
+        assert_eq!(
+            read_record(&other, &files.outcome, b"slurm-outcome", MAX_OUTCOME_BYTES),
+            None
+        );
+    }
+
+    #[test]
+    fn nonces_name_files_and_nothing_else() {
+        let f = Files::fresh().unwrap();
+        assert_eq!(f.nonce.len(), 32);
+        assert!(f.spec.as_str().starts_with(SLURM_FILE_PREFIX));
+        for bad in [
+            "",
+            "../x",
+            "ABCDEF0123456789ABCDEF0123456789",
+            &"a".repeat(31),
+        ] {
+            assert!(Files::of(bad).is_none(), "{bad}");
+        }
+    }
 
     #[test]
     fn sbatch_answers_parse_to_job_ids_and_nothing_else() {

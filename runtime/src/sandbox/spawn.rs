@@ -317,13 +317,15 @@ fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
     exec(plan, fd)
 }
 
-/// The namespaces of the view beyond user and PID: mount, and network
-/// unless the solver shares the host's.
+/// The namespaces of the view beyond user and PID: mount, IPC (System V
+/// and POSIX message queues of the server's uid stay out of reach), UTS,
+/// and network unless the solver shares the host's.
 fn view_flags(plan: &ViewPlan) -> libc::c_int {
+    let base = libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
     if plan.private_network() {
-        libc::CLONE_NEWNS | libc::CLONE_NEWNET
+        base | libc::CLONE_NEWNET
     } else {
-        libc::CLONE_NEWNS
+        base
     }
 }
 
@@ -573,8 +575,8 @@ fn drop_capabilities() -> io::Result<()> {
     Ok(())
 }
 
-/// Adds the two rules that exist only inside the view: read beneath its
-/// root, full access beneath its private `/tmp`.
+/// Adds the rules that exist only inside the view: read beneath its root,
+/// full access beneath its private `/tmp` and `/dev/shm`.
 fn add_view_rules(ruleset: RawFd, rules: ViewRules) -> io::Result<()> {
     // struct landlock_path_beneath_attr (packed).
     #[repr(C, packed)]
@@ -583,7 +585,11 @@ fn add_view_rules(ruleset: RawFd, rules: ViewRules) -> io::Result<()> {
         parent_fd: i32,
     }
     const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
-    for (path, access) in [(c"/", rules.read), (c"/tmp", rules.all)] {
+    for (path, access) in [
+        (c"/", rules.read),
+        (c"/tmp", rules.all),
+        (c"/dev/shm", rules.all),
+    ] {
         // SAFETY: open of a static C string.
         let fd = cvt(unsafe {
             libc::open(

@@ -15,6 +15,7 @@
 //! | `/proc` | a fresh proc of the run's PID namespace: the run's own processes only; `/proc/sys`, `/proc/sysrq-trigger`, `/proc/irq`, `/proc/bus` read-only | nosuid, nodev, noexec |
 //! | `/dev/null`, `zero`, `full`, `random`, `urandom` | the host's devices; `/dev/fd`, `stdin`, `stdout`, `stderr` link into `/proc/self/fd` | read-only, nosuid, noexec |
 //! | `/tmp` | a private tmpfs of [`SandboxConfig::tmp_size`](super::SandboxConfig::tmp_size) bytes | nosuid, nodev |
+//! | `/dev/shm` | a second private tmpfs of the same size (POSIX shared memory, semaphores) | nosuid, nodev, noexec |
 //! | anything else | absent: no host `/etc` beyond the files above, no `/home`, `/root`, `/var`, `/run`, `/sys`, `/mnt`, `/srv`, `/opt`, no run root | |
 //!
 //! The solver runs as uid [`SOLVER_UID`] and gid [`SOLVER_GID`] of its own
@@ -176,7 +177,7 @@ impl ViewPlan {
         private_network: bool,
     ) -> Result<Self, ConfigError> {
         let mut b = Builder::default();
-        for p in ["/proc", "/tmp", VIEW_RUN_DIR, "/dev", "/etc"] {
+        for p in ["/proc", "/tmp", VIEW_RUN_DIR, "/dev", "/dev/shm", "/etc"] {
             b.dir(Path::new(p))?;
         }
         let mut shown: Vec<PathBuf> = Vec::new();
@@ -346,7 +347,7 @@ impl Builder {
 
 /// A read path must be absolute, normal (no `.`, `..`, repeated or
 /// trailing separators), not `/`, and not a reserved view path.
-fn check_read_path(p: &Path) -> Result<(), ConfigError> {
+pub(crate) fn check_read_path(p: &Path) -> Result<(), ConfigError> {
     if !p.is_absolute() {
         return Err(ConfigError::RelativeReadPath);
     }
@@ -495,6 +496,14 @@ pub(crate) fn enter(plan: &ViewPlan, run: &mut RunMounts) -> io::Result<()> {
         c"tmpfs",
         c"/tmp/tmp",
         libc::MS_NOSUID | libc::MS_NODEV,
+        &plan.tmp_options,
+    )?;
+    // POSIX shared memory and semaphores (Python's multiprocessing):
+    // private, capped like /tmp.
+    mount_fs(
+        c"tmpfs",
+        c"/tmp/dev/shm",
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
         &plan.tmp_options,
     )?;
     // Nothing more is created on the root: make it read-only.
