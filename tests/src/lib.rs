@@ -1,6 +1,7 @@
 //! Shared helpers of the hardened-mcp integration tests.
 pub mod macros_fixture;
 pub mod python;
+pub mod slurm;
 pub mod tr_support;
 
 /// `unshare` flags for the disk-full helpers, in the order tried: a plain

@@ -16,31 +16,11 @@ use hardened_mcp::sandbox::{
     BATCH_SCRIPT_FILE, Launcher, Limits, RunRequest, SLURM_JOB_FILE, Sandbox, SandboxConfig,
     SandboxError, SlurmConfig, VIEW_RUN_DIR,
 };
+use hardened_mcp_tests::slurm::cluster;
 use support::{ESCAPE, FORKER, caller, holder_pids, lock_acquired_within, run_dir};
 use tokio_util::sync::CancellationToken;
 
 const NODE: &str = env!("CARGO_BIN_EXE_slurm_node");
-
-/// Whether a cluster answers with an idle (or busy) node.
-fn cluster() -> bool {
-    let up = Command::new("sinfo")
-        .args(["--noheader", "--format=%T"])
-        .output()
-        .is_ok_and(|o| {
-            o.status.success()
-                && String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .any(|l| matches!(l.trim(), "idle" | "mixed" | "allocated"))
-        });
-    if !up {
-        assert!(
-            std::env::var_os("HARDENED_MCP_REQUIRE_SLURM").is_none(),
-            "a Slurm cluster is required here (HARDENED_MCP_REQUIRE_SLURM is set) but sinfo shows no usable node"
-        );
-        eprintln!("no Slurm cluster: skipped");
-    }
-    up
-}
 
 fn slurm_sandbox(per_caller_runs: usize) -> Sandbox {
     let mut slurm = SlurmConfig::new(NODE);

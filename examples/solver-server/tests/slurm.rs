@@ -9,6 +9,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use hardened_mcp_tests::slurm::cluster;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
@@ -17,26 +18,6 @@ use serde_json::{Value, json};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_solver-server");
 const SOLVER: &str = env!("CARGO_BIN_EXE_heat1d");
-
-fn cluster() -> bool {
-    let up = Command::new("sinfo")
-        .args(["--noheader", "--format=%T"])
-        .output()
-        .is_ok_and(|o| {
-            o.status.success()
-                && String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .any(|l| matches!(l.trim(), "idle" | "mixed" | "allocated"))
-        });
-    if !up {
-        assert!(
-            std::env::var_os("HARDENED_MCP_REQUIRE_SLURM").is_none(),
-            "a Slurm cluster is required here (HARDENED_MCP_REQUIRE_SLURM is set)"
-        );
-        eprintln!("no Slurm cluster: skipped");
-    }
-    up
-}
 
 #[test]
 fn a_heat_run_through_slurm_matches_the_exact_solution() {

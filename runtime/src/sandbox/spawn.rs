@@ -839,7 +839,8 @@ fn interrupted() -> bool {
     io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
 }
 
-fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+/// A C-library return value as a result: negative means `errno`.
+pub(super) fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     if r < 0 {
         Err(io::Error::last_os_error())
     } else {
@@ -847,7 +848,8 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-fn cvt_long(r: libc::c_long) -> io::Result<libc::c_long> {
+/// A raw system call's return value as a result: negative means `errno`.
+pub(super) fn cvt_long(r: libc::c_long) -> io::Result<libc::c_long> {
     if r < 0 {
         Err(io::Error::last_os_error())
     } else {

@@ -42,6 +42,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::error::ConfigError;
+use super::spawn::{cvt, cvt_long};
 
 /// Where the run directory appears in the view (the solver's working
 /// directory).
@@ -667,22 +668,6 @@ fn close(fd: RawFd) {
 
 fn errno() -> i32 {
     io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
-fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
-}
-
-fn cvt_long(r: libc::c_long) -> io::Result<libc::c_long> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
 }
 
 #[cfg(test)]
