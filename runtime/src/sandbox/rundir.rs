@@ -38,20 +38,27 @@ pub fn write_captured_log(
     name: &FileName,
     log: &CapturedLog,
 ) -> Result<(), RunError> {
-    use std::io::Write as _;
-    let mut f = dir.create_new(name)?;
+    write_new(dir, name, &captured_log_bytes(log))
+}
+
+/// The bytes [`write_captured_log`] writes for `log`.
+pub(crate) fn captured_log_bytes(log: &CapturedLog) -> Vec<u8> {
     let omitted = log
         .total_bytes
         .saturating_sub(log.head.len() as u64 + log.tail.len() as u64);
-    let mut write = || -> io::Result<()> {
-        f.write_all(log.head.as_untrusted_bytes())?;
-        if omitted > 0 {
-            write!(f, "\n[hardened-mcp: {omitted} bytes omitted]\n")?;
-        }
-        f.write_all(log.tail.as_untrusted_bytes())?;
-        f.sync_all()
-    };
-    write().map_err(|e| {
+    let mut out = log.head.as_untrusted_bytes().to_vec();
+    if omitted > 0 {
+        out.extend_from_slice(format!("\n[hardened-mcp: {omitted} bytes omitted]\n").as_bytes());
+    }
+    out.extend_from_slice(log.tail.as_untrusted_bytes());
+    out
+}
+
+/// Writes `bytes` to a new file `name` and syncs it.
+pub(crate) fn write_new(dir: &RunDir, name: &FileName, bytes: &[u8]) -> Result<(), RunError> {
+    use std::io::Write as _;
+    let mut f = dir.create_new(name)?;
+    f.write_all(bytes).and_then(|()| f.sync_all()).map_err(|e| {
         tracing::warn!(error = %e, "captured log not written");
         if e.raw_os_error() == Some(libc::ENOSPC) {
             RunError::NoSpace

@@ -1039,17 +1039,10 @@ async fn node_run(spec_path: &Path) -> Result<bool, String> {
         (&files.log_out, &outcome.stdout, "stdout_sha256"),
         (&files.log_err, &outcome.stderr, "stderr_sha256"),
     ] {
-        match super::rundir::write_captured_log(&run_dir, name, log) {
-            Ok(()) => {
-                let max = outcome.stdout.head.len()
-                    + outcome.stdout.tail.len()
-                    + outcome.stderr.head.len()
-                    + outcome.stderr.tail.len()
-                    + 256;
-                if let Ok(bytes) = run_dir.read_bounded(name, max) {
-                    record[key] = serde_json::Value::from(sha256_hex(&bytes));
-                }
-            }
+        // The record carries the hash of exactly the bytes written.
+        let bytes = super::rundir::captured_log_bytes(log);
+        match super::rundir::write_new(&run_dir, name, &bytes) {
+            Ok(()) => record[key] = serde_json::Value::from(sha256_hex(&bytes)),
             Err(e) => eprintln!("hardened-mcp node helper: a log was not persisted: {e}"),
         }
     }
