@@ -1,8 +1,11 @@
 //! The seccomp-bpf filter every solver runs under: system calls a numerical
 //! solver never needs, refused with `EPERM` so that a solver which tries one
 //! fails cleanly (an error return, not a signal). Compiled once at start
-//! with seccompiler (Firecracker's filter compiler) and installed by the
-//! solver as its last step before `exec`.
+//! and installed by the solver as its last step before `exec`, as two
+//! programs: a table of the calls refused whatever their arguments, searched
+//! by number ([`table`]: a binary search, cheap for the kernel to install),
+//! and seccompiler's program (Firecracker's filter compiler) of the calls
+//! refused by their arguments.
 //!
 //! Refused (`EPERM`):
 //!
@@ -35,6 +38,8 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
 };
+
+mod table;
 
 /// `CLONE_NEW*` flags: a `clone` with any of them is refused.
 const NAMESPACE_FLAGS: [u64; 8] = [
@@ -146,40 +151,38 @@ impl std::fmt::Debug for Filter {
 pub(crate) struct FilterError(String);
 
 impl Filter {
-    /// Compiles the filter for the architecture this crate was built for.
+    /// Compiles the filter for the architecture this crate was built for:
+    /// the number table (calls refused whatever their arguments, `clone3`,
+    /// x32 calls) and seccompiler's program of the calls refused by their
+    /// arguments.
     pub(crate) fn compile() -> Result<Self, FilterError> {
         let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(err)?;
-        let eperm = SeccompAction::Errno(libc::EPERM as u32);
-        let mut denied = deny_rules().map_err(err)?;
-        let main = SeccompFilter::new(
-            std::mem::take(&mut denied),
+        let mut entries: Vec<(u32, Verdict)> = DENIED
+            .iter()
+            .map(|&nr| (nr as u32, Verdict::Eperm))
+            .collect();
+        entries.push((libc::SYS_clone3 as u32, Verdict::Enosys));
+        let table = table::compile(audit_arch(arch), &entries)?;
+        let by_argument = SeccompFilter::new(
+            argument_rules().map_err(err)?,
             SeccompAction::Allow,
-            eperm,
+            SeccompAction::Errno(libc::EPERM as u32),
             arch,
         )
         .map_err(err)?;
-        let mut clone3 = BTreeMap::new();
-        clone3.insert(libc::SYS_clone3, Vec::new());
-        let clone3 = SeccompFilter::new(
-            clone3,
-            SeccompAction::Allow,
-            SeccompAction::Errno(libc::ENOSYS as u32),
-            arch,
-        )
-        .map_err(err)?;
-        let mut programs = Vec::new();
-        for filter in [main, clone3] {
-            let bpf = BpfProgram::try_from(filter).map_err(err)?;
-            let mut program = x32_prefix();
-            program.extend(bpf.into_iter().map(|i| libc::sock_filter {
+        let by_argument = BpfProgram::try_from(by_argument)
+            .map_err(err)?
+            .into_iter()
+            .map(|i| libc::sock_filter {
                 code: i.code,
                 jt: i.jt,
                 jf: i.jf,
                 k: i.k,
-            }));
-            programs.push(program);
-        }
-        Ok(Self { programs })
+            })
+            .collect();
+        Ok(Self {
+            programs: vec![table, by_argument],
+        })
     }
 
     /// The programs, in installation order.
@@ -188,16 +191,36 @@ impl Filter {
     }
 }
 
+/// What the number table answers for a call it lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Verdict {
+    /// `EPERM`: refused.
+    Eperm,
+    /// `ENOSYS`: "not implemented" (`clone3`, so that the C library falls
+    /// back to `clone`).
+    Enosys,
+}
+
+/// The `AUDIT_ARCH_*` value of `arch` (`seccomp_data.arch`).
+fn audit_arch(arch: TargetArch) -> u32 {
+    const ARCH_64: u32 = 0x8000_0000;
+    const ARCH_LE: u32 = 0x4000_0000;
+    let machine = match arch {
+        TargetArch::x86_64 => 62,
+        TargetArch::aarch64 => 183,
+        TargetArch::riscv64 => 243,
+    };
+    machine | ARCH_64 | ARCH_LE
+}
+
 fn err(e: impl std::fmt::Display) -> FilterError {
     FilterError(e.to_string())
 }
 
-fn deny_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompiler::BackendError> {
+/// The calls refused by their arguments (seccompiler's rules; the
+/// program is short, so its linear chain of comparisons costs little).
+fn argument_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompiler::BackendError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for &nr in DENIED {
-        // No rule: the call matches whatever its arguments.
-        rules.insert(nr, Vec::new());
-    }
     let arg = |index: u8, op: SeccompCmpOp, value: u64| {
         SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value)
     };
@@ -238,55 +261,4 @@ fn deny_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompiler::BackendE
     }
     rules.insert(libc::SYS_ioctl, ioctl);
     Ok(rules)
-}
-
-/// On x86-64: refuse x32-ABI calls (number ≥ 2^30) before anything else,
-/// since the same audit architecture carries them under other numbers.
-#[cfg(target_arch = "x86_64")]
-fn x32_prefix() -> Program {
-    const X32_BIT: u32 = 0x4000_0000;
-    vec![
-        // A = seccomp_data.nr
-        bpf_stmt((libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16, 0),
-        // if A >= X32_BIT fall through to the refusal, else skip it
-        libc::sock_filter {
-            code: (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16,
-            jt: 0,
-            jf: 1,
-            k: X32_BIT,
-        },
-        bpf_stmt(
-            (libc::BPF_RET | libc::BPF_K) as u16,
-            libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
-        ),
-    ]
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn x32_prefix() -> Program {
-    Vec::new()
-}
-
-#[cfg(target_arch = "x86_64")]
-fn bpf_stmt(code: u16, k: u32) -> libc::sock_filter {
-    libc::sock_filter {
-        code,
-        jt: 0,
-        jf: 0,
-        k,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn filter_compiles_on_this_architecture() {
-        let f = Filter::compile().unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(f.programs().len(), 2);
-        for p in f.programs() {
-            assert!(!p.is_empty() && p.len() < 4096, "{}", p.len());
-        }
-    }
 }
