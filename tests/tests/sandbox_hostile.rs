@@ -275,6 +275,51 @@ async fn no_network_traffic_reaches_the_host() {
     assert!(udp.recv_from(&mut buf).is_ok());
 }
 
+/// Every run has a network namespace of its own, never the host's and
+/// never another run's, whether it was made ahead (the pool, which holds
+/// fewer than the runs started here) or at launch. The runs are alive
+/// together, so no namespace can have been freed and its number reused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_run_has_a_network_namespace_of_its_own() {
+    use std::os::unix::fs::MetadataExt;
+    let host = std::fs::metadata("/proc/self/ns/net").unwrap().ino();
+    let sb = sandbox();
+    let mut runs = Vec::new();
+    for i in 0..6 {
+        let (keep, d) = run_dir();
+        let r = sb
+            .launch(
+                &caller(&format!("netns-{i}")),
+                &d,
+                RunRequest::new("hostile").args(["netns", "1500"]),
+                &CancellationToken::new(),
+            )
+            .unwrap();
+        runs.push((keep, r));
+    }
+    let mut seen = std::collections::BTreeSet::from([host]);
+    for (_keep, r) in runs {
+        let o = r.wait().await;
+        assert_eq!(o.termination, Termination::Exited(0), "{o:?}");
+        let ns: u64 = String::from_utf8_lossy(o.stdout.head.as_untrusted_bytes())
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(seen.insert(ns), "network namespace {ns} seen twice");
+    }
+    // The positive control: unconfined, the probe reports the host's.
+    let (run, _dir) = run_dir();
+    let out = Command::new(HOSTILE)
+        .args(["netns", "0"])
+        .current_dir(run.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        host.to_string()
+    );
+}
+
 /// The host's System V IPC objects (of the server's uid) are out of reach:
 /// the run has an IPC namespace of its own. Made with util-linux `ipcmk`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

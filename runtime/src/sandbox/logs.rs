@@ -172,12 +172,16 @@ pub(crate) async fn drain<R: AsyncRead + Unpin>(
     log: SharedLog,
     mut progress: Option<ProgressParser>,
 ) {
-    let mut buf = vec![0u8; READ_CHUNK];
+    // Filled by `read_buf` without being zeroed first: most runs write far
+    // less than a chunk, and zeroing it is a measurable part of a short
+    // run's cost.
+    let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     loop {
-        match stream.read(&mut buf).await {
+        buf.clear();
+        match stream.read_buf(&mut buf).await {
             Ok(0) => return,
-            Ok(n) => {
-                let chunk = &buf[..n];
+            Ok(_) => {
+                let chunk = buf.as_slice();
                 log.with(|b| b.push(chunk));
                 if let Some(p) = progress.as_mut() {
                     p.feed(chunk);

@@ -37,6 +37,7 @@ mod jobs;
 mod landlock;
 mod limits;
 mod logs;
+mod netns;
 mod outcome;
 mod progress;
 mod registry;

@@ -22,6 +22,7 @@ use super::error::{ConfigError, SandboxError};
 use super::landlock::{DEFAULT_READ_PATHS, FsPolicy};
 use super::limits::Limits;
 use super::logs::{SharedLog, drain};
+use super::netns::NetPool;
 use super::outcome::{LimitHit, Outcome, Termination, limit_of, termination_of};
 use super::progress::{ProgressParser, ProgressReport};
 use super::registry::SolverRegistry;
@@ -30,7 +31,7 @@ use super::slurm::{self, Launcher};
 use super::spawn::{
     self, CStrArray, ChildPlan, ExecPlan, ExitRecord, IdMaps, RECORD_LEN, RlimitPlan, ViewChild,
 };
-use super::view::ViewPlan;
+use super::view::{RunMounts, ViewPlan};
 use crate::identity::CallerId;
 use crate::limits::{ConcurrencyLimiter, Permit};
 use crate::runs::{FileName, RunDir};
@@ -205,6 +206,8 @@ struct Inner {
     views: BTreeMap<String, Arc<ViewPlan>>,
     filter: Option<Arc<Filter>>,
     limiter: ConcurrencyLimiter,
+    /// Network namespaces made ahead (with a private network only).
+    net_pool: Option<NetPool>,
 }
 
 impl Sandbox {
@@ -268,6 +271,11 @@ impl Sandbox {
         )?;
         let limiter = ConcurrencyLimiter::new(config.global_runs, config.per_caller_runs);
         let filter = filter.filter(|_| containment.seccomp);
+        let net_pool = if containment.private_network {
+            start_net_pool(&config, filter.as_deref())
+        } else {
+            None
+        };
         Ok(Self {
             inner: Arc::new(Inner {
                 registry,
@@ -277,6 +285,7 @@ impl Sandbox {
                 views,
                 filter,
                 limiter,
+                net_pool,
             }),
         })
     }
@@ -371,10 +380,15 @@ impl Sandbox {
                     _ => None,
                 };
                 let run = plan.run_mounts(file_id(&run_dir)?, w).map_err(internal)?;
+                let net = match &inner.net_pool {
+                    Some(pool) if plan.private_network() => pool.take(),
+                    _ => None,
+                };
                 Some(ViewChild {
                     plan: Arc::clone(plan),
                     run,
                     rules: inner.policy.view_rules(),
+                    net,
                 })
             }
             None => None,
@@ -384,6 +398,10 @@ impl Sandbox {
         let (control_rd, control_wr) = pipe_with(PipeFlags::CLOEXEC).map_err(internal)?;
         let (status_rd, status_wr) =
             pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map_err(internal)?;
+        let (reaped_rd, reaped_wr) =
+            pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map_err(internal)?;
+        let reaped =
+            tokio::net::unix::pipe::Receiver::from_owned_fd(reaped_rd).map_err(internal)?;
         let limits = request.limits;
         let plan = ChildPlan {
             run_dir: run_dir.try_clone().map_err(internal)?,
@@ -391,6 +409,7 @@ impl Sandbox {
             ruleset,
             control: control_rd,
             status: status_wr,
+            reaped: reaped_wr,
             pid_namespace: inner.containment.tree_kill == TreeKill::PidNamespace,
             id_maps: IdMaps::for_server(),
             view,
@@ -442,6 +461,7 @@ impl Sandbox {
             child,
             control: Some(control_wr),
             status: status_rd,
+            reaped,
             run_dir,
             readers,
             stdout: stdout_log,
@@ -635,6 +655,8 @@ struct LocalRun {
     child: tokio::process::Child,
     control: Option<OwnedFd>,
     status: OwnedFd,
+    /// Read end of the monitor's "tree dead" pipe ([`ChildPlan::reaped`]).
+    reaped: tokio::net::unix::pipe::Receiver,
     run_dir: OwnedFd,
     readers: [AbortOnDropHandle<()>; 2],
     stdout: SharedLog,
@@ -654,7 +676,7 @@ impl LocalRun {
         let mut timed_out = false;
         let mut cancelled = false;
         let ended = tokio::select! {
-            r = self.child.wait() => r.is_ok(),
+            r = tree_dead(&mut self.reaped, &mut self.child) => r,
             () = tokio::time::sleep_until(deadline) => { timed_out = true; false }
             () = self.cancel.cancelled() => { cancelled = true; false }
         };
@@ -698,13 +720,17 @@ impl LocalRun {
         outcome
     }
 
-    /// Drops the control pipe (the monitor kills the tree), then reaps the
-    /// monitor; a monitor that does not end within the grace is killed.
+    /// Drops the control pipe (the monitor kills the tree), then waits for
+    /// the tree's end; a monitor that does not report it within the grace
+    /// is killed.
     async fn kill_and_reap(&mut self) {
         self.control = None;
-        if tokio::time::timeout(self.kill_grace, self.child.wait())
-            .await
-            .is_err()
+        if tokio::time::timeout(
+            self.kill_grace,
+            tree_dead(&mut self.reaped, &mut self.child),
+        )
+        .await
+        .is_err()
         {
             tracing::error!("sandbox monitor did not end after a kill; killing it");
             if let Err(e) = self.child.start_kill() {
@@ -747,6 +773,31 @@ impl LocalRun {
     }
 }
 
+/// Waits until the solver's whole tree is dead: the monitor says so
+/// once it has reaped its child, before its own exit (which tears the
+/// run's namespaces down: kernel work the caller need not wait for;
+/// the monitor is reaped in the background when the run is dropped). A
+/// monitor that ends without saying it is waited for. `false`: the
+/// monitor could not be waited for.
+async fn tree_dead(
+    reaped: &mut tokio::net::unix::pipe::Receiver,
+    child: &mut tokio::process::Child,
+) -> bool {
+    let mut byte = [0u8; 1];
+    loop {
+        if reaped.readable().await.is_err() {
+            break;
+        }
+        match reaped.try_read(&mut byte) {
+            Ok(1) => return true,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            // End of file (the monitor died without a word) or an error.
+            _ => break,
+        }
+    }
+    child.wait().await.is_ok()
+}
+
 /// A duplicate of the run directory's descriptor, refused if the directory
 /// has been removed since it was resolved (no links left: a solver would run
 /// in a deleted directory, its files unreachable to any later tool).
@@ -787,37 +838,15 @@ fn open_subdir(dir: std::os::fd::BorrowedFd<'_>, name: &FileName) -> Result<Owne
     Ok(fd)
 }
 
-/// Runs the start-up probes: namespaces and the view (with a plan of the
-/// configured read paths, `/dev/null` standing in for a solver, and `/` for
-/// a run directory), the seccomp filter, the Landlock ABI.
+/// Runs the start-up probes: namespaces and the view (see [`probe_view`]),
+/// the seccomp filter, the Landlock ABI.
 fn probe_host(config: &SandboxConfig, filter: Option<&Filter>) -> Result<HostSupport, ConfigError> {
     let maps = IdMaps::for_server();
     let (pid_namespace, fs_view, seccomp) = if config.allow_pid_namespace {
-        let unusable = |e: rustix::io::Errno| {
-            tracing::error!(error = %e, "sandbox probe could not start");
-            ConfigError::LayerUnavailable("the start-up probe's files (/ and /dev/null)")
-        };
-        let null = rustix::fs::stat("/dev/null").map_err(unusable)?;
-        let root = rustix::fs::open(
-            "/",
-            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::empty(),
-        )
-        .map_err(unusable)?;
-        let root_id = rustix::fs::fstat(&root).map_err(unusable)?;
-        let plan = ViewPlan::new(
-            &config.read_paths,
-            &[],
-            "probe",
-            Path::new("/dev/null"),
-            (null.st_dev, null.st_ino),
-            config.tmp_size,
-            !config.host_network,
-        )?;
-        let run = plan.run_mounts((root_id.st_dev, root_id.st_ino), None)?;
-        spawn::probe_host(Some((&plan, run, &root)), &maps, filter)
+        let (plan, run, root) = probe_view(config)?;
+        spawn::probe_host(Some((&plan, run, &root)), None, &maps, filter)
     } else {
-        spawn::probe_host(None, &maps, filter)
+        spawn::probe_host(None, None, &maps, filter)
     };
     Ok(HostSupport {
         pid_namespace,
@@ -825,6 +854,57 @@ fn probe_host(config: &SandboxConfig, filter: Option<&Filter>) -> Result<HostSup
         seccomp,
         landlock_abi: spawn::landlock_abi(),
     })
+}
+
+/// The probes' view: a plan of the configured read paths, `/dev/null`
+/// standing in for a solver, and `/` for a run directory.
+fn probe_view(config: &SandboxConfig) -> Result<(ViewPlan, RunMounts, OwnedFd), ConfigError> {
+    let unusable = |e: rustix::io::Errno| {
+        tracing::error!(error = %e, "sandbox probe could not start");
+        ConfigError::LayerUnavailable("the start-up probe's files (/ and /dev/null)")
+    };
+    let null = rustix::fs::stat("/dev/null").map_err(unusable)?;
+    let root = rustix::fs::open(
+        "/",
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(unusable)?;
+    let root_id = rustix::fs::fstat(&root).map_err(unusable)?;
+    let plan = ViewPlan::new(
+        &config.read_paths,
+        &[],
+        "probe",
+        Path::new("/dev/null"),
+        (null.st_dev, null.st_ino),
+        config.tmp_size,
+        !config.host_network,
+    )?;
+    let run = plan.run_mounts((root_id.st_dev, root_id.st_ino), None)?;
+    Ok((plan, run, root))
+}
+
+/// Starts the pool of network namespaces and checks, with the same probe
+/// as at start, that a launch can enter one of them. `None` (launches make
+/// their own namespace, with the same result) when the host refuses.
+fn start_net_pool(config: &SandboxConfig, filter: Option<&Filter>) -> Option<NetPool> {
+    let pool = NetPool::start()?;
+    let ns = pool.take()?;
+    let (plan, run, root) = probe_view(config).ok()?;
+    let (_, view, _) = spawn::probe_host(
+        Some((&plan, run, &root)),
+        Some(&ns),
+        &IdMaps::for_server(),
+        filter,
+    );
+    if view {
+        Some(pool)
+    } else {
+        tracing::info!(
+            "network namespaces are made per launch (the pooled ones cannot be entered)"
+        );
+        None
+    }
 }
 
 /// Device and inode of an open file.

@@ -49,6 +49,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::landlock::ViewRules;
+use super::netns::NetNs;
 use super::seccomp::Filter;
 use super::view::{self, RunMounts, ViewPlan};
 
@@ -203,6 +204,10 @@ pub(crate) struct ViewChild {
     pub(crate) run: RunMounts,
     /// The Landlock rules the solver adds inside the view.
     pub(crate) rules: ViewRules,
+    /// A fresh network namespace made ahead by the pool, which the monitor
+    /// enters instead of creating one (`None`: it creates one, when the
+    /// view has a private network).
+    pub(crate) net: Option<NetNs>,
 }
 
 /// The user namespace's id maps, as written to `/proc/self/{uid,gid}_map`.
@@ -245,6 +250,11 @@ pub(crate) struct ChildPlan {
     pub(crate) control: OwnedFd,
     /// Write end of the status pipe that carries the [`ExitRecord`].
     pub(crate) status: OwnedFd,
+    /// Write end of the pipe on which the monitor says, with one byte,
+    /// that it has reaped its child: the whole tree is dead. The server
+    /// answers then, and reaps the monitor (whose exit tears the run's
+    /// namespaces down) in the background.
+    pub(crate) reaped: OwnedFd,
     /// Whether to contain the tree in a new user + PID namespace.
     pub(crate) pid_namespace: bool,
     /// The id maps of that namespace.
@@ -287,7 +297,15 @@ fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
             // the init clones the run directory from it, by no path.
             // SAFETY: fchdir to a directory descriptor owned by `plan`.
             cvt(unsafe { libc::fchdir(plan.run_dir.as_raw_fd()) })?;
-            flags |= view_flags(&v.plan);
+            flags |= view_flags(&v.plan, v.net.is_some());
+            if let Some(net) = &v.net {
+                // The pool's user namespace owns the network namespace;
+                // the run's user namespace is created below it.
+                // SAFETY: setns on descriptors owned by `plan`.
+                cvt(unsafe { libc::setns(net.user.as_raw_fd(), libc::CLONE_NEWUSER) })?;
+                // SAFETY: as above.
+                cvt(unsafe { libc::setns(net.net.as_raw_fd(), libc::CLONE_NEWNET) })?;
+            }
         }
         // SAFETY: unshare with constant flags; this process has one thread.
         cvt(unsafe { libc::unshare(flags) })?;
@@ -319,10 +337,11 @@ fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
 
 /// The namespaces of the view beyond user and PID: mount, IPC (System V
 /// and POSIX message queues of the server's uid stay out of reach), UTS,
-/// and network unless the solver shares the host's.
-fn view_flags(plan: &ViewPlan) -> libc::c_int {
+/// and network unless the solver shares the host's or `entered_net` (the
+/// process already entered a fresh one from the pool).
+fn view_flags(plan: &ViewPlan, entered_net: bool) -> libc::c_int {
     let base = libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
-    if plan.private_network() {
+    if plan.private_network() && !entered_net {
         base | libc::CLONE_NEWNET
     } else {
         base
@@ -542,9 +561,14 @@ fn drop_capabilities() -> io::Result<()> {
             0,
         ))?;
         for cap in 0..64 {
-            // Fails with EINVAL past the last capability, and with EPERM
-            // without CAP_SETPCAP (then there is nothing to drop).
-            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+            // Fails with EINVAL past the last capability the kernel knows
+            // (then there is nothing more to drop), and with EPERM without
+            // CAP_SETPCAP (then there is nothing to drop at all).
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
+                && io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
+            {
+                break;
+            }
         }
     }
     // struct __user_cap_header_struct / __user_cap_data_struct, version 3.
@@ -651,7 +675,8 @@ fn monitor(child: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
     } else {
         plan.status.as_raw_fd()
     };
-    close_all_except([control, status, alive]);
+    let reaped = plan.reaped.as_raw_fd();
+    close_all_except([control, status, alive, reaped]);
     // SAFETY: pidfd_open with integer arguments; a failure returns -1.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, child, 0) } as RawFd;
     let mut killed = false;
@@ -696,6 +721,11 @@ fn monitor(child: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
                     write_record(status, ws, rusage_us(&ru));
                 }
             }
+            // With a PID namespace, the init's end (reaped just now) is the
+            // end of every process in it: the kernel killed and waited for
+            // them before the init could be reaped.
+            // SAFETY: a one-byte write from a static buffer.
+            unsafe { libc::write(reaped, [1u8].as_ptr().cast(), 1) };
             exit(0);
         }
         if r < 0 && !interrupted() {
@@ -708,7 +738,7 @@ fn monitor(child: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
 /// `alive` is the write end of the solver's [`ParentWatch`] pipe.
 fn init(solver: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
     let status = plan.status.as_raw_fd();
-    close_all_except([status, alive, -1]);
+    close_all_except([status, alive]);
     let mut cpu_us: u64 = 0;
     loop {
         let mut ws: libc::c_int = 0;
@@ -762,7 +792,7 @@ fn rusage_us(ru: &libc::rusage) -> u64 {
 
 /// Closes every descriptor except the (at most three) given ones; `-1`
 /// entries are ignored.
-fn close_all_except(mut keep: [RawFd; 3]) {
+fn close_all_except<const N: usize>(mut keep: [RawFd; N]) {
     // In-place sort of a fixed array: no allocation.
     keep.sort_unstable();
     let mut low: libc::c_uint = 0;
@@ -864,8 +894,12 @@ pub(super) fn cvt_long(r: libc::c_long) -> io::Result<libc::c_long> {
 /// must. Landlock is not probed here ([`landlock_abi`]).
 ///
 /// `view: None` probes the seccomp filter only (namespaces unwanted).
+///
+/// `net`: a namespace from the pool, entered as a launch enters it (the
+/// view bit then also says that entering it works).
 pub(crate) fn probe_host(
     view: Option<(&ViewPlan, RunMounts, &OwnedFd)>,
+    net: Option<&NetNs>,
     maps: &IdMaps,
     filter: Option<&Filter>,
 ) -> (bool, bool, bool) {
@@ -882,11 +916,18 @@ pub(crate) fn probe_host(
         let Some((plan, mut run, dir)) = view else {
             exit(MARK | probe_seccomp(filter));
         };
-        // SAFETY: fchdir to a directory descriptor; unshare with constant
-        // flags in a single-threaded child.
+        // SAFETY: fchdir to a directory descriptor; setns on descriptors
+        // the caller owns; unshare with constant flags in a
+        // single-threaded child.
         let view_ns = unsafe {
             libc::fchdir(dir.as_raw_fd()) == 0
-                && libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID | view_flags(plan)) == 0
+                && net.is_none_or(|n| {
+                    libc::setns(n.user.as_raw_fd(), libc::CLONE_NEWUSER) == 0
+                        && libc::setns(n.net.as_raw_fd(), libc::CLONE_NEWNET) == 0
+                })
+                && libc::unshare(
+                    libc::CLONE_NEWUSER | libc::CLONE_NEWPID | view_flags(plan, net.is_some()),
+                ) == 0
         };
         // SAFETY: as above.
         let pid_ns =

@@ -13,7 +13,9 @@
 //! `daemon <marker> <delay-ms>` (a setsid double fork that writes the marker
 //! after the delay), `fill <path> <max-bytes>` (writes until an error; exit
 //! 0 only if all `max-bytes` were written), `reopen-fd <n>` (reopens an
-//! inherited descriptor for writing through /proc/self/fd and writes).
+//! inherited descriptor for writing through /proc/self/fd and writes),
+//! `netns <hold-ms>` (prints the inode of its network namespace and stays
+//! alive that long; not an attack: what the test compares across runs).
 
 use std::ffi::CString;
 use std::io::Write;
@@ -106,6 +108,19 @@ fn main() {
                 let port = u16::try_from(num(2)).unwrap_or_else(|_| usage());
                 let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
                 verdict(std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_ok())
+            }
+            "netns" => {
+                use std::os::unix::fs::MetadataExt;
+                let ino = std::fs::metadata("/proc/self/ns/net").map(|m| m.ino());
+                match ino {
+                    Ok(ino) => {
+                        println!("{ino}");
+                        let _ = std::io::stdout().flush();
+                        std::thread::sleep(Duration::from_millis(num(2)));
+                        verdict(true)
+                    }
+                    Err(_) => verdict(false),
+                }
             }
             "udp" => {
                 // Sends a datagram; the test checks from outside whether it
