@@ -49,9 +49,12 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 CANARY = "CANARYpy8Kd"
 TOOLS = {
     "heat_start", "heat_sweep", "heat_status", "heat_wait", "heat_log",
-    "heat_result", "heat_plot", "heat_cancel", "heat_delete", "heat_list",
+    "heat_result", "heat_plot", "heat_sweep_plot", "heat_cancel", "heat_delete", "heat_list",
 }
-RUN_TOOLS = ["heat_status", "heat_wait", "heat_log", "heat_result", "heat_plot", "heat_cancel", "heat_delete"]
+RUN_TOOLS = [
+    "heat_status", "heat_wait", "heat_log", "heat_result", "heat_plot", "heat_sweep_plot",
+    "heat_cancel", "heat_delete",
+]
 HANDLE = re.compile(r"^heat_[A-Za-z0-9_-]{22,80}$")
 UNKNOWN_HANDLE = "heat_" + "A" * 30
 # Upper bound of the whole script, against hangs only.

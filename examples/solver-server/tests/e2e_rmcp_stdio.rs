@@ -30,7 +30,7 @@ const TEST_BUDGET: Duration = Duration::from_secs(90);
 /// Marker placed in hostile values and key names; no response may contain it.
 const CANARY: &str = "CANARYq7Zx";
 
-const TOOLS: [&str; 10] = [
+const TOOLS: [&str; 11] = [
     "heat_cancel",
     "heat_delete",
     "heat_list",
@@ -40,6 +40,7 @@ const TOOLS: [&str; 10] = [
     "heat_start",
     "heat_status",
     "heat_sweep",
+    "heat_sweep_plot",
     "heat_wait",
 ];
 
@@ -204,6 +205,7 @@ async fn tools_are_listed_with_strict_schemas() {
             ("heat_log", &["run"][..]),
             ("heat_result", &["run"][..]),
             ("heat_plot", &["run"][..]),
+            ("heat_sweep_plot", &["run"][..]),
             ("heat_cancel", &["run"][..]),
             ("heat_delete", &["run"][..]),
             ("heat_list", &[][..]),
@@ -328,9 +330,19 @@ async fn a_run_goes_through_every_tool() {
         let png = base64::engine::general_purpose::STANDARD
             .decode(&b64.data)
             .unwrap();
-        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert_plot(&png);
         let info = s.ok("heat_plot", json!({"run": handle})).await;
         assert_eq!(info["bytes"], png.len());
+        assert_eq!(
+            (info["width"].as_u64(), info["height"].as_u64()),
+            (Some(800), Some(500))
+        );
+        // A single run is not a sweep.
+        let (kind, text) = s.err("heat_sweep_plot", json!({"run": handle})).await;
+        assert_eq!(
+            (kind.as_str(), text.as_str()),
+            ("rejected", "the run is not part of a sweep")
+        );
 
         let list = s.ok("heat_list", json!({})).await;
         assert!(
@@ -408,6 +420,25 @@ async fn a_sweep_runs_every_point() {
         }
         // Faster diffusion decays the sine mode further.
         assert!(maxima[0] > maxima[1] && maxima[1] > maxima[2], "{maxima:?}");
+        // One plot of the whole sweep, from any of its points.
+        let last = points[2]["run_handle"].as_str().unwrap();
+        let plot = s.call("heat_sweep_plot", json!({"run": last})).await;
+        assert_ne!(plot.is_error, Some(true), "{plot:?}");
+        let image = plot
+            .content
+            .iter()
+            .find_map(|c| c.as_image())
+            .expect("image content");
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(&image.data)
+            .unwrap();
+        assert_plot(&png);
+        // The curves are coloured by diffusivity: blue for the lowest,
+        // red for the highest, both present.
+        let rgb = pixels(&png);
+        let has = |f: &dyn Fn(&[u8]) -> bool| rgb.chunks(3).filter(|p| f(p)).count() > 300;
+        assert!(has(&|p| p[2] > 150 && p[0] < 80), "no blue curve");
+        assert!(has(&|p| p[0] > 150 && p[2] < 80), "no red curve");
         s.shutdown().await;
     })
     .await;
@@ -556,7 +587,7 @@ async fn hostile_calls_are_refused_with_fixed_errors() {
             String::new(),
             format!("heat_{CANARY}\u{0}AAAAAAAAAAAAAAAAAA"),
         ];
-        for tool in ["heat_status", "heat_wait", "heat_log", "heat_result", "heat_plot", "heat_cancel", "heat_delete"] {
+        for tool in ["heat_status", "heat_wait", "heat_log", "heat_result", "heat_plot", "heat_sweep_plot", "heat_cancel", "heat_delete"] {
             let mut first: Option<(String, String)> = None;
             for h in &bad_handles {
                 let e = s.err(tool, json!({"run": h})).await;
@@ -675,4 +706,28 @@ async fn malformed_numbers_on_the_wire_get_a_json_rpc_error_and_the_session_surv
         assert!(status.success(), "{status:?}");
     })
     .await;
+}
+
+/// Decodes a PNG into RGB pixels (the plots are 8-bit RGB).
+fn pixels(png: &[u8]) -> Vec<u8> {
+    let decoder = png::Decoder::new(std::io::Cursor::new(png));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (800, 500));
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    buf.truncate(info.buffer_size());
+    buf
+}
+
+/// A plot: a PNG of the fixed size that is neither blank nor all ink.
+fn assert_plot(png: &[u8]) {
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let rgb = pixels(png);
+    let ink = rgb.chunks(3).filter(|p| p.iter().any(|&c| c < 200)).count();
+    let total = rgb.len() / 3;
+    assert!(
+        ink > total / 100 && ink < total / 2,
+        "{ink} of {total} pixels drawn"
+    );
 }

@@ -439,30 +439,18 @@ impl SpiceServer {
     pub async fn spice_plot(&self, run: RunDir) -> Result<Output<PlotInfo>, ToolError> {
         let plot = read_plot(&run)?;
         let (png, content) = if plot.complex {
-            let (points, _) = circuit::ac(&plot).map_err(figures_error)?;
-            let gain: Vec<f64> = points.iter().map(|p| p.gain_db).collect();
-            let png = example_plot::render(&[example_plot::Series {
-                y: &gain,
-                rgb: [30, 90, 200],
-            }]);
-            (png, "gain_db over log frequency")
+            let (points, figures) = circuit::ac(&plot).map_err(figures_error)?;
+            (ac_figure(&points, &figures), "gain_db over log frequency")
         } else {
-            let (points, _) = circuit::tran(&plot).map_err(figures_error)?;
-            let v_in: Vec<f64> = points.iter().map(|p| p.v_in).collect();
-            let v_out: Vec<f64> = points.iter().map(|p| p.v_out).collect();
-            let png = example_plot::render(&[
-                example_plot::Series {
-                    y: &v_in,
-                    rgb: [160, 160, 160],
-                },
-                example_plot::Series {
-                    y: &v_out,
-                    rgb: [200, 40, 40],
-                },
-            ]);
-            (png, "v_in and v_out over time")
+            let (points, figures) = circuit::tran(&plot).map_err(figures_error)?;
+            (tran_figure(&points, &figures), "v_in and v_out over time")
         };
-        let png = png.ok_or(ToolError::rejected("the run's result has nothing to plot"))?;
+        let png = png.map_err(|e| match e {
+            example_plot::PlotError::NothingToPlot => {
+                ToolError::rejected("the run's result has nothing to plot")
+            }
+            e => ToolError::internal(e),
+        })?;
         let image = Image::png(png).map_err(ToolError::internal)?;
         Ok(Output::new(PlotInfo {
             run_handle: run.handle().to_string(),
@@ -480,6 +468,97 @@ impl SpiceServer {
         run.remove()?;
         Ok(Output::new(Deleted { run_handle }))
     }
+}
+
+/// The AC plot: gain in dB over log frequency, the −3 dB points marked,
+/// the peak and the corners in the caption. Text: fixed words and numbers.
+fn ac_figure(points: &[AcPoint], figures: &AcFigures) -> Result<Vec<u8>, example_plot::PlotError> {
+    use example_plot::{Axis, Figure, Marker, Series, Stroke, Text};
+    let f: Vec<f64> = points.iter().map(|p| p.frequency).collect();
+    let gain: Vec<f64> = points.iter().map(|p| p.gain_db).collect();
+    let level = figures.peak_gain_db - 3.01;
+    let markers = [figures.f_3db_low, figures.f_3db_high]
+        .into_iter()
+        .flatten()
+        .map(|at| Marker {
+            at: (at, level),
+            label: Text::new("-3 dB: ").num(at).lit(" Hz"),
+        })
+        .collect();
+    let mut caption = Text::new("Peak ")
+        .num(figures.peak_gain_db)
+        .lit(" dB at ")
+        .num(figures.peak_frequency)
+        .lit(" Hz");
+    caption = match (figures.f_3db_low, figures.f_3db_high) {
+        (Some(lo), Some(hi)) => caption
+            .lit(";  -3 dB band ")
+            .num(lo)
+            .lit(" to ")
+            .num(hi)
+            .lit(" Hz"),
+        (None, Some(hi)) => caption.lit(";  -3 dB cutoff ").num(hi).lit(" Hz"),
+        (Some(lo), None) => caption.lit(";  -3 dB cutoff ").num(lo).lit(" Hz"),
+        (None, None) => caption.lit(";  no -3 dB point within the sweep"),
+    };
+    example_plot::render(&Figure {
+        title: Text::new("AC sweep: gain of v(out) over v(in)"),
+        x: Axis::log10(Text::new("frequency [Hz]")),
+        y: Axis::linear(Text::new("gain [dB]")),
+        series: vec![Series {
+            name: Text::new("|v(out) / v(in)|"),
+            x: &f,
+            y: &gain,
+            rgb: [30, 90, 200],
+            stroke: Stroke::Solid,
+        }],
+        markers,
+        caption: Some(caption),
+    })
+}
+
+/// The transient plot: v(in) and v(out) over time, the step response's
+/// figures in the caption.
+fn tran_figure(
+    points: &[TranPoint],
+    figures: &TranFigures,
+) -> Result<Vec<u8>, example_plot::PlotError> {
+    use example_plot::{Axis, Figure, Series, Stroke, Text};
+    let t: Vec<f64> = points.iter().map(|p| p.time).collect();
+    let v_in: Vec<f64> = points.iter().map(|p| p.v_in).collect();
+    let v_out: Vec<f64> = points.iter().map(|p| p.v_out).collect();
+    let mut caption = Text::new("Final v(out) ")
+        .num(figures.final_value)
+        .lit(" V");
+    if let Some(rise) = figures.rise_time {
+        caption = caption.lit(";  10-90 % rise time ").num(rise).lit(" s");
+    }
+    if let Some(over) = figures.overshoot {
+        caption = caption.lit(";  overshoot ").num(over * 100.0).lit(" %");
+    }
+    example_plot::render(&Figure {
+        title: Text::new("Transient: source and output voltage"),
+        x: Axis::linear(Text::new("time [s]")),
+        y: Axis::linear(Text::new("voltage [V]")),
+        series: vec![
+            Series {
+                name: Text::new("v(in)"),
+                x: &t,
+                y: &v_in,
+                rgb: [150, 150, 150],
+                stroke: Stroke::Dashed,
+            },
+            Series {
+                name: Text::new("v(out)"),
+                x: &t,
+                y: &v_out,
+                rgb: [200, 40, 40],
+                stroke: Stroke::Solid,
+            },
+        ],
+        markers: Vec::new(),
+        caption: Some(caption),
+    })
 }
 
 #[tool_handler(router = self.router)]

@@ -223,8 +223,38 @@ async fn the_plot_is_a_png_and_delete_forgets_the_run() {
     let png = base64::engine::general_purpose::STANDARD
         .decode(&image.data)
         .unwrap();
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+    // The gain curve (blue) and its -3 dB marker (a dark ring) are drawn.
+    let rgb = pixels(&png);
+    assert!(
+        count(&rgb, |p| p[2] > 150 && p[0] < 80) > 300,
+        "no gain curve"
+    );
     ok(&s, "spice_delete", json!({"run": handle})).await;
+    // A transient: v(out) in red over the source.
+    let v = ok(
+        &s,
+        "spice_tran",
+        json!({"template": "rc_lowpass", "resistance": 1e3, "capacitance": 1e-6,
+               "t_step": 1e-5, "t_stop": 5e-3}),
+    )
+    .await;
+    let tran = v["run_handle"].as_str().unwrap().to_owned();
+    let r = call(&s, "spice_plot", json!({"run": tran})).await;
+    let image = r
+        .content
+        .iter()
+        .find_map(|c| c.as_image())
+        .expect("image content");
+    let rgb = pixels(
+        &base64::engine::general_purpose::STANDARD
+            .decode(&image.data)
+            .unwrap(),
+    );
+    assert!(
+        count(&rgb, |p| p[0] > 150 && p[1] < 90 && p[2] < 90) > 300,
+        "no v(out) curve"
+    );
+    ok(&s, "spice_delete", json!({"run": tran})).await;
     let r = call(&s, "spice_plot", json!({"run": handle})).await;
     assert_eq!(r.is_error, Some(true));
 }
@@ -339,4 +369,27 @@ async fn a_looping_ngspice_is_stopped_by_the_wall_limit() {
         })
         .collect();
     assert!(left.is_empty(), "ngspice processes left: {}", left.len());
+}
+
+/// Decodes a plot: an 8-bit RGB PNG of the fixed size, neither blank nor
+/// all ink. Returns its pixels.
+fn pixels(png: &[u8]) -> Vec<u8> {
+    let decoder = png::Decoder::new(std::io::Cursor::new(png));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (800, 500));
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    buf.truncate(info.buffer_size());
+    let ink = count(&buf, |p| p.iter().any(|&c| c < 200));
+    let total = buf.len() / 3;
+    assert!(
+        ink > total / 100 && ink < total / 2,
+        "{ink} of {total} pixels drawn"
+    );
+    buf
+}
+
+fn count(rgb: &[u8], f: impl Fn(&[u8]) -> bool) -> usize {
+    rgb.chunks(3).filter(|p| f(p)).count()
 }

@@ -168,6 +168,20 @@ fn write_result(p: &Problem, u: &[f64], output: &str) -> std::io::Result<()> {
         result["l2_error"] = l2.into();
         result["max_error"] = max.into();
     }
+    // What a plot of the run names and draws: the boundary, the
+    // diffusivity, and the exact solution at the nodes where there is one.
+    result["boundary"] = match p.boundary {
+        Boundary::Dirichlet => "dirichlet",
+        Boundary::Neumann => "neumann",
+    }
+    .into();
+    result["alpha"] = p.alpha.into();
+    let exact: Option<Vec<f64>> = (0..u.len())
+        .map(|i| p.analytic(p.x(i), p.t_final()))
+        .collect();
+    if let Some(exact) = exact {
+        result["exact"] = exact.into();
+    }
     if u.iter().any(|v| !v.is_finite()) {
         return Err(std::io::Error::other("non-finite values in the solution"));
     }
