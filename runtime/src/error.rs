@@ -39,6 +39,8 @@ pub enum ToolError {
     UnknownRun,
     /// The requested item does not exist.
     NotFound,
+    /// A per-caller quota of the run root refused a new run.
+    QuotaExceeded(crate::runs::Quota),
     /// The request is refused for a reason written in server code.
     Rejected(&'static str),
     /// Something failed inside the server; the detail is in the server log
@@ -96,13 +98,14 @@ impl ToolError {
             Self::Cancelled => "cancelled",
             Self::UnknownRun => "unknown_run",
             Self::NotFound => "not_found",
+            Self::QuotaExceeded(_) => "quota_exceeded",
             Self::Rejected(_) => "rejected",
             Self::Internal(_) => "internal",
         }
     }
 
     /// Every value [`ToolError::kind`] can take.
-    pub const KINDS: [&'static str; 9] = [
+    pub const KINDS: [&'static str; 10] = [
         "invalid_arguments",
         "cost_exceeded",
         "busy",
@@ -110,6 +113,7 @@ impl ToolError {
         "cancelled",
         "unknown_run",
         "not_found",
+        "quota_exceeded",
         "rejected",
         "internal",
     ];
@@ -130,6 +134,7 @@ impl ToolError {
                 "bound": { "description": "The declared bound that failed (invalid_arguments)." },
                 "ceiling": { "type": "number", "description": "The declared cost ceiling (cost_exceeded)." },
                 "units": { "type": "string", "description": "The cost units (cost_exceeded)." },
+                "quota": { "type": "string", "enum": ["runs", "bytes", "creates_per_minute"], "description": "The quota that refused a new run (quota_exceeded)." },
                 "reference": { "type": "string", "description": "The id under which the server logged the detail (internal)." }
             },
             "required": ["kind", "message"],
@@ -154,6 +159,9 @@ impl ToolError {
             }
             Self::Internal(id) => {
                 m.insert("reference".into(), Value::from(id.to_string()));
+            }
+            Self::QuotaExceeded(q) => {
+                m.insert("quota".into(), Value::from(q.token()));
             }
             _ => {}
         }
@@ -182,6 +190,7 @@ impl fmt::Display for ToolError {
             Self::Cancelled => f.write_str("the call was cancelled"),
             Self::UnknownRun => f.write_str("unknown run handle"),
             Self::NotFound => f.write_str("not found"),
+            Self::QuotaExceeded(q) => write!(f, "quota exceeded: {q}; delete runs or wait"),
             Self::Rejected(reason) => f.write_str(reason),
             Self::Internal(id) => write!(f, "internal error (reference {id})"),
         }
@@ -208,6 +217,7 @@ impl From<RunError> for ToolError {
             RunError::FileExists => Self::Rejected("run file already exists"),
             RunError::TooLarge => Self::Rejected("run file exceeds the size limit"),
             RunError::NoSpace => Self::Rejected("no space left for run data"),
+            RunError::QuotaExceeded(q) => Self::QuotaExceeded(q),
             other => Self::internal(format_args!("run root: {other}")),
         }
     }

@@ -9,10 +9,13 @@ use rustix::fs::{AtFlags, Dir, Mode, OFlags, RenameFlags, Stat};
 use rustix::io::Errno;
 
 use super::file::{self, Tail};
-use super::root::{RootInner, TOMBSTONE_KIND};
+use super::root::{RootInner, TOMBSTONE_KIND, off_worker};
 use super::sys::{self, open_beneath, storage_error};
 use super::{FileName, RunError, RunHandle};
 use crate::identity::CallerId;
+
+/// Most entries [`RunDir::record_usage`] measures.
+pub const MAX_MEASURED_ENTRIES: usize = 1_000_000;
 
 /// A resolved run directory, held as a directory file descriptor.
 ///
@@ -233,7 +236,52 @@ impl RunDir {
         sys::remove_contents(self.dir.as_fd()).map_err(|e| storage_error("empty run", e))?;
         rustix::fs::unlinkat(root, tomb.as_str(), AtFlags::REMOVEDIR)
             .map_err(|e| storage_error("remove tombstone", e))?;
-        rustix::fs::fsync(root).map_err(|e| storage_error("fsync root", e))
+        rustix::fs::fsync(root).map_err(|e| storage_error("fsync root", e))?;
+        // The index entry last: a crash before this line leaves an entry
+        // without a run, which the next listing drops.
+        self.root
+            .index
+            .remove(&self.root.key, &self.owner, &self.handle);
+        Ok(())
+    }
+
+    /// [`RunDir::remove`] on tokio's blocking pool (removing a run of many
+    /// files takes as long as it takes, off the async workers).
+    pub async fn remove_async(self) -> Result<(), RunError> {
+        off_worker(move || self.remove()).await
+    }
+
+    /// Measures the bytes the run holds (the allocated size of every entry
+    /// of its tree, walked by descriptor without following links, at most
+    /// [`MAX_MEASURED_ENTRIES`] entries: past them the count stops, a lower
+    /// bound) and records it, with whether the run's solver has
+    /// `finished`, in the run's index entry: what
+    /// [`Quotas::max_bytes`](super::Quotas) and the shorter retention of
+    /// finished runs read. Returns the bytes.
+    pub fn record_usage(&self, finished: bool) -> Result<u64, RunError> {
+        let mut budget = MAX_MEASURED_ENTRIES;
+        let bytes = sys::tree_bytes(self.dir.as_fd(), &mut budget, 0)
+            .map_err(|e| storage_error("measure run", e))?;
+        self.root
+            .index
+            .record(&self.root.key, &self.owner, &self.handle, bytes, finished)?;
+        Ok(bytes)
+    }
+
+    /// [`RunDir::record_usage`] on tokio's blocking pool.
+    pub async fn record_usage_async(&self, finished: bool) -> Result<u64, RunError> {
+        let run = self.try_clone()?;
+        off_worker(move || run.record_usage(finished)).await
+    }
+
+    /// [`RunDir::read_bounded`] on tokio's blocking pool (for large reads).
+    pub async fn read_bounded_async(
+        &self,
+        name: &FileName,
+        max_bytes: usize,
+    ) -> Result<Vec<u8>, RunError> {
+        let (run, name) = (self.try_clone()?, name.clone());
+        off_worker(move || run.read_bounded(&name, max_bytes)).await
     }
 
     /// True if the root's entry `name` is (not a link to) this directory.
@@ -320,6 +368,20 @@ impl RunSubdir {
     /// As [`RunDir::read_bounded`], inside this subdirectory.
     pub fn read_bounded(&self, name: &FileName, max_bytes: usize) -> Result<Vec<u8>, RunError> {
         file::read_bounded_at(self.dir.as_fd(), self.uid, name.as_str(), max_bytes)
+    }
+
+    /// [`RunSubdir::read_bounded`] on tokio's blocking pool.
+    pub async fn read_bounded_async(
+        &self,
+        name: &FileName,
+        max_bytes: usize,
+    ) -> Result<Vec<u8>, RunError> {
+        let dir = self
+            .dir
+            .try_clone()
+            .map_err(|e| sys::io_error("duplicate run descriptor", &e))?;
+        let (uid, name) = (self.uid, name.clone());
+        off_worker(move || file::read_bounded_at(dir.as_fd(), uid, name.as_str(), max_bytes)).await
     }
 
     /// As [`RunDir::tail_lines`], inside this subdirectory.

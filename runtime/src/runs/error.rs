@@ -48,6 +48,10 @@ pub enum RunError {
     /// failed write leaves the previous content intact.
     #[error("no space left for run data")]
     NoSpace,
+    /// A per-caller quota refused a new run; see
+    /// [`Quotas`](super::Quotas).
+    #[error("quota exceeded: {0}")]
+    QuotaExceeded(super::Quota),
     /// The configured run root cannot be used; see [`RootProblem`].
     #[error("run root refused: {0}")]
     InvalidRoot(RootProblem),

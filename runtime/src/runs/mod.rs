@@ -22,18 +22,21 @@ mod dir;
 mod error;
 mod file;
 mod handle;
+mod index;
 mod key;
 mod name;
 mod owner;
 mod root;
 mod sys;
 
-pub use dir::{RunDir, RunSubdir};
+pub use dir::{MAX_MEASURED_ENTRIES, RunDir, RunSubdir};
 pub use error::{RootProblem, RunError};
 pub use file::Tail;
 pub use handle::RunHandle;
 pub use name::{FileName, HandlePrefix, MAX_FILE_NAME_LEN, MAX_PREFIX_LEN};
-pub use root::{HasRunRoot, MAX_LISTED_RUNS, RunRoot};
+pub use root::{
+    HasRunRoot, MAX_LISTED_RUNS, Quota, Quotas, Retention, RootOptions, RunRoot, SweepReport,
+};
 
 #[cfg(test)]
 mod tests;

@@ -72,3 +72,36 @@ pub(crate) fn is_owned_by(
         Err(e) => Err(e),
     }
 }
+
+/// The caller an authentic record in the run directory `dir` of `handle`
+/// names; `None` for a missing, malformed or forged record (used to build
+/// the per-caller index of a root that has none).
+pub(crate) fn read_owner(
+    dir: BorrowedFd<'_>,
+    uid: u32,
+    key: &RootKey,
+    handle: &RunHandle,
+) -> Result<Option<CallerId>, RunError> {
+    let bytes = match read_bounded_at(dir, uid, OWNER_RECORD, MAX_RECORD_LEN) {
+        Ok(b) => b,
+        Err(RunError::FileNotFound | RunError::FileRefused | RunError::TooLarge) => {
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    let Some(rest) = bytes.strip_prefix(MAGIC) else {
+        return Ok(None);
+    };
+    let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+        return Ok(None);
+    };
+    let Some(owner) = std::str::from_utf8(&rest[..end])
+        .ok()
+        .and_then(|s| CallerId::new(s).ok())
+    else {
+        return Ok(None);
+    };
+    let expected = encode(key, handle, &owner);
+    let authentic = bytes.len() == expected.len() && bool::from(bytes.ct_eq(&expected));
+    Ok(authentic.then_some(owner))
+}

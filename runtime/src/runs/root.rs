@@ -1,10 +1,12 @@
 //! The run root: the one application-owned directory every run lives
 //! beneath, held as a directory descriptor for its whole lifetime.
 
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
 
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -12,6 +14,7 @@ use rustix::io::Errno;
 use super::dir::RunDir;
 use super::error::RootProblem;
 use super::handle::RunHandle;
+use super::index::{EntryState, Index};
 use super::key::RootKey;
 use super::sys::{self, is_private_dir, open_dir_beneath, storage_error};
 use super::{HandlePrefix, RunError, owner};
@@ -23,6 +26,115 @@ pub const MAX_LISTED_RUNS: usize = 1000;
 /// Attempts at drawing an unused handle before giving up (a collision of
 /// 128-bit random handles does not happen; this bounds a broken RNG).
 const CREATE_ATTEMPTS: usize = 4;
+
+/// Ceilings on what one caller may hold and create. `None` is no ceiling;
+/// the default has none. A refusal is [`RunError::QuotaExceeded`] naming
+/// the [`Quota`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Quotas {
+    /// Most runs a caller holds at once.
+    pub max_runs: Option<usize>,
+    /// Most bytes a caller's runs hold, as last measured
+    /// ([`RunDir::record_usage`]): a caller over it creates no new run
+    /// until it deletes some.
+    pub max_bytes: Option<u64>,
+    /// Most runs a caller creates in any 60 seconds.
+    pub max_creates_per_minute: Option<u32>,
+}
+
+/// Which quota a refused creation hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
+pub enum Quota {
+    /// [`Quotas::max_runs`].
+    #[error("runs held")]
+    Runs,
+    /// [`Quotas::max_bytes`].
+    #[error("bytes held")]
+    Bytes,
+    /// [`Quotas::max_creates_per_minute`].
+    #[error("runs created per minute")]
+    CreateRate,
+}
+
+impl Quota {
+    /// The quota's stable token in a structured error.
+    pub const fn token(self) -> &'static str {
+        match self {
+            Self::Runs => "runs",
+            Self::Bytes => "bytes",
+            Self::CreateRate => "creates_per_minute",
+        }
+    }
+}
+
+/// When runs expire: a run not used (created, resolved, or its usage
+/// recorded) for `max_idle` answers like an unknown handle and is removed
+/// by [`RunRoot::sweep_expired`]; a finished run
+/// ([`RunDir::record_usage`] with `finished`) after `max_idle_finished`
+/// when that is shorter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Idle time after which a run expires.
+    pub max_idle: Duration,
+    /// Idle time after which a finished run expires.
+    pub max_idle_finished: Option<Duration>,
+}
+
+impl Retention {
+    fn expired(&self, s: &EntryState, now: SystemTime) -> bool {
+        let idle = now.duration_since(s.last_use).unwrap_or(Duration::ZERO);
+        let limit = match (s.finished, self.max_idle_finished) {
+            (true, Some(f)) => f.min(self.max_idle),
+            _ => self.max_idle,
+        };
+        idle > limit
+    }
+}
+
+/// How [`RunRoot::open_with_options`] opens a root.
+#[derive(Debug, Clone, Default)]
+pub struct RootOptions {
+    /// The prefix of the handles the root issues.
+    pub prefix: HandlePrefix,
+    /// Per-caller ceilings.
+    pub quotas: Quotas,
+    /// Expiry of unused runs (`None`: runs never expire).
+    pub retention: Option<Retention>,
+}
+
+/// What one expiry sweep did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    /// Index entries looked at.
+    pub examined: usize,
+    /// Expired runs removed.
+    pub removed: usize,
+    /// Expired runs kept because their job is still live.
+    pub kept_live: usize,
+    /// Whether this sweep finished a pass over the whole index.
+    pub pass_complete: bool,
+}
+
+/// Per-caller state kept in memory: the creation lock (so that quota
+/// checks and the creation they allow are one step) and the recent
+/// creations (the rate quota).
+#[derive(Default)]
+struct CallerState {
+    lock: Arc<Mutex<()>>,
+    creates: VecDeque<Instant>,
+}
+
+/// Where the sweeper stopped: the caller directories of this pass and the
+/// entries of the current one.
+#[derive(Default)]
+struct SweepCursor {
+    callers: Vec<String>,
+    next_caller: usize,
+    entries: Vec<String>,
+    next_entry: usize,
+    current: Option<String>,
+}
 
 /// What a [`RunRoot`] and every [`RunDir`] opened from it share.
 pub(crate) struct RootInner {
@@ -36,6 +148,12 @@ pub(crate) struct RootInner {
     /// used only where a path must cross a process boundary, as in a batch
     /// job on a shared file system).
     pub(crate) path: std::path::PathBuf,
+    /// The per-caller index.
+    pub(crate) index: Index,
+    quotas: Quotas,
+    retention: Option<Retention>,
+    callers: Mutex<HashMap<String, CallerState>>,
+    sweep: Mutex<SweepCursor>,
 }
 
 /// The application-owned directory all runs live beneath.
@@ -96,6 +214,28 @@ impl RunRoot {
 
     /// Like [`RunRoot::open`], with a chosen handle prefix.
     pub fn open_with(path: impl AsRef<Path>, prefix: HandlePrefix) -> Result<RunRoot, RunError> {
+        Self::open_with_options(
+            path,
+            RootOptions {
+                prefix,
+                ..RootOptions::default()
+            },
+        )
+    }
+
+    /// Like [`RunRoot::open`], with a handle prefix, per-caller quotas and
+    /// retention. A root made by an older version gets its per-caller index
+    /// built here, from the owner records (once; it costs a read of every
+    /// run's record).
+    pub fn open_with_options(
+        path: impl AsRef<Path>,
+        options: RootOptions,
+    ) -> Result<RunRoot, RunError> {
+        let RootOptions {
+            prefix,
+            quotas,
+            retention,
+        } = options;
         // Normalised: a trailing `/` would make the kernel follow a symlink
         // in the last component despite O_NOFOLLOW.
         let path: std::path::PathBuf = path.as_ref().components().collect();
@@ -140,17 +280,22 @@ impl RunRoot {
             return Err(RunError::InvalidRoot(RootProblem::Permissions));
         }
         let key = RootKey::load_or_create(fd.as_fd(), uid)?;
-        let root = RunRoot {
+        sweep_tombstones(fd.as_fd());
+        let index = Index::open_or_build(fd.as_fd(), uid, &key, &prefix)?;
+        Ok(RunRoot {
             inner: Arc::new(RootInner {
                 fd,
                 prefix,
                 uid,
                 key,
                 path: path.to_path_buf(),
+                index,
+                quotas,
+                retention,
+                callers: Mutex::new(HashMap::new()),
+                sweep: Mutex::new(SweepCursor::default()),
             }),
-        };
-        root.sweep_tombstones();
-        Ok(root)
+        })
     }
 
     /// The prefix of the handles this root issues.
@@ -167,18 +312,45 @@ impl RunRoot {
     /// Creates a new run owned by `owner`: a fresh random handle, its run
     /// directory (mode 0700) and its owner record, written atomically and
     /// fsynced. A failure leaves no partial run behind.
+    ///
+    /// With [`Quotas`], the caller's ceilings are checked first (a refusal
+    /// is [`RunError::QuotaExceeded`]); a caller's creations are serialised
+    /// so that the check and the creation it allows are one step.
     pub fn create(&self, owner: &CallerId) -> Result<(RunHandle, RunDir), RunError> {
+        let lock = self.caller_lock(owner);
+        let _serialised = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        self.check_quotas(owner)?;
+        let created = self.create_unchecked(owner)?;
+        if self.inner.quotas.max_creates_per_minute.is_some() {
+            self.with_caller(owner, |c| c.creates.push_back(Instant::now()));
+        }
+        Ok(created)
+    }
+
+    fn create_unchecked(&self, owner: &CallerId) -> Result<(RunHandle, RunDir), RunError> {
         let root = self.inner.fd.as_fd();
+        let index = &self.inner.index;
+        let key = &self.inner.key;
         let mut issued = None;
         for _ in 0..CREATE_ATTEMPTS {
             let handle = RunHandle::generate(&self.inner.prefix)?;
+            // The index entry first (durably), then the run: a crash in
+            // between leaves an entry without a run, never a run without
+            // an entry.
+            index.add(key, owner, &handle)?;
             match rustix::fs::mkdirat(root, handle.as_str(), Mode::RWXU) {
                 Ok(()) => {
                     issued = Some(handle);
                     break;
                 }
-                Err(Errno::EXIST) => continue,
-                Err(e) => return Err(storage_error("create run directory", e)),
+                Err(Errno::EXIST) => {
+                    index.remove(key, owner, &handle);
+                    continue;
+                }
+                Err(e) => {
+                    index.remove(key, owner, &handle);
+                    return Err(storage_error("create run directory", e));
+                }
             }
         }
         let Some(handle) = issued else {
@@ -189,6 +361,7 @@ impl RunRoot {
             Ok(dir) => dir,
             Err(e) => {
                 discard_empty(root, &handle);
+                index.remove(key, owner, &handle);
                 return Err(storage_error("open new run directory", e));
             }
         };
@@ -200,6 +373,7 @@ impl RunRoot {
                 );
             }
             discard_empty(root, &handle);
+            index.remove(key, owner, &handle);
             return Err(e);
         }
         Ok((
@@ -231,10 +405,17 @@ impl RunRoot {
         let Some(handle) = RunHandle::parse(handle, &self.inner.prefix) else {
             return Err(RunError::UnknownRun);
         };
-        self.open_run(handle, owner)
+        self.open_run(handle, owner, true)
     }
 
-    fn open_run(&self, handle: RunHandle, owner: &CallerId) -> Result<RunDir, RunError> {
+    /// Opens and checks a run; `used`: the call is a use of the run (its
+    /// last use becomes now, under a retention).
+    fn open_run(
+        &self,
+        handle: RunHandle,
+        owner: &CallerId,
+        used: bool,
+    ) -> Result<RunDir, RunError> {
         let root = self.inner.fd.as_fd();
         let dir = match open_dir_beneath(root, handle.as_str()) {
             Ok(dir) => dir,
@@ -252,6 +433,21 @@ impl RunRoot {
         if !owner::is_owned_by(dir.as_fd(), self.inner.uid, &self.inner.key, &handle, owner)? {
             return Err(RunError::UnknownRun);
         }
+        if let Some(retention) = &self.inner.retention {
+            let (index, key) = (&self.inner.index, &self.inner.key);
+            match index.state(key, owner, &handle)? {
+                // Expired: the same answer as unknown, before the sweeper
+                // has removed it.
+                Some(s) if retention.expired(&s, SystemTime::now()) => {
+                    return Err(RunError::UnknownRun);
+                }
+                Some(_) if used => index.touch(key, owner, &handle),
+                Some(_) => {}
+                // An authentic run without an entry (its entry removed by
+                // hand): indexed again, as fresh.
+                None => index.add(key, owner, &handle)?,
+            }
+        }
         Ok(RunDir::new(
             Arc::clone(&self.inner),
             dir,
@@ -267,21 +463,32 @@ impl RunRoot {
 
     /// The handles of `owner`'s runs, sorted, at most `max` of them (the
     /// first `max` in sort order). Other callers' runs are never listed.
+    ///
+    /// The cost is in proportion to `owner`'s runs, not the root's: the
+    /// per-caller index names the candidates, and each is opened and its
+    /// owner record checked (a stale or forged entry lists nothing).
+    /// Listing is not a use of the runs (their expiry clocks do not reset).
     pub fn list_bounded(&self, owner: &CallerId, max: usize) -> Result<Vec<RunHandle>, RunError> {
-        let mut reader =
-            Dir::read_from(&self.inner.fd).map_err(|e| storage_error("read run root", e))?;
+        let (index, key) = (&self.inner.index, &self.inner.key);
         let mut found = Vec::new();
-        while let Some(entry) = reader.read() {
-            let entry = entry.map_err(|e| storage_error("read run root", e))?;
-            let Ok(name) = entry.file_name().to_str() else {
-                continue;
-            };
-            let Some(handle) = RunHandle::parse(name, &self.inner.prefix) else {
-                continue;
-            };
-            match self.open_run(handle.clone(), owner) {
+        for handle in index.handles(key, owner, &self.inner.prefix)? {
+            match self.open_run(handle.clone(), owner, false) {
                 Ok(_) => found.push(handle),
-                Err(RunError::UnknownRun) => {}
+                Err(RunError::UnknownRun) => {
+                    // An entry whose run is gone (a crash between the two
+                    // steps of a create or a remove): dropped.
+                    let gone = matches!(
+                        rustix::fs::statat(
+                            &self.inner.fd,
+                            handle.as_str(),
+                            AtFlags::SYMLINK_NOFOLLOW
+                        ),
+                        Err(Errno::NOENT)
+                    );
+                    if gone {
+                        index.remove(key, owner, &handle);
+                    }
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -290,35 +497,258 @@ impl RunRoot {
         Ok(found)
     }
 
-    /// Removes tombstones (runs whose removal was interrupted) and stale
-    /// temporary files.
-    fn sweep_tombstones(&self) {
-        let root = self.inner.fd.as_fd();
-        let Ok(mut reader) = Dir::read_from(root) else {
-            return;
+    /// [`RunRoot::list`] on tokio's blocking pool: the async worker that
+    /// awaits it is not held up by the file-system work.
+    pub async fn list_async(&self, owner: &CallerId) -> Result<Vec<RunHandle>, RunError> {
+        let (root, owner) = (self.clone(), owner.clone());
+        off_worker(move || root.list(&owner)).await
+    }
+
+    /// Removes expired runs (with a [`Retention`]; nothing without one),
+    /// looking at no more than `budget` index entries: a pass over the
+    /// whole index is spread over as many calls as it takes, each bounded.
+    /// A run for which `is_live` says true (its job still runs) is kept.
+    pub fn sweep_expired(
+        &self,
+        budget: usize,
+        is_live: &dyn Fn(&RunHandle) -> bool,
+    ) -> Result<SweepReport, RunError> {
+        let mut report = SweepReport::default();
+        let Some(retention) = self.inner.retention else {
+            report.pass_complete = true;
+            return Ok(report);
         };
-        let mut tombs = Vec::new();
-        while let Some(Ok(entry)) = reader.read() {
-            let Ok(name) = entry.file_name().to_str() else {
+        let mut cursor = self
+            .inner
+            .sweep
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let index_fd = self.inner.index.fd();
+        let now = SystemTime::now();
+        while report.examined < budget {
+            if cursor.next_entry >= cursor.entries.len() {
+                // The next caller directory of this pass.
+                if cursor.next_caller >= cursor.callers.len() {
+                    if !cursor.callers.is_empty() || cursor.current.is_some() {
+                        *cursor = SweepCursor::default();
+                        report.pass_complete = true;
+                        break;
+                    }
+                    cursor.callers = dir_names(index_fd)?;
+                    cursor.next_caller = 0;
+                    if cursor.callers.is_empty() {
+                        report.pass_complete = true;
+                        break;
+                    }
+                }
+                let name = cursor.callers[cursor.next_caller].clone();
+                cursor.next_caller += 1;
+                cursor.entries = match open_dir_beneath(index_fd, &name) {
+                    Ok(d) => dir_names(d.as_fd())?,
+                    Err(_) => Vec::new(),
+                };
+                cursor.next_entry = 0;
+                cursor.current = Some(name);
+                continue;
+            }
+            let entry = cursor.entries[cursor.next_entry].clone();
+            cursor.next_entry += 1;
+            report.examined += 1;
+            let Some(caller_dir) = cursor.current.clone() else {
                 continue;
             };
-            if name.starts_with(TOMBSTONE_START) {
-                tombs.push(name.to_owned());
-            } else if name.starts_with(TEMP_START) {
-                // A key file staged by an opener that crashed.
-                let _ = rustix::fs::unlinkat(root, name, AtFlags::empty());
+            match self.expire_one(&caller_dir, &entry, &retention, now, is_live)? {
+                Expiry::Removed => report.removed += 1,
+                Expiry::KeptLive => report.kept_live += 1,
+                Expiry::Kept => {}
             }
         }
-        for name in tombs {
-            let removed = open_dir_beneath(root, &name)
-                .and_then(|dir| sys::remove_contents(dir.as_fd()))
-                .and_then(|()| rustix::fs::unlinkat(root, name.as_str(), AtFlags::REMOVEDIR));
-            if let Err(e) = removed {
-                tracing::warn!(
-                    errno = e.raw_os_error(),
-                    "run root: could not clear a tombstone"
-                );
+        Ok(report)
+    }
+
+    /// [`RunRoot::sweep_expired`] on tokio's blocking pool.
+    pub async fn sweep_expired_async(
+        &self,
+        budget: usize,
+        is_live: Arc<dyn Fn(&RunHandle) -> bool + Send + Sync>,
+    ) -> Result<SweepReport, RunError> {
+        let root = self.clone();
+        off_worker(move || root.sweep_expired(budget, &*is_live)).await
+    }
+
+    /// One entry of the sweep: removes its run if it expired and is not
+    /// live; drops the entry if its run is gone.
+    fn expire_one(
+        &self,
+        caller_dir: &str,
+        entry: &str,
+        retention: &Retention,
+        now: SystemTime,
+        is_live: &dyn Fn(&RunHandle) -> bool,
+    ) -> Result<Expiry, RunError> {
+        let Some(handle) = RunHandle::parse(entry, &self.inner.prefix) else {
+            return Ok(Expiry::Kept);
+        };
+        let Ok(dir) = open_dir_beneath(self.inner.index.fd(), caller_dir) else {
+            return Ok(Expiry::Kept);
+        };
+        let Some(state) = super::index::read_state(dir.as_fd(), entry)? else {
+            return Ok(Expiry::Kept);
+        };
+        if !retention.expired(&state, now) {
+            return Ok(Expiry::Kept);
+        }
+        if is_live(&handle) {
+            return Ok(Expiry::KeptLive);
+        }
+        let root = self.inner.fd.as_fd();
+        let run = match open_dir_beneath(root, handle.as_str()) {
+            Ok(run) => run,
+            Err(Errno::NOENT) => {
+                let _ = rustix::fs::unlinkat(&dir, entry, AtFlags::empty());
+                return Ok(Expiry::Kept);
             }
+            Err(_) => return Ok(Expiry::Kept),
+        };
+        // The run's own record decides whose it is: an entry in the wrong
+        // caller's directory removes nothing.
+        let Some(owner) = owner::read_owner(run.as_fd(), self.inner.uid, &self.inner.key, &handle)?
+        else {
+            return Ok(Expiry::Kept);
+        };
+        if Index::caller_dir_name(&self.inner.key, &owner) != caller_dir {
+            return Ok(Expiry::Kept);
+        }
+        let st = rustix::fs::fstat(&run).map_err(|e| storage_error("stat run directory", e))?;
+        if !is_private_dir(&st, self.inner.uid) {
+            return Ok(Expiry::Kept);
+        }
+        RunDir::new(Arc::clone(&self.inner), run, handle, owner).remove()?;
+        Ok(Expiry::Removed)
+    }
+
+    /// The creation lock of `owner`.
+    fn caller_lock(&self, owner: &CallerId) -> Arc<Mutex<()>> {
+        self.with_caller(owner, |c| Arc::clone(&c.lock))
+    }
+
+    fn with_caller<R>(&self, owner: &CallerId, f: impl FnOnce(&mut CallerState) -> R) -> R {
+        let mut callers = self
+            .inner
+            .callers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if callers.len() > MAX_TRACKED_CALLERS {
+            // Forget callers with nothing recent and no creation under way.
+            let horizon = Instant::now().checked_sub(RATE_WINDOW);
+            callers.retain(|_, c| {
+                Arc::strong_count(&c.lock) > 1
+                    || c.creates
+                        .back()
+                        .is_some_and(|t| horizon.is_none_or(|h| *t > h))
+            });
+        }
+        f(callers.entry(owner.as_str().to_owned()).or_default())
+    }
+
+    /// Refuses a creation over one of `owner`'s quotas.
+    fn check_quotas(&self, owner: &CallerId) -> Result<(), RunError> {
+        let q = self.inner.quotas;
+        if let Some(max) = q.max_creates_per_minute {
+            let recent = self.with_caller(owner, |c| {
+                let now = Instant::now();
+                while c
+                    .creates
+                    .front()
+                    .is_some_and(|t| now.duration_since(*t) >= RATE_WINDOW)
+                {
+                    c.creates.pop_front();
+                }
+                c.creates.len()
+            });
+            if recent >= max as usize {
+                return Err(RunError::QuotaExceeded(Quota::CreateRate));
+            }
+        }
+        if q.max_runs.is_some() || q.max_bytes.is_some() {
+            let (runs, bytes) = self.inner.index.usage(&self.inner.key, owner)?;
+            if q.max_runs.is_some_and(|m| runs >= m) {
+                return Err(RunError::QuotaExceeded(Quota::Runs));
+            }
+            if q.max_bytes.is_some_and(|m| bytes >= m) {
+                return Err(RunError::QuotaExceeded(Quota::Bytes));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the sweep did with one entry.
+enum Expiry {
+    Removed,
+    KeptLive,
+    Kept,
+}
+
+/// The window of [`Quotas::max_creates_per_minute`].
+const RATE_WINDOW: Duration = Duration::from_secs(60);
+
+/// Callers whose in-memory state is kept before idle ones are forgotten.
+const MAX_TRACKED_CALLERS: usize = 4096;
+
+/// Runs `f` on tokio's blocking pool.
+pub(crate) async fn off_worker<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, RunError> + Send + 'static,
+) -> Result<T, RunError> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        tracing::error!(error = %e, "run root: blocking task failed");
+        Err(RunError::Io)
+    })
+}
+
+/// The names in a directory, `.` and `..` left out.
+fn dir_names(dir: BorrowedFd<'_>) -> Result<Vec<String>, RunError> {
+    let mut reader = Dir::read_from(dir).map_err(|e| storage_error("read index", e))?;
+    let mut names = Vec::new();
+    while let Some(entry) = reader.read() {
+        let entry = entry.map_err(|e| storage_error("read index", e))?;
+        if let Ok(name) = entry.file_name().to_str()
+            && name != "."
+            && name != ".."
+        {
+            names.push(name.to_owned());
+        }
+    }
+    Ok(names)
+}
+
+/// Removes tombstones (runs whose removal was interrupted, half-built
+/// indexes) and stale temporary files.
+fn sweep_tombstones(root: BorrowedFd<'_>) {
+    let Ok(mut reader) = Dir::read_from(root) else {
+        return;
+    };
+    let mut tombs = Vec::new();
+    while let Some(Ok(entry)) = reader.read() {
+        let Ok(name) = entry.file_name().to_str() else {
+            continue;
+        };
+        if name.starts_with(TOMBSTONE_START) {
+            tombs.push(name.to_owned());
+        } else if name.starts_with(TEMP_START) {
+            // A key file staged by an opener that crashed.
+            let _ = rustix::fs::unlinkat(root, name, AtFlags::empty());
+        }
+    }
+    for name in tombs {
+        let removed = open_dir_beneath(root, &name)
+            .and_then(|dir| sys::remove_contents(dir.as_fd()))
+            .and_then(|()| rustix::fs::unlinkat(root, name.as_str(), AtFlags::REMOVEDIR));
+        if let Err(e) = removed {
+            tracing::warn!(
+                errno = e.raw_os_error(),
+                "run root: could not clear a tombstone"
+            );
         }
     }
 }

@@ -237,6 +237,57 @@ fn remove_entry(
     }
 }
 
+/// Deepest directory [`tree_bytes`] descends into.
+const MAX_MEASURE_DEPTH: usize = 256;
+
+/// The allocated bytes of every entry beneath `dir`, walked by descriptor
+/// without following links; counts at most `budget` entries (decremented)
+/// and descends at most [`MAX_MEASURE_DEPTH`] levels: past either, what
+/// was counted so far (a lower bound).
+pub(crate) fn tree_bytes(
+    dir: BorrowedFd<'_>,
+    budget: &mut usize,
+    depth: usize,
+) -> Result<u64, Errno> {
+    let mut total = 0u64;
+    let mut subdirs: Vec<CString> = Vec::new();
+    {
+        let mut reader = Dir::read_from(dir)?;
+        while let Some(entry) = reader.read() {
+            let entry = entry?;
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            if *budget == 0 {
+                return Ok(total);
+            }
+            *budget -= 1;
+            let st = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => st,
+                Err(Errno::NOENT) => continue,
+                Err(e) => return Err(e),
+            };
+            total =
+                total.saturating_add(u64::try_from(st.st_blocks).unwrap_or(0).saturating_mul(512));
+            if file_type(&st) == FileType::Directory && depth < MAX_MEASURE_DEPTH {
+                subdirs.push(name.to_owned());
+            }
+        }
+    }
+    for name in subdirs {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match rustix::fs::openat(dir, name.as_c_str(), flags, Mode::empty()) {
+            Ok(sub) => {
+                total = total.saturating_add(tree_bytes(sub.as_fd(), budget, depth + 1)?);
+            }
+            Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(total)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -263,7 +263,7 @@ fn remove_unlinks_links_without_following() {
     assert_eq!(fs::read(dir.join("dirlink/keep.txt")).unwrap(), b"keep");
 
     run.remove().unwrap();
-    assert_eq!(names_in(&path), [".key"]);
+    assert_eq!(names_in(&path), [".index", ".key"]);
     assert_eq!(names_in(&outside), ["keep.txt"]);
     assert_eq!(fs::read(outside.join("keep.txt")).unwrap(), b"keep");
 }
@@ -351,7 +351,7 @@ fn open_sweeps_tombstones() {
     fs::write(tomb.join("x/y/z"), b"1").unwrap();
     drop(root);
     let _root = RunRoot::open(&path).unwrap();
-    assert_eq!(names_in(&path), [".key"]);
+    assert_eq!(names_in(&path), [".index", ".key"]);
 }
 
 #[test]
@@ -376,7 +376,7 @@ fn remove_handles_trees_deeper_than_the_descent_limit() {
     fs::create_dir_all(&deep).unwrap();
     fs::write(deep.join("bottom.txt"), b"x").unwrap();
     run.remove().unwrap();
-    assert_eq!(names_in(&path), [".key"]);
+    assert_eq!(names_in(&path), [".index", ".key"]);
 }
 
 #[test]
@@ -406,7 +406,7 @@ fn fifo_is_refused_without_blocking() {
         Some(RunError::FileRefused)
     );
     run.remove().unwrap();
-    assert_eq!(names_in(&path), [".key"]);
+    assert_eq!(names_in(&path), [".index", ".key"]);
 }
 
 #[test]
