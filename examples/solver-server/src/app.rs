@@ -2,9 +2,10 @@
 //! streamable HTTP.
 
 use std::path::Path;
+use std::time::Duration;
 
 use hardened_mcp::prelude::*;
-use hardened_mcp::runs::HandlePrefix;
+use hardened_mcp::runs::{HandlePrefix, Quotas, Retention, RootOptions};
 use hardened_mcp::sandbox::{
     Launcher, Requirements, Sandbox, SandboxConfig, SlurmConfig, SolverRegistry,
 };
@@ -12,7 +13,7 @@ use hardened_mcp::transport::{BearerAuth, HardenedStdio, HttpServer};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{CommonOptions, ServeOptions};
+use crate::cli::{CommonOptions, RunLimits, ServeOptions};
 use crate::config;
 use crate::server::{HeatServer, SOLVER_ID};
 
@@ -40,7 +41,7 @@ impl StartError {
 pub fn build(common: &CommonOptions, default_root: &Path) -> Result<HeatServer, StartError> {
     let root_path = common.run_root.as_deref().unwrap_or(default_root);
     let prefix = HandlePrefix::new("heat").map_err(|e| StartError::new("run handle prefix", e))?;
-    let runs = RunRoot::open_with(root_path, prefix)
+    let runs = RunRoot::open_with_options(root_path, root_options(&common.run_limits, prefix))
         .map_err(|e| StartError::new(&format!("run root {}", root_path.display()), e))?;
     let solver = config::solver_path(common.solver.as_deref())
         .ok_or_else(|| StartError("cannot locate the heat1d solver; pass --solver".into()))?;
@@ -67,6 +68,28 @@ pub fn build(common: &CommonOptions, default_root: &Path) -> Result<HeatServer, 
     HeatServer::new(runs, sandbox).map_err(|e| StartError::new("tool router", e))
 }
 
+/// The run root's options from the configured limits.
+fn root_options(limits: &RunLimits, prefix: HandlePrefix) -> RootOptions {
+    let hours = |h: f64| Duration::from_secs_f64(h * 3600.0);
+    RootOptions {
+        prefix,
+        quotas: Quotas {
+            max_runs: Some(limits.max_runs),
+            max_bytes: Some(limits.max_mib.saturating_mul(1024 * 1024)),
+            max_creates_per_minute: Some(limits.max_per_minute),
+        },
+        retention: Some(Retention {
+            max_idle: hours(limits.expire_hours),
+            max_idle_finished: Some(hours(limits.expire_finished_hours)),
+        }),
+    }
+}
+
+/// How often the expiry sweeper runs, and how many index entries one
+/// sweep looks at (a pass over 100,000 runs takes about seven minutes).
+const SWEEP_EVERY: Duration = Duration::from_secs(2);
+const SWEEP_BUDGET: usize = 512;
+
 /// Refuses a run root the nodes of a cluster cannot share: one in memory
 /// (tmpfs, ramfs) exists on this machine only. Whether a disk file system
 /// is exported to the nodes cannot be told from here: the operator's part
@@ -89,6 +112,7 @@ fn check_shared_root(root: &Path) -> Result<(), StartError> {
 pub async fn serve(opts: ServeOptions) -> Result<(), StartError> {
     let server = build(&opts.common, &config::default_run_root())?;
     tracing::info!(containment = %server.containment(), "solver runs are contained");
+    let _sweeper = server.start_expiry_sweeper(SWEEP_EVERY, SWEEP_BUDGET);
     match opts.http {
         None => {
             let running = server

@@ -32,6 +32,36 @@ pub struct CommonOptions {
     pub allow_weak_sandbox: bool,
     /// Run solvers as Slurm jobs instead of on this machine.
     pub slurm: Option<SlurmOptions>,
+    /// Per-caller quotas and retention of the run root (defaults:
+    /// [`RunLimits::default`]).
+    pub run_limits: RunLimits,
+}
+
+/// The run root's per-caller quotas and retention, as configured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunLimits {
+    /// `--max-runs`: runs a caller holds at once.
+    pub max_runs: usize,
+    /// `--max-run-mib`: MiB a caller's finished runs hold.
+    pub max_mib: u64,
+    /// `--max-runs-per-minute`: runs a caller creates per minute.
+    pub max_per_minute: u32,
+    /// `--expire-hours`: hours after which an unused run expires.
+    pub expire_hours: f64,
+    /// `--expire-finished-hours`: the same for a finished run.
+    pub expire_finished_hours: f64,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        Self {
+            max_runs: 500,
+            max_mib: 20 * 1024,
+            max_per_minute: 120,
+            expire_hours: 7.0 * 24.0,
+            expire_finished_hours: 3.0 * 24.0,
+        }
+    }
 }
 
 /// `--launcher slurm` and its resources.
@@ -104,6 +134,14 @@ OPTIONS:
     --partition NAME     Slurm partition (default: the cluster's default)
     --cpus N             Slurm --cpus-per-task (default 1)
     --mem-mib N          Slurm --mem in MiB (default: the partition's)
+    --max-runs N         runs one caller may hold (default 500); more: quota_exceeded
+    --max-run-mib N      MiB one caller's finished runs may hold (default 20480)
+    --max-runs-per-minute N
+                         runs one caller may create per minute (default 120)
+    --expire-hours H     an unused run expires after H hours (default 168); expired handles
+                         answer like unknown ones and a background sweep removes them
+    --expire-finished-hours H
+                         the same for a finished run (default 72)
 ";
 
 /// `demo --help`.
@@ -125,6 +163,16 @@ OPTIONS:
     --allow-weak-sandbox as for serve
     --launcher KIND      as for serve, and --partition, --cpus, --mem-mib
 ";
+
+/// A positive, finite number of hours (at most ten years).
+fn hours(v: OsString) -> Result<f64, UsageError> {
+    v.to_str()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|h| h.is_finite() && *h > 0.0 && *h <= 24.0 * 3660.0)
+        .ok_or(UsageError(
+            "--expire-hours and --expire-finished-hours take a positive number of hours",
+        ))
+}
 
 /// A command line that does not parse; the text is fixed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -211,6 +259,25 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
                     .get_or_insert_with(SlurmOptions::default)
                     .mem_mib = Some(n.ok_or(UsageError("--mem-mib takes a number"))?);
             }
+            (_, "--max-runs") => {
+                let n = value()?.to_str().and_then(|s| s.parse().ok());
+                common.run_limits.max_runs = n.ok_or(UsageError("--max-runs takes a number"))?;
+            }
+            (_, "--max-run-mib") => {
+                let n = value()?.to_str().and_then(|s| s.parse().ok());
+                common.run_limits.max_mib = n.ok_or(UsageError("--max-run-mib takes a number"))?;
+            }
+            (_, "--max-runs-per-minute") => {
+                let n = value()?.to_str().and_then(|s| s.parse().ok());
+                common.run_limits.max_per_minute =
+                    n.ok_or(UsageError("--max-runs-per-minute takes a number"))?;
+            }
+            (_, "--expire-hours") => {
+                common.run_limits.expire_hours = hours(value()?)?;
+            }
+            (_, "--expire-finished-hours") => {
+                common.run_limits.expire_finished_hours = hours(value()?)?;
+            }
             ("serve", "--http") => {
                 let v = value()?;
                 let addr = v.to_str().and_then(|s| s.parse().ok());
@@ -235,6 +302,43 @@ mod tests {
 
     fn p(args: &[&str]) -> Result<Command, UsageError> {
         parse(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn run_limits_parse_and_refuse_nonsense() {
+        let Ok(Command::Serve(o)) = p(&[
+            "serve",
+            "--max-runs",
+            "7",
+            "--max-run-mib",
+            "64",
+            "--max-runs-per-minute",
+            "3",
+            "--expire-hours",
+            "0.5",
+            "--expire-finished-hours",
+            "0.25",
+        ]) else {
+            panic!("parses")
+        };
+        assert_eq!(
+            o.common.run_limits,
+            RunLimits {
+                max_runs: 7,
+                max_mib: 64,
+                max_per_minute: 3,
+                expire_hours: 0.5,
+                expire_finished_hours: 0.25,
+            }
+        );
+        for bad in [
+            &["serve", "--max-runs", "-1"][..],
+            &["serve", "--expire-hours", "0"],
+            &["serve", "--expire-hours", "NaN"],
+            &["serve", "--expire-finished-hours", "inf"],
+        ] {
+            assert!(p(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

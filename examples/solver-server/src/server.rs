@@ -408,6 +408,45 @@ impl HeatServer {
         self.inner.sandbox.containment()
     }
 
+    /// Starts the run root's expiry sweeper: every `every`, a bounded
+    /// sweep (at most `budget` index entries) on the blocking pool. A run
+    /// queued in a sweep or whose job still runs is never removed. Stops
+    /// when the returned handle is dropped.
+    pub fn start_expiry_sweeper(
+        &self,
+        every: Duration,
+        budget: usize,
+    ) -> tokio_util::task::AbortOnDropHandle<()> {
+        let inner = Arc::clone(&self.inner);
+        let is_live: Arc<dyn Fn(&hardened_mcp::runs::RunHandle) -> bool + Send + Sync> =
+            Arc::new(move |h| {
+                let slots = inner.slots.lock().unwrap_or_else(PoisonError::into_inner);
+                match slots.get(h.as_str()) {
+                    Some(Slot::Queued) => true,
+                    Some(Slot::Job(job)) => inner.jobs.is_live(job),
+                    _ => false,
+                }
+            });
+        let runs = self.inner.runs.clone();
+        tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                match runs.sweep_expired_async(budget, Arc::clone(&is_live)).await {
+                    Ok(r) if r.removed > 0 => {
+                        tracing::info!(
+                            removed = r.removed,
+                            examined = r.examined,
+                            "expired runs removed"
+                        );
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "expiry sweep failed"),
+                }
+            }
+        }))
+    }
+
     fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
         self.inner
             .slots
@@ -463,7 +502,7 @@ impl HeatServer {
         let job = self
             .inner
             .jobs
-            .start(caller, running, Some(Arc::new(run)))?;
+            .start(caller, running, Some(Arc::new(UsageSink(run))))?;
         self.slots().insert(handle, Slot::Job(job));
         Ok(())
     }
@@ -841,7 +880,7 @@ impl HeatServer {
                 } else {
                     STDERR_LOG_FILE
                 };
-                match run.read_bounded(&name, MAX_LOG_READ_BYTES) {
+                match run.read_bounded_async(&name, MAX_LOG_READ_BYTES).await {
                     Ok(b) => b,
                     Err(hardened_mcp::runs::RunError::FileNotFound) => Vec::new(),
                     Err(e) => return Err(e.into()),
@@ -863,7 +902,7 @@ impl HeatServer {
         run: RunDir,
         #[bounded(min = 2, max = 10000, default = 101)] max_points: u32,
     ) -> Result<Output<RunResult>, ToolError> {
-        let r = read_result(&run)?;
+        let r = read_result(&run).await?;
         let (min, max, mean) = summary_stats(&r.u);
         let all: Vec<ProfilePoint> =
             r.x.iter()
@@ -894,7 +933,7 @@ impl HeatServer {
     /// error in the caption.
     #[hardened_tool(max_cost = 1, units = "plots", cost = 1.0, annotations(read_only))]
     pub async fn heat_plot(&self, run: RunDir) -> Result<Output<PlotInfo>, ToolError> {
-        let r = read_result(&run)?;
+        let r = read_result(&run).await?;
         let png = plot::render(&profile_figure(&r)).map_err(plot_error)?;
         let image = Image::png(png).map_err(ToolError::internal)?;
         Ok(Output::new(PlotInfo {
@@ -937,7 +976,7 @@ impl HeatServer {
             let Ok(dir) = self.inner.runs.resolve(&point.run_handle, ctx.caller()) else {
                 continue;
             };
-            match read_result(&dir) {
+            match read_result(&dir).await {
                 Ok(r) => done.push((point.diffusivity, r)),
                 Err(ToolError::Rejected(_)) => continue,
                 Err(e) => return Err(e),
@@ -1003,7 +1042,7 @@ impl HeatServer {
         if let Some(Slot::Job(job)) = self.slots().remove(&handle) {
             let _ = self.inner.jobs.forget(ctx.caller(), &job);
         }
-        run.remove()?;
+        run.remove_async().await?;
         Ok(Output::new(Done {
             run_handle: handle,
             outcome: "deleted",
@@ -1014,13 +1053,36 @@ impl HeatServer {
     #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
     pub async fn heat_list(&self, ctx: ToolContext) -> Result<Output<RunList>, ToolError> {
         const MAX: usize = 200;
-        let mut runs = self.inner.runs.list_bounded(ctx.caller(), MAX + 1)?;
+        let mut runs = self
+            .inner
+            .runs
+            .list_bounded_async(ctx.caller(), MAX + 1)
+            .await?;
         let truncated = runs.len() > MAX;
         runs.truncate(MAX);
         Ok(Output::new(RunList {
             runs: runs.iter().map(ToString::to_string).collect(),
             truncated,
         }))
+    }
+}
+
+/// A run's status sink that also records, when the run ends, the bytes it
+/// holds (the run root's byte quota and the shorter retention of finished
+/// runs read it). The job table calls it on the blocking pool.
+struct UsageSink(RunDir);
+
+impl StatusSink for UsageSink {
+    fn write_status(&self, json: &[u8]) -> std::io::Result<()> {
+        self.0.write_status(json)
+    }
+
+    fn write_logs(&self, outcome: &hardened_mcp::sandbox::Outcome) -> std::io::Result<()> {
+        let logs = self.0.write_logs(outcome);
+        if let Err(e) = self.0.record_usage(true) {
+            tracing::warn!(error = %e, "run usage not recorded");
+        }
+        logs
     }
 }
 
@@ -1134,7 +1196,7 @@ fn plot_error(e: plot::PlotError) -> ToolError {
     }
 }
 
-fn read_result(run: &RunDir) -> Result<SolverResult, ToolError> {
+async fn read_result(run: &RunDir) -> Result<SolverResult, ToolError> {
     let out = match run.subdir(&OUT_DIR) {
         Ok(out) => out,
         Err(hardened_mcp::runs::RunError::FileNotFound) => {
@@ -1142,7 +1204,7 @@ fn read_result(run: &RunDir) -> Result<SolverResult, ToolError> {
         }
         Err(e) => return Err(e.into()),
     };
-    let bytes = match out.read_bounded(&RESULT_FILE, MAX_RESULT_BYTES) {
+    let bytes = match out.read_bounded_async(&RESULT_FILE, MAX_RESULT_BYTES).await {
         Ok(b) => b,
         Err(hardened_mcp::runs::RunError::FileNotFound) => {
             return Err(ToolError::rejected("the run has no result yet"));
@@ -1192,7 +1254,7 @@ mod tests {
     fn the_tool_router_builds_and_every_tool_has_schemas() {
         let router = HeatServer::try_hardened_tool_router().expect("router builds");
         let tools = router.list_all();
-        assert_eq!(tools.len(), 10);
+        assert_eq!(tools.len(), 11);
         for t in tools {
             assert!(t.output_schema.is_some(), "{} has no output schema", t.name);
             assert_eq!(

@@ -73,7 +73,14 @@ impl Session {
 
     /// A server on the run root under `root` (kept by the caller).
     async fn start_in(root: &std::path::Path) -> Self {
-        let (transport, _stderr) = TokioChildProcess::builder(server_command(root))
+        Self::start_with(root, &[]).await
+    }
+
+    /// A server on the run root under `root`, with extra `serve` options.
+    async fn start_with(root: &std::path::Path, options: &[&str]) -> Self {
+        let mut cmd = server_command(root);
+        cmd.args(options);
+        let (transport, _stderr) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
@@ -387,6 +394,31 @@ async fn status_survives_a_server_restart() {
         let result = second.ok("heat_result", json!({"run": run})).await;
         assert_eq!(result["steps"], 500);
         second.shutdown().await;
+    })
+    .await;
+}
+
+/// The run root's quotas, configured on the command line, refuse a new run
+/// with a fixed error naming the quota; deleting a run makes room.
+#[tokio::test]
+async fn a_caller_over_its_run_quota_is_refused_until_it_deletes() {
+    bounded(async {
+        let root = tempfile::tempdir().unwrap();
+        let s = Session::start_with(root.path(), &["--max-runs", "2"]).await;
+        let dx: f64 = 1.0 / 16.0;
+        let start = json!({"cells": 16, "steps": 10, "length": 1.0, "diffusivity": 1.0, "dt": 0.4 * dx * dx});
+        let first = s.ok("heat_start", start.clone()).await;
+        s.ok("heat_start", start.clone()).await;
+        let (kind, message) = s.err("heat_start", start.clone()).await;
+        assert_eq!(kind, "quota_exceeded");
+        assert_eq!(message, "quota exceeded: runs held; delete runs or wait");
+        let r = s.call("heat_start", start.clone()).await;
+        assert_eq!(r.structured_content.unwrap()["error"]["quota"], "runs");
+        let run = first["run_handle"].as_str().unwrap();
+        s.ok("heat_wait", json!({"run": run, "seconds": 30})).await;
+        s.ok("heat_delete", json!({"run": run})).await;
+        s.ok("heat_start", start).await;
+        s.shutdown().await;
     })
     .await;
 }

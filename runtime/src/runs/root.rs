@@ -500,8 +500,17 @@ impl RunRoot {
     /// [`RunRoot::list`] on tokio's blocking pool: the async worker that
     /// awaits it is not held up by the file-system work.
     pub async fn list_async(&self, owner: &CallerId) -> Result<Vec<RunHandle>, RunError> {
+        self.list_bounded_async(owner, MAX_LISTED_RUNS).await
+    }
+
+    /// [`RunRoot::list_bounded`] on tokio's blocking pool.
+    pub async fn list_bounded_async(
+        &self,
+        owner: &CallerId,
+        max: usize,
+    ) -> Result<Vec<RunHandle>, RunError> {
         let (root, owner) = (self.clone(), owner.clone());
-        off_worker(move || root.list(&owner)).await
+        off_worker(move || root.list_bounded(&owner, max)).await
     }
 
     /// Removes expired runs (with a [`Retention`]; nothing without one),

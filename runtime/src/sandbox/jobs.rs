@@ -209,12 +209,20 @@ impl Jobs {
         let job = id.clone();
         tokio::spawn(async move {
             let outcome = run.wait().await;
-            if let Some(sink) = sink.as_deref()
-                && let Err(e) = sink.write_logs(&outcome)
-            {
-                tracing::warn!(error = %e, "job logs not persisted");
+            // The sink's writes are file-system work: on the blocking pool.
+            if let Some(sink) = sink {
+                let persisted = outcome.clone();
+                let written = tokio::task::spawn_blocking(move || {
+                    if let Err(e) = sink.write_logs(&persisted) {
+                        tracing::warn!(error = %e, "job logs not persisted");
+                    }
+                    write_sink(Some(&*sink), &finished_json(&persisted));
+                })
+                .await;
+                if let Err(e) = written {
+                    tracing::error!(error = %e, "job sink task failed");
+                }
             }
-            write_sink(sink.as_deref(), &finished_json(&outcome));
             if let Some(table) = table.upgrade() {
                 let mut table = table.lock().unwrap_or_else(PoisonError::into_inner);
                 if let Some(e) = table.get_mut(&job) {
@@ -271,6 +279,13 @@ impl Jobs {
         owned(&table, caller, id)?.cancel.cancel();
         table.remove(id);
         Ok(())
+    }
+
+    /// Whether the job `id` is in the table and has not ended (for the
+    /// server's own bookkeeping, such as sparing a live run from expiry;
+    /// no caller check).
+    pub fn is_live(&self, id: &JobId) -> bool {
+        self.lock().get(id).is_some_and(|e| e.outcome.is_none())
     }
 
     /// Jobs tracked (running or finished).
