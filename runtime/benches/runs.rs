@@ -1,5 +1,8 @@
 //! Run-root benchmark: `resolve` of an existing handle and `create`, against
-//! the naive canonicalize-and-prefix approach measured in the same run.
+//! the naive canonicalize-and-prefix approach measured in the same run;
+//! `list` of one caller's runs among many other callers' runs, against a
+//! scan of the whole root (what `list` did before the per-caller index);
+//! the expiry sweep per expired run.
 //!
 //! `cargo bench -p hardened-mcp --bench runs -- --warm-up-time 1 --measurement-time 3`
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -13,7 +16,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use criterion::{Criterion, criterion_group, criterion_main};
 use hardened_mcp::CallerId;
-use hardened_mcp::runs::RunRoot;
+use hardened_mcp::runs::{Quotas, Retention, RootOptions, RunHandle, RunRoot};
 
 const OWNER_RECORD: &[u8] = b"hardened-mcp run owner v1\nalice\n";
 
@@ -100,5 +103,119 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+/// The list of the index-less design, for the same-run baseline: every
+/// entry of the root, each resolved as the caller.
+fn scan_list(root: &RunRoot, path: &Path, who: &CallerId) -> usize {
+    fs::read_dir(path)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.'))
+        .filter(|n| root.resolve(n, who).is_ok())
+        .count()
+}
+
+/// `list` against the number of other callers' runs (flat is the target)
+/// and against the caller's own, on tmpfs (100,000 runs are made in
+/// seconds there; the index's cost does not depend on fsync).
+fn list(c: &mut Criterion) {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        return;
+    }
+    let tmp = tempfile::tempdir_in(shm).unwrap();
+    let path = tmp.path().join("runs");
+    let root = RunRoot::open(&path).unwrap();
+    let (alice, bob) = (
+        CallerId::new("alice").unwrap(),
+        CallerId::new("bob").unwrap(),
+    );
+    for _ in 0..10 {
+        root.create(&alice).unwrap();
+    }
+    let mut g = c.benchmark_group("runs/list_10_own");
+    g.sample_size(20);
+    let mut foreign = 0;
+    for target in [0usize, 10_000, 100_000] {
+        while foreign < target {
+            root.create(&bob).unwrap();
+            foreign += 1;
+        }
+        g.bench_function(format!("index_{target}_foreign"), |b| {
+            b.iter(|| assert_eq!(root.list(&alice).unwrap().len(), 10))
+        });
+        if target <= 10_000 {
+            g.bench_function(format!("scan_{target}_foreign"), |b| {
+                b.iter(|| assert_eq!(scan_list(&root, &path, &alice), 10))
+            });
+        }
+    }
+    g.finish();
+    let mut g = c.benchmark_group("runs/list_own_among_100k_foreign");
+    g.sample_size(20);
+    let mut own = 10;
+    for target in [10usize, 100, 1000] {
+        while own < target {
+            root.create(&alice).unwrap();
+            own += 1;
+        }
+        g.bench_function(format!("own_{target}"), |b| {
+            b.iter(|| assert_eq!(root.list(&alice).unwrap().len(), target))
+        });
+    }
+    g.finish();
+    // resolve and create with 100,000 other runs in the root.
+    let (h, _) = root.create(&alice).unwrap();
+    let mut g = c.benchmark_group("runs/with_100k_foreign_tmpfs");
+    g.bench_function("resolve", |b| {
+        b.iter(|| root.resolve(black_box(h.as_str()), &alice).unwrap())
+    });
+    g.bench_function("create", |b| b.iter(|| root.create(&alice).unwrap()));
+    g.finish();
+}
+
+/// The expiry sweep, per expired run removed (tmpfs; each iteration makes
+/// 100 runs that are expired by the time the sweep looks).
+fn sweep(c: &mut Criterion) {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        return;
+    }
+    let tmp = tempfile::tempdir_in(shm).unwrap();
+    let root = RunRoot::open_with_options(
+        tmp.path().join("runs"),
+        RootOptions {
+            quotas: Quotas::default(),
+            retention: Some(Retention {
+                max_idle: std::time::Duration::from_nanos(1),
+                max_idle_finished: None,
+            }),
+            ..RootOptions::default()
+        },
+    )
+    .unwrap();
+    let alice = CallerId::new("alice").unwrap();
+    let never = |_: &RunHandle| false;
+    let mut g = c.benchmark_group("runs/sweep_expired");
+    g.sample_size(20);
+    g.bench_function("per_expired_run", |b| {
+        b.iter_custom(|iters| {
+            let mut total = std::time::Duration::ZERO;
+            for _ in 0..iters {
+                for _ in 0..100 {
+                    root.create(&alice).unwrap();
+                }
+                let t = std::time::Instant::now();
+                let mut removed = 0;
+                while removed < 100 {
+                    removed += root.sweep_expired(1000, &never).unwrap().removed;
+                }
+                total += t.elapsed() / 100;
+            }
+            total
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, list, sweep);
 criterion_main!(benches);

@@ -200,11 +200,10 @@ impl Index {
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
             Mode::RUSR | Mode::WUSR,
         );
+        // Created empty (no data block to flush): an empty entry reads as
+        // nothing measured, not finished.
         match file {
-            Ok(f) => {
-                write_state(&f, 0, false)?;
-            }
-            Err(Errno::EXIST) => {}
+            Ok(_) | Err(Errno::EXIST) => {}
             Err(e) => return Err(storage_error("create index entry", e)),
         }
         rustix::fs::fsync(&dir).map_err(|e| storage_error("fsync caller index", e))
