@@ -711,6 +711,16 @@ impl LocalRun {
             stderr: self.stderr.snapshot(),
             logs_complete,
         };
+        // The tree is dead; the monitor is exiting (tearing the run's
+        // namespaces down). Reap it in the background rather than leave it
+        // to the runtime's orphan queue, which only looks on a later
+        // SIGCHLD.
+        let mut monitor = self.child;
+        tokio::spawn(async move {
+            if let Err(e) = monitor.wait().await {
+                tracing::error!(error = %e, "reaping the sandbox monitor failed");
+            }
+        });
         tracing::info!(
             termination = ?outcome.termination,
             timed_out, cancelled, limit = ?outcome.limit,

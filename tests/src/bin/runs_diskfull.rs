@@ -165,7 +165,10 @@ fn run_checks(mnt: &Path, c: &mut Checks) {
     let runs = entries(&root_path);
     c.check(
         "failed create leaves no partial run",
-        runs == [".key", handle.as_str()],
+        runs == [".index", ".key", handle.as_str()]
+            && root
+                .list(&owner)
+                .is_ok_and(|l| l.iter().map(|h| h.as_str()).eq([handle.as_str()])),
         &runs,
     );
     let still = root.resolve(handle.as_str(), &owner);
