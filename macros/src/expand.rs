@@ -607,7 +607,7 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
                 for (#k, #v) in #obj {
                     match #k.as_str() {
                         #(#keys => #slots = #hm::Option::Some(#v),)*
-                        _ => return #hm::Result::Err(#hm::ArgError::unknown_argument()),
+                        _ => return #hm::Result::Err(#hm::ArgError::unknown_argument_of(&[#(#keys,)*])),
                     }
                 }
                 #(let #vars: #tys = #takes?;)*
@@ -819,7 +819,7 @@ pub fn derive_args(item: TokenStream) -> TokenStream {
                 for (#k, #v) in #obj {
                     match #k.as_str() {
                         #(#keys => #slots = #hm::Option::Some(#v),)*
-                        _ => return #hm::Result::Err(#hm::ArgError::unknown_argument()),
+                        _ => return #hm::Result::Err(#hm::ArgError::unknown_argument_of(&[#(#keys,)*])),
                     }
                 }
                 #hm::Result::Ok(Self {

@@ -131,13 +131,14 @@ impl fmt::Display for Bound {
 }
 
 /// An argument was refused. Carries only declared data: a code, the
-/// declared argument name, the declared bound — never the caller's value
-/// or an unknown key's name.
+/// declared argument name, the declared bound, a `check` rule's reason —
+/// never the caller's value or an unknown key's name.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ArgError {
     code: ArgErrorCode,
     argument: Option<&'static str>,
     bound: Option<Bound>,
+    reason: Option<&'static str>,
 }
 
 impl ArgError {
@@ -147,6 +148,7 @@ impl ArgError {
             code,
             argument: Some(argument),
             bound,
+            reason: None,
         }
     }
 
@@ -156,6 +158,7 @@ impl ArgError {
             code: ArgErrorCode::NotObject,
             argument: None,
             bound: None,
+            reason: None,
         }
     }
 
@@ -165,6 +168,19 @@ impl ArgError {
             code: ArgErrorCode::UnknownArgument,
             argument: None,
             bound: None,
+            reason: None,
+        }
+    }
+
+    /// A key that is not declared, with the names that are (server text,
+    /// safe to show; they become the error's `bound` and its message). The
+    /// unknown key's name is deliberately not kept.
+    pub const fn unknown_argument_of(declared: &'static [&'static str]) -> Self {
+        Self {
+            code: ArgErrorCode::UnknownArgument,
+            argument: None,
+            bound: Some(Bound::Tokens(declared)),
+            reason: None,
         }
     }
 
@@ -187,7 +203,8 @@ impl ArgError {
         Self {
             code: ArgErrorCode::CheckFailed,
             argument: None,
-            bound: Some(Bound::Text(reason)),
+            bound: None,
+            reason: Some(reason),
         }
     }
 
@@ -201,9 +218,15 @@ impl ArgError {
         self.argument
     }
 
-    /// The declared bound that was violated, if any.
+    /// The declared bound that was violated, if any (for an unknown key:
+    /// the declared names, when the tool's parser gave them).
     pub const fn bound(&self) -> Option<Bound> {
         self.bound
+    }
+
+    /// The server-authored reason of a failed `check` rule.
+    pub const fn reason(&self) -> Option<&'static str> {
+        self.reason
     }
 
     /// The structured form sent to the caller: `code`, `argument`, `bound`.
@@ -215,6 +238,9 @@ impl ArgError {
         }
         if let Some(b) = self.bound {
             m.insert("bound".into(), b.to_json());
+        }
+        if let Some(r) = self.reason {
+            m.insert("reason".into(), Value::from(r));
         }
         Value::Object(m)
     }
@@ -228,7 +254,17 @@ impl fmt::Display for ArgError {
         let b = self.bound.map(|b| b.to_string()).unwrap_or_default();
         match self.code {
             C::NotObject => f.write_str("expected a JSON object"),
-            C::UnknownArgument => f.write_str("unknown argument"),
+            C::UnknownArgument => match self.bound {
+                Some(Bound::Tokens([])) => f.write_str("unknown argument; this tool takes none"),
+                Some(Bound::Tokens(names)) => {
+                    write!(
+                        f,
+                        "unknown argument; the arguments are: {}",
+                        names.join(", ")
+                    )
+                }
+                _ => f.write_str("unknown argument"),
+            },
             C::MissingArgument => write!(f, "missing required argument `{a}`"),
             C::WrongType => write!(f, "`{a}` must be of type {b}"),
             C::NotFinite => write!(f, "`{a}` must be a finite number"),
@@ -242,7 +278,7 @@ impl fmt::Display for ArgError {
             C::CharsetMismatch => write!(f, "`{a}` has characters outside the {b} set"),
             C::TooManyItems => write!(f, "`{a}` has more than {b} items"),
             C::NotAllowed => write!(f, "`{a}` must be one of: {b}"),
-            C::CheckFailed => f.write_str(&b),
+            C::CheckFailed => f.write_str(self.reason.unwrap_or("a check of the arguments failed")),
         }
     }
 }

@@ -158,14 +158,19 @@ impl<P> Decimated<P> {
     }
 }
 
-/// Decimates a series to at most `max_points` points (clamped to
-/// [`MIN_POINTS`]`..=`[`MAX_POINTS`]), preserving its shape.
+/// Decimates a series to exactly `max_points` points (clamped to
+/// [`MIN_POINTS`]`..=`[`MAX_POINTS`]) when it has more, preserving its
+/// shape: the right choice for a plot or for finding extremes. For a table
+/// of a smooth curve, [`sample`] (evenly spaced) reads better.
 ///
 /// Rule: the first and last points are always kept. The interior is cut
 /// into `(max_points - 2) / 2` buckets of (nearly) equal length, and each
 /// bucket keeps its minimum and its maximum by `value` (one point when they
-/// coincide), in their original order. Spikes therefore survive, which a
-/// plain stride would drop. Values are compared with [`f64::total_cmp`], so a
+/// coincide). The slots left over (one when `max_points` is odd, one per
+/// bucket whose minimum and maximum coincide) are filled with the interior
+/// points nearest to evenly spaced positions that are not kept already. The
+/// result is in the original order. Spikes therefore survive, which a plain
+/// stride would drop. Values are compared with [`f64::total_cmp`], so a
 /// NaN counts as an extreme and is kept, making a blow-up visible (map it
 /// with [`Decimated::map`] before returning it through `Output`, which does
 /// not send non-finite numbers). A series of at most `max_points` points is
@@ -223,6 +228,78 @@ pub fn decimate<P: Clone>(
         }
     }
     keep.push(n - 1);
+    fill_evenly(&mut keep, n, m);
+    Decimated {
+        points: keep.iter().map(|&i| points[i].clone()).collect(),
+        indices: keep.iter().map(|&i| i as u64).collect(),
+        total: n as u64,
+        truncated: true,
+    }
+}
+
+/// Adds to `keep` (sorted, distinct indices into `0..n`, `n > m`) the
+/// indices nearest to evenly spaced positions that are not in it yet, until
+/// it holds `m`; leaves it sorted.
+fn fill_evenly(keep: &mut Vec<usize>, n: usize, m: usize) {
+    let short = m.saturating_sub(keep.len());
+    if short == 0 {
+        return;
+    }
+    let mut kept: std::collections::BTreeSet<usize> = keep.iter().copied().collect();
+    for j in 1..=short {
+        let target = bucket_bound(j, n - 1, short + 1);
+        // The nearest index not kept yet: there are n - kept > short of
+        // them, so the search ends.
+        let found = (0..n).find_map(|d| {
+            [
+                target.checked_sub(d),
+                target.checked_add(d).filter(|&i| i < n),
+            ]
+            .into_iter()
+            .flatten()
+            .find(|i| !kept.contains(i))
+        });
+        if let Some(i) = found {
+            kept.insert(i);
+        }
+    }
+    *keep = kept.into_iter().collect();
+}
+
+/// Samples a series at `max_points` evenly spaced indices (clamped to
+/// [`MIN_POINTS`]`..=`[`MAX_POINTS`]) when it has more: index
+/// `round(j · (n − 1) / (max_points − 1))` for `j = 0 .. max_points`, so the
+/// first and last points are kept and the gaps differ by at most one. The
+/// right choice for a table of a smooth curve (a profile at regular x);
+/// [`decimate`] keeps extremes instead. A series of at most `max_points`
+/// points is returned whole.
+///
+/// ```
+/// use hardened_mcp::paging::sample;
+///
+/// let xs: Vec<u32> = (0..101).collect();
+/// let s = sample(&xs, 11);
+/// assert_eq!(s.points, [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
+/// assert!(s.truncated && s.total == 101);
+/// ```
+pub fn sample<P: Clone>(points: &[P], max_points: u32) -> Decimated<P> {
+    let n = points.len();
+    let m = clamp(max_points, MIN_POINTS, MAX_POINTS);
+    if n <= m {
+        return Decimated {
+            points: points.to_vec(),
+            indices: (0..n as u64).collect(),
+            total: n as u64,
+            truncated: false,
+        };
+    }
+    // n > m >= 2: the step (n - 1) / (m - 1) exceeds one, so the rounded
+    // indices are strictly increasing.
+    let index = |j: usize| {
+        let num = j as u128 * (n - 1) as u128 + (m - 1) as u128 / 2;
+        (num / (m - 1) as u128) as usize
+    };
+    let keep: Vec<usize> = (0..m).map(index).collect();
     Decimated {
         points: keep.iter().map(|&i| points[i].clone()).collect(),
         indices: keep.iter().map(|&i| i as u64).collect(),
@@ -285,7 +362,7 @@ mod tests {
                 let ys: Vec<f64> = (0..n).map(|i| ((i * 7919) % 101) as f64).collect();
                 let d = decimate(&ys, m, |y| *y);
                 let cap = m.clamp(MIN_POINTS, MAX_POINTS) as usize;
-                assert!(d.points.len() <= cap.max(n.min(cap)), "n={n} m={m}");
+                assert_eq!(d.points.len(), n.min(cap), "n={n} m={m}");
                 assert_eq!(d.points.len(), d.indices.len());
                 assert_eq!(d.total, n as u64);
                 assert_eq!(d.truncated, n > cap);
@@ -311,5 +388,57 @@ mod tests {
         assert!(d.indices.contains(&1234));
         assert!(d.indices.contains(&8765));
         assert!(d.indices.contains(&4321));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// `decimate`: exactly min(n, m) points, in order, endpoints kept,
+        /// the global minimum and maximum kept, each point the series'
+        /// own.
+        #[test]
+        fn decimate_returns_exactly_the_requested_points(
+            ys in proptest::collection::vec(-1e6f64..1e6, 0..1500),
+            m in 0u32..600,
+        ) {
+            let d = decimate(&ys, m, |y| *y);
+            let n = ys.len();
+            let cap = m.clamp(MIN_POINTS, MAX_POINTS) as usize;
+            proptest::prop_assert_eq!(d.points.len(), n.min(cap));
+            proptest::prop_assert!(d.indices.windows(2).all(|w| w[0] < w[1]));
+            for (p, i) in d.points.iter().zip(&d.indices) {
+                proptest::prop_assert_eq!(*p, ys[*i as usize]);
+            }
+            if n > 0 {
+                proptest::prop_assert_eq!(d.indices[0], 0);
+                proptest::prop_assert_eq!(*d.indices.last().unwrap(), n as u64 - 1);
+            }
+            // With at least one bucket (four points), the extremes survive.
+            if n > 0 && (cap >= 4 || n <= cap) {
+                let max = ys.iter().copied().fold(f64::MIN, f64::max);
+                let min = ys.iter().copied().fold(f64::MAX, f64::min);
+                proptest::prop_assert!(d.points.contains(&max) && d.points.contains(&min));
+            }
+        }
+
+        /// `sample`: exactly min(n, m) points, in order, endpoints kept,
+        /// gaps within one of each other.
+        #[test]
+        fn sample_is_evenly_spaced(n in 0usize..5000, m in 0u32..700) {
+            let xs: Vec<usize> = (0..n).collect();
+            let s = sample(&xs, m);
+            let cap = m.clamp(MIN_POINTS, MAX_POINTS) as usize;
+            proptest::prop_assert_eq!(s.points.len(), n.min(cap));
+            proptest::prop_assert_eq!(s.truncated, n > cap);
+            proptest::prop_assert!(s.points.windows(2).all(|w| w[0] < w[1]));
+            if n > 0 {
+                proptest::prop_assert_eq!(s.points[0], 0);
+                proptest::prop_assert_eq!(*s.points.last().unwrap(), n - 1);
+            }
+            let gaps: Vec<usize> = s.points.windows(2).map(|w| w[1] - w[0]).collect();
+            if let (Some(lo), Some(hi)) = (gaps.iter().min(), gaps.iter().max()) {
+                proptest::prop_assert!(hi - lo <= 1, "{lo} {hi}");
+            }
+        }
     }
 }

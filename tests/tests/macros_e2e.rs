@@ -175,7 +175,7 @@ async fn every_bad_class_is_rejected_with_a_fixed_text() {
         (
             with("zzz_unknown", json!(1)),
             "unknown_argument",
-            "invalid arguments: unknown argument",
+            "invalid arguments: unknown argument; the arguments are: cells, steps, length, courant, boundary, label, weights, dry_run, offset",
         ),
         (
             {
@@ -269,6 +269,22 @@ async fn every_bad_class_is_rejected_with_a_fixed_text() {
         assert_eq!(e["code"], code, "{args}");
         assert_eq!(text(&r), message, "{args}");
         assert_eq!(e["message"], message);
+        match code {
+            // The declared names, never the unknown key.
+            "unknown_argument" => {
+                assert_eq!(e["bound"][0], "cells", "{e}");
+                assert!(!e.to_string().contains("zzz_unknown"), "{e}");
+            }
+            // The rule's reason in a field of its own.
+            "check_failed" => {
+                assert_eq!(
+                    e["reason"],
+                    message.trim_start_matches("invalid arguments: ")
+                );
+                assert!(e.get("bound").is_none(), "{e}");
+            }
+            _ => {}
+        }
     }
     let r = call(
         &client,
