@@ -8,6 +8,7 @@ pub mod error;
 pub mod identity;
 pub mod image;
 pub mod limits;
+pub mod logging;
 pub mod output;
 pub mod paging;
 pub mod prelude;

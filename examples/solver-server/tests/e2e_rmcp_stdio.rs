@@ -17,7 +17,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::time::timeout;
 
@@ -656,11 +656,21 @@ struct Raw {
 
 impl Raw {
     async fn start() -> Self {
+        Self::start_logging(None).await
+    }
+
+    /// With `Some(level)`: `RUST_LOG=level` and standard error piped (read
+    /// it with [`Raw::stderr`]).
+    async fn start_logging(level: Option<&str>) -> Self {
         let root = tempfile::tempdir().unwrap();
-        let mut child = server_command(root.path())
+        let mut cmd = server_command(root.path());
+        match level {
+            Some(level) => cmd.env("RUST_LOG", level).stderr(Stdio::piped()),
+            None => cmd.stderr(Stdio::null()),
+        };
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
@@ -695,6 +705,19 @@ impl Raw {
         serde_json::from_str(&line).unwrap()
     }
 
+    /// Closes the session and returns everything the server wrote on
+    /// standard error.
+    async fn stderr(mut self) -> String {
+        let mut err = self.child.stderr.take().expect("stderr piped");
+        drop(self.stdin);
+        let mut text = String::new();
+        timeout(Duration::from_secs(10), err.read_to_string(&mut text))
+            .await
+            .expect("server did not exit")
+            .unwrap();
+        text
+    }
+
     async fn list_works(&mut self, id: u32) {
         self.send(&format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"heat_list","arguments":{{}}}}}}"#
@@ -704,6 +727,32 @@ impl Raw {
         assert_eq!(r["id"], id, "{r}");
         assert_eq!(r["result"]["isError"], false, "{r}");
     }
+}
+
+/// With logging at trace level, every line on standard output is still a
+/// JSON-RPC message (the log goes to standard error, without terminal
+/// escapes, since it is not a terminal).
+#[tokio::test]
+async fn trace_logging_never_reaches_the_stdio_channel() {
+    bounded(async {
+        let mut raw = Raw::start_logging(Some("trace")).await;
+        for id in 1..=3 {
+            raw.list_works(id).await;
+        }
+        let dx: f64 = 1.0 / 16.0;
+        raw.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"heat_start","arguments":{{"cells":16,"steps":10,"length":1.0,"diffusivity":1.0,"dt":{}}}}}}}"#,
+            0.4 * dx * dx
+        ))
+        .await;
+        let r = raw.reply().await;
+        assert_eq!(r["result"]["isError"], false, "{r}");
+        let log = raw.stderr().await;
+        assert!(log.lines().count() >= 10, "{log}");
+        assert!(log.contains("TRACE") || log.contains("DEBUG"), "{log}");
+        assert!(!log.contains('\u{1b}'), "terminal escapes in a piped log");
+    })
+    .await;
 }
 
 #[tokio::test]

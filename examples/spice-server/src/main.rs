@@ -18,14 +18,8 @@ fn main() -> ExitCode {
     } else {
         "info"
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
-    // Logs go to stderr: in stdio mode stdout is the MCP channel.
-    tracing_subscriber::fmt()
-        .fmt_fields(hardened_mcp::redact::RedactingFields)
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+    // To stderr (stdout is the MCP channel in stdio mode), redacted.
+    hardened_mcp::logging::init(default_level);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
