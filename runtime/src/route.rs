@@ -179,8 +179,9 @@ impl<S> ToolSet<S> {
             for (arg, fault) in d.spec_faults {
                 faults.push(format!("tool `{name}`: argument `{arg}`: {fault}"));
             }
-            let mut tool = Tool::new(name, d.description, d.input_schema)
-                .with_raw_output_schema(d.output_schema);
+            let input = crate::schema::without_nonstandard_formats(&d.input_schema);
+            let output = crate::schema::without_nonstandard_formats(&d.output_schema);
+            let mut tool = Tool::new(name, d.description, input).with_raw_output_schema(output);
             if let Some(a) = d.annotations {
                 tool = tool.with_annotations(a);
             }
@@ -285,9 +286,14 @@ where
     }
 }
 
-/// The description the model reads: the declared text, then the ceiling.
+/// The description the model reads: the declared text, then the ceiling
+/// (units as declared: "Estimated cost per call: at most 2000000 cell-steps;
+/// a larger request is refused.").
 pub fn describe(text: &str, meta: &ToolMeta) -> String {
-    let ceiling = format!("Cost ceiling: {} {}.", meta.max_cost, meta.units);
+    let ceiling = format!(
+        "Estimated cost per call: at most {} {}; a larger request is refused.",
+        meta.max_cost, meta.units
+    );
     if text.trim().is_empty() {
         ceiling
     } else {

@@ -76,3 +76,100 @@ impl InputSchema {
         Arc::new(m)
     }
 }
+
+/// The `format` values JSON Schema (draft 2020-12) defines. Anything else
+/// (schemars writes `uint32`, `uint64`, `int64`, `double` … for Rust
+/// number types) is unknown to validators: strict ones refuse the schema,
+/// others warn on every tool (the official TypeScript SDK's ajv does).
+pub const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// A copy of `schema` without any `format` keyword whose value is not in
+/// [`STANDARD_FORMATS`], at any depth (an integer's range is already
+/// stated by its bounds). Property *names* called `format` are kept.
+pub fn without_nonstandard_formats(schema: &Arc<JsonObject>) -> Arc<JsonObject> {
+    fn walk(m: &mut Map<String, Value>) {
+        let drop = matches!(m.get("format"), Some(Value::String(f))
+            if !STANDARD_FORMATS.contains(&f.as_str()));
+        if drop {
+            m.remove("format");
+        }
+        for (k, v) in m.iter_mut() {
+            match v {
+                // The keys of `properties` and `$defs` are names, not
+                // keywords: walk into each value.
+                Value::Object(inner)
+                    if k == "properties" || k == "$defs" || k == "patternProperties" =>
+                {
+                    for sub in inner.values_mut() {
+                        if let Value::Object(o) = sub {
+                            walk(o);
+                        }
+                    }
+                }
+                // Data, not schemas: a default or constant may hold a
+                // `format` key of its own.
+                _ if matches!(k.as_str(), "default" | "const" | "enum" | "examples") => {}
+                Value::Object(o) => walk(o),
+                Value::Array(a) => {
+                    for item in a {
+                        if let Value::Object(o) = item {
+                            walk(o);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut copy = (**schema).clone();
+    walk(&mut copy);
+    Arc::new(copy)
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::*;
+
+    #[test]
+    fn only_nonstandard_formats_are_dropped_at_any_depth() {
+        let v = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "format": { "type": "string", "format": "date-time" },
+                "cells": { "type": "integer", "format": "uint64", "minimum": 0 },
+                "list": { "type": "array", "items": { "type": "number", "format": "double" } }
+            },
+            "$defs": { "X": { "anyOf": [{ "type": "integer", "format": "int32" }, { "type": "null" }] } }
+        });
+        let serde_json::Value::Object(m) = v else {
+            unreachable!()
+        };
+        let out = without_nonstandard_formats(&std::sync::Arc::new(m));
+        let out = serde_json::Value::Object((*out).clone());
+        assert_eq!(out["properties"]["format"]["format"], "date-time");
+        assert!(out["properties"]["cells"].get("format").is_none());
+        assert_eq!(out["properties"]["cells"]["minimum"], 0);
+        assert!(out["properties"]["list"]["items"].get("format").is_none());
+        assert!(out["$defs"]["X"]["anyOf"][0].get("format").is_none());
+    }
+}

@@ -1258,6 +1258,31 @@ mod tests {
         let router = HeatServer::try_hardened_tool_router().expect("router builds");
         let tools = router.list_all();
         assert_eq!(tools.len(), 11);
+        // Only JSON Schema's own formats, so no client validator warns.
+        fn formats(v: &serde_json::Value, out: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    if let Some(serde_json::Value::String(f)) = m.get("format") {
+                        out.push(f.clone());
+                    }
+                    m.values().for_each(|c| formats(c, out));
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|c| formats(c, out)),
+                _ => {}
+            }
+        }
+        for t in &tools {
+            let mut found = Vec::new();
+            formats(
+                &serde_json::Value::Object((*t.input_schema).clone()),
+                &mut found,
+            );
+            if let Some(o) = &t.output_schema {
+                formats(&serde_json::Value::Object((**o).clone()), &mut found);
+            }
+            found.retain(|f| !hardened_mcp::schema::STANDARD_FORMATS.contains(&f.as_str()));
+            assert!(found.is_empty(), "{}: {found:?}", t.name);
+        }
         for t in tools {
             assert!(t.output_schema.is_some(), "{} has no output schema", t.name);
             assert_eq!(
