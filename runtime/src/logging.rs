@@ -16,10 +16,9 @@
 //! points into this log: without a logger the id points at nothing.
 //!
 //! ```no_run
-//! fn main() {
-//!     hardened_mcp::logging::init("info");
-//!     // … build the server and serve it over stdio …
-//! }
+//! // First thing in `main`:
+//! hardened_mcp::logging::init("info");
+//! // … build the server and serve it over stdio …
 //! ```
 
 use std::io::IsTerminal as _;
