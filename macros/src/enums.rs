@@ -13,6 +13,34 @@ struct VariantAttr {
     rename: Option<LitStr>,
 }
 
+/// The text of the `///` doc comments among `attrs`, lines joined by a
+/// space; `None` when there is none.
+fn doc_of(attrs: &[syn::Attribute]) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value().trim().to_owned()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    (!lines.is_empty()).then(|| lines.join(" "))
+}
+
+fn opt_str(s: Option<&String>) -> TokenStream {
+    match s {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
 /// `CamelCase` → `snake_case`.
 fn snake(s: &str) -> String {
     let mut out = String::new();
@@ -55,6 +83,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
     };
     let mut tokens: Vec<String> = Vec::new();
     let mut variants = Vec::new();
+    let mut docs: Vec<Option<String>> = Vec::new();
     for v in &data.variants {
         if !matches!(v.fields, Fields::Unit) {
             errors.rule(
@@ -102,6 +131,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
         }
         tokens.push(token);
         variants.push(&v.ident);
+        docs.push(doc_of(&v.attrs));
     }
     if data.variants.is_empty() {
         errors.rule(
@@ -115,9 +145,14 @@ pub fn derive(item: TokenStream) -> TokenStream {
         return errors.into_tokens();
     }
     let hm = quote!(::hardened_mcp::__private::v1);
+    let doc = opt_str(doc_of(&input.attrs).as_ref());
+    let token_docs = docs.iter().map(|d| opt_str(d.as_ref()));
     quote! {
+        #[automatically_derived]
         impl #hm::ToolEnum for #ident {
             const TOKENS: &'static [&'static str] = &[#(#tokens),*];
+            const DOC: ::core::option::Option<&'static str> = #doc;
+            const TOKEN_DOCS: &'static [::core::option::Option<&'static str>] = &[#(#token_docs),*];
             fn from_token(token: &str) -> ::core::option::Option<Self> {
                 match token {
                     #(#tokens => ::core::option::Option::Some(Self::#variants),)*
@@ -130,6 +165,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
                 }
             }
         }
+        #[automatically_derived]
         impl #hm::Arg for #ident {
             type Spec = #hm::EnumSpec;
             fn parse(

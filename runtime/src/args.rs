@@ -941,6 +941,11 @@ impl<T: Arg> Arg for Option<T> {
 pub trait ToolEnum: Sized + Copy + 'static {
     /// Every accepted token, in declaration order.
     const TOKENS: &'static [&'static str];
+    /// The enum's own documentation (its doc comment, with the derive).
+    const DOC: Option<&'static str> = None;
+    /// Each token's documentation (its variant's doc comment, with the
+    /// derive), in the order of [`ToolEnum::TOKENS`].
+    const TOKEN_DOCS: &'static [Option<&'static str>] = &[];
     /// The variant for a token.
     fn from_token(token: &str) -> Option<Self>;
     /// The token of a variant.
@@ -969,6 +974,10 @@ pub fn enum_parse<E: ToolEnum>(value: &Value, name: &'static str) -> Result<E, A
 }
 
 /// `Arg::schema` for a [`ToolEnum`] (used by the derive).
+///
+/// The description is the argument's own (`#[bounded(description = ..)]`),
+/// else the enum's doc comment, followed by each documented token and its
+/// variant's doc comment: `Values: \`a\`: …; \`b\`: ….`
 pub fn enum_schema<E: ToolEnum>(spec: &EnumSpec) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("type".into(), Value::from("string"));
@@ -977,6 +986,24 @@ pub fn enum_schema<E: ToolEnum>(spec: &EnumSpec) -> Map<String, Value> {
         m.insert("default".into(), Value::from(d));
     }
     spec.doc.apply(&mut m);
+    let values: Vec<String> = E::TOKENS
+        .iter()
+        .zip(E::TOKEN_DOCS)
+        .filter_map(|(t, d)| d.map(|d| format!("`{t}`: {}", d.trim_end_matches('.'))))
+        .collect();
+    let base = match m.get("description") {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => E::DOC.map(str::to_owned),
+    };
+    let text = match (base, values.is_empty()) {
+        (Some(b), true) => Some(b),
+        (Some(b), false) => Some(format!("{b} Values: {}.", values.join("; "))),
+        (None, false) => Some(format!("Values: {}.", values.join("; "))),
+        (None, true) => None,
+    };
+    if let Some(t) = text {
+        m.insert("description".into(), Value::from(t));
+    }
     m
 }
 

@@ -1271,6 +1271,19 @@ mod tests {
                 _ => {}
             }
         }
+        // Enum doc comments reach the schema: the type's, then each token's.
+        let start = tools.iter().find(|t| t.name == "heat_start").unwrap();
+        let boundary = start.input_schema["properties"]["boundary"]["description"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            boundary.starts_with("Boundary condition at both ends of the rod."),
+            "{boundary}"
+        );
+        assert!(
+            boundary.contains("`neumann`: No heat flux through the ends"),
+            "{boundary}"
+        );
         for t in &tools {
             let mut found = Vec::new();
             formats(
