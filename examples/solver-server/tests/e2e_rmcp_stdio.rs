@@ -398,6 +398,52 @@ async fn status_survives_a_server_restart() {
     .await;
 }
 
+/// Deleting a run of 100,000 files (done on the blocking pool) does not
+/// hold up the session: status calls about another run are answered while
+/// the deletion is still under way.
+#[tokio::test]
+async fn status_is_answered_while_a_huge_run_is_deleted() {
+    bounded(async {
+        let root = tempfile::tempdir().unwrap();
+        let s = Session::start_with(root.path(), &[]).await;
+        let dx: f64 = 1.0 / 16.0;
+        let start = json!({"cells": 16, "steps": 10, "length": 1.0, "diffusivity": 1.0, "dt": 0.4 * dx * dx});
+        let probe = s.ok("heat_start", start.clone()).await["run_handle"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let huge = s.ok("heat_start", start).await["run_handle"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        s.ok("heat_wait", json!({"run": huge, "seconds": 30})).await;
+        let dir = root.path().join("runs").join(&huge);
+        for i in 0..100_000 {
+            std::fs::write(dir.join(format!("f{i}")), b"").unwrap();
+        }
+        let (deleted, answered_meanwhile) = {
+            let delete = s.call("heat_delete", json!({"run": huge}));
+            tokio::pin!(delete);
+            let mut answered = 0;
+            loop {
+                tokio::select! {
+                    biased;
+                    r = &mut delete => break (r, answered),
+                    r = s.call("heat_status", json!({"run": probe})) => {
+                        assert_ne!(r.is_error, Some(true), "{r:?}");
+                        answered += 1;
+                    }
+                }
+            }
+        };
+        assert_ne!(deleted.is_error, Some(true), "{deleted:?}");
+        assert!(!dir.exists());
+        assert!(answered_meanwhile > 0, "no status answered during the deletion");
+        s.shutdown().await;
+    })
+    .await;
+}
+
 /// The run root's quotas, configured on the command line, refuse a new run
 /// with a fixed error naming the quota; deleting a run makes room.
 #[tokio::test]
