@@ -588,8 +588,13 @@ impl Arg for f64 {
 /// an exclusive bound is therefore checked inclusively after rounding.
 impl Arg for f32 {
     type Spec = FloatSpec;
+    /// Checked in `f64`, then again after the conversion: rounding to `f32`
+    /// can land a value on an exclusive bound (`1e-50` becomes `0.0`) or
+    /// overflow to infinity.
     fn parse(value: &Value, spec: &FloatSpec, name: &'static str) -> Result<Self, ArgError> {
-        spec.parse_f64(value, name).map(|v| v as f32)
+        let v = spec.parse_f64(value, name)? as f32;
+        v.check(spec, name)?;
+        Ok(v)
     }
     fn check(&self, spec: &FloatSpec, name: &'static str) -> Result<(), ArgError> {
         use ArgErrorCode as C;
@@ -597,15 +602,29 @@ impl Arg for f32 {
         if !v.is_finite() {
             return Err(ArgError::new(C::NotFinite, name, None));
         }
-        if let Some(m) = spec.min.or(spec.exclusive_min)
+        // The bounds as `f32` (rounding is monotonic, so a value within an
+        // inclusive bound in `f64` stays within it).
+        if let Some(m) = spec.min
             && v < m as f32
         {
             return Err(ArgError::new(C::BelowMinimum, name, Some(Bound::Float(m))));
         }
-        if let Some(m) = spec.max.or(spec.exclusive_max)
+        if let Some(m) = spec.exclusive_min
+            && v <= m as f32
+        {
+            let code = C::NotAboveExclusiveMinimum;
+            return Err(ArgError::new(code, name, Some(Bound::Float(m))));
+        }
+        if let Some(m) = spec.max
             && v > m as f32
         {
             return Err(ArgError::new(C::AboveMaximum, name, Some(Bound::Float(m))));
+        }
+        if let Some(m) = spec.exclusive_max
+            && v >= m as f32
+        {
+            let code = C::NotBelowExclusiveMaximum;
+            return Err(ArgError::new(code, name, Some(Bound::Float(m))));
         }
         Ok(())
     }
@@ -1051,6 +1070,43 @@ pub trait ToolArgs: Sized {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn f32_bounds_hold_after_rounding() {
+        let open = FloatSpec {
+            min: None,
+            max: None,
+            exclusive_min: None,
+            exclusive_max: None,
+            default: None,
+            doc: Doc::NONE,
+        };
+        let spec = FloatSpec {
+            exclusive_min: Some(0.0),
+            exclusive_max: Some(1.0),
+            ..open
+        };
+        let code = |v: Value| <f32 as Arg>::parse(&v, &spec, "x").map_err(|e| e.code());
+        // 1e-50 is above 0 in f64 but rounds to 0.0 in f32: on the bound.
+        assert_eq!(
+            code(serde_json::json!(1e-50)),
+            Err(ArgErrorCode::NotAboveExclusiveMinimum)
+        );
+        // Just below 1 in f64, 1.0 in f32: on the other bound.
+        assert_eq!(
+            code(serde_json::json!(0.999_999_999_9)),
+            Err(ArgErrorCode::NotBelowExclusiveMaximum)
+        );
+        assert_eq!(code(serde_json::json!(1e-30)), Ok(1e-30_f32));
+        // Handler-side revalidation refuses the bound itself.
+        assert!(0.0_f32.check(&spec, "x").is_err());
+        assert!(0.5_f32.check(&spec, "x").is_ok());
+        // A finite f64 beyond f32's range becomes infinite: refused.
+        assert_eq!(
+            <f32 as Arg>::parse(&serde_json::json!(1e39), &open, "x").map_err(|e| e.code()),
+            Err(ArgErrorCode::NotFinite)
+        );
+    }
 
     const U: IntSpec = IntSpec {
         min: Some(8),

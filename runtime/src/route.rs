@@ -306,15 +306,48 @@ pub fn output_schema_of<T: JsonSchema>() -> Arc<JsonObject> {
     crate::output::output_schema::<T>()
 }
 
-/// Evaluates the cost ceiling: NaN and anything above `max_cost` is refused.
+/// Evaluates the cost ceiling: anything above `max_cost` is refused, and so
+/// is an estimate that is not a finite number at least zero (NaN, −∞, a
+/// negative cost: the cost expression is wrong for these arguments, and no
+/// estimate means no ceiling).
 #[inline]
 pub fn check_cost(cost: f64, max_cost: f64, units: &'static str) -> Result<(), ToolError> {
-    if cost <= max_cost {
+    if cost.is_finite() && cost >= 0.0 && cost <= max_cost {
         Ok(())
-    } else {
+    } else if cost.is_nan() || cost > max_cost {
         Err(ToolError::CostExceeded {
             ceiling: max_cost,
             units,
         })
+    } else {
+        Err(ToolError::internal(
+            "a tool's cost expression gave a negative estimate; refused",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    #[test]
+    fn only_a_finite_non_negative_estimate_within_the_ceiling_passes() {
+        assert!(check_cost(0.0, 10.0, "u").is_ok());
+        assert!(check_cost(10.0, 10.0, "u").is_ok());
+        for bad in [10.5, f64::INFINITY, f64::NAN] {
+            assert!(
+                matches!(
+                    check_cost(bad, 10.0, "u"),
+                    Err(ToolError::CostExceeded { .. })
+                ),
+                "{bad}"
+            );
+        }
+        for bad in [-1.0, f64::NEG_INFINITY, -0.000_1] {
+            assert!(
+                matches!(check_cost(bad, 10.0, "u"), Err(ToolError::Internal(_))),
+                "{bad}"
+            );
+        }
     }
 }

@@ -29,7 +29,9 @@ impl S {
 fn main() {
     let set = S::hardened_tool_router_set();
     let tool = set.get("ints").unwrap();
-    let ok = serde_json::json!({"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "g": 6, "h": 7, "i": 8, "j": 0});
+    // `f` given: its default (-1) would make the cost negative, which is refused.
+    let ok = serde_json::json!({"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 2, "g": 6, "h": 7, "i": 8, "j": 0});
+    assert!(tool.check_arguments(&serde_json::json!({"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "g": 6, "h": 7, "i": 8, "j": 0})).is_err());
     assert!(tool.check_arguments(&ok).is_ok());
     S::try_hardened_tool_router().unwrap();
 }
