@@ -71,6 +71,8 @@ fn assert_401(reply: &HttpReply) {
     assert_eq!(reply.status, 401, "{}", reply.text());
     assert_eq!(reply.text(), UNAUTHORIZED_BODY);
     assert_eq!(reply.header("www-authenticate"), Some("Bearer"));
+    // An unauthenticated client keeps no connection, and is told so.
+    assert_eq!(reply.header("connection"), Some("close"));
 }
 
 fn assert_no_secret(text: &str) {

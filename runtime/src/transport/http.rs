@@ -766,11 +766,15 @@ fn fixed(status: StatusCode, body: &'static str) -> Response<HttpBody> {
     response
 }
 
+/// A `401`, closing the connection: an unauthenticated client keeps no
+/// connection open, and says so (`Connection: close`), so a client never
+/// reuses a connection the server is closing (the request body, unread,
+/// makes hyper close it anyway).
 fn unauthorized() -> Response<HttpBody> {
     let mut response = fixed(StatusCode::UNAUTHORIZED, UNAUTHORIZED_BODY);
-    response
-        .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    let headers = response.headers_mut();
+    headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
 }
 
