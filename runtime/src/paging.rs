@@ -194,12 +194,7 @@ pub fn decimate<P: Clone>(
     let n = points.len();
     let m = clamp(max_points, MIN_POINTS, MAX_POINTS);
     if n <= m {
-        return Decimated {
-            points: points.to_vec(),
-            indices: (0..n as u64).collect(),
-            total: n as u64,
-            truncated: false,
-        };
+        return Decimated::whole(points);
     }
     // n > m >= 2, so there are at least one interior point and two endpoints.
     let interior = n - 2;
@@ -229,11 +224,28 @@ pub fn decimate<P: Clone>(
     }
     keep.push(n - 1);
     fill_evenly(&mut keep, n, m);
-    Decimated {
-        points: keep.iter().map(|&i| points[i].clone()).collect(),
-        indices: keep.iter().map(|&i| i as u64).collect(),
-        total: n as u64,
-        truncated: true,
+    Decimated::picked(points, &keep)
+}
+
+impl<P: Clone> Decimated<P> {
+    /// A series returned whole.
+    fn whole(points: &[P]) -> Self {
+        Self {
+            points: points.to_vec(),
+            indices: (0..points.len() as u64).collect(),
+            total: points.len() as u64,
+            truncated: false,
+        }
+    }
+
+    /// The points at `keep` (sorted indices) of a longer series.
+    fn picked(points: &[P], keep: &[usize]) -> Self {
+        Self {
+            points: keep.iter().map(|&i| points[i].clone()).collect(),
+            indices: keep.iter().map(|&i| i as u64).collect(),
+            total: points.len() as u64,
+            truncated: true,
+        }
     }
 }
 
@@ -286,12 +298,7 @@ pub fn sample<P: Clone>(points: &[P], max_points: u32) -> Decimated<P> {
     let n = points.len();
     let m = clamp(max_points, MIN_POINTS, MAX_POINTS);
     if n <= m {
-        return Decimated {
-            points: points.to_vec(),
-            indices: (0..n as u64).collect(),
-            total: n as u64,
-            truncated: false,
-        };
+        return Decimated::whole(points);
     }
     // n > m >= 2: the step (n - 1) / (m - 1) exceeds one, so the rounded
     // indices are strictly increasing.
@@ -300,12 +307,7 @@ pub fn sample<P: Clone>(points: &[P], max_points: u32) -> Decimated<P> {
         (num / (m - 1) as u128) as usize
     };
     let keep: Vec<usize> = (0..m).map(index).collect();
-    Decimated {
-        points: keep.iter().map(|&i| points[i].clone()).collect(),
-        indices: keep.iter().map(|&i| i as u64).collect(),
-        total: n as u64,
-        truncated: true,
-    }
+    Decimated::picked(points, &keep)
 }
 
 /// `k * len / buckets` without overflow.

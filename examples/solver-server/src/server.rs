@@ -938,14 +938,7 @@ impl HeatServer {
     pub async fn heat_plot(&self, run: RunDir) -> Result<Output<PlotInfo>, ToolError> {
         let r = read_result(&run).await?;
         let png = plot::render(&profile_figure(&r)).map_err(plot_error)?;
-        let image = Image::png(png).map_err(ToolError::internal)?;
-        Ok(Output::new(PlotInfo {
-            run_handle: run.handle().to_string(),
-            width: image.width(),
-            height: image.height(),
-            bytes: image.as_bytes().len() as u64,
-        })
-        .with_image(image))
+        plot_output(&run, png)
     }
 
     /// A PNG plot of a whole sweep (image content): one profile per point
@@ -991,14 +984,7 @@ impl HeatServer {
             ));
         }
         let png = plot::render(&sweep_figure(&done, record.points.len())).map_err(plot_error)?;
-        let image = Image::png(png).map_err(ToolError::internal)?;
-        Ok(Output::new(PlotInfo {
-            run_handle: run.handle().to_string(),
-            width: image.width(),
-            height: image.height(),
-            bytes: image.as_bytes().len() as u64,
-        })
-        .with_image(image))
+        plot_output(&run, png)
     }
 
     /// Cancel a running run (kills the solver's whole process tree).
@@ -1188,6 +1174,19 @@ fn ramp(f: f64) -> [u8; 3] {
     let f = f.clamp(0.0, 1.0);
     let mix = |a: f64, b: f64| (a + (b - a) * f).round() as u8;
     [mix(30.0, 210.0), mix(80.0, 40.0), mix(200.0, 40.0)]
+}
+
+/// A plot tool's answer: the PNG checked by `Image::png`, sent as image
+/// content with its size.
+fn plot_output(run: &RunDir, png: Vec<u8>) -> Result<Output<PlotInfo>, ToolError> {
+    let image = Image::png(png).map_err(ToolError::internal)?;
+    Ok(Output::new(PlotInfo {
+        run_handle: run.handle().to_string(),
+        width: image.width(),
+        height: image.height(),
+        bytes: image.as_bytes().len() as u64,
+    })
+    .with_image(image))
 }
 
 fn plot_error(e: plot::PlotError) -> ToolError {
