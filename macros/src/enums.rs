@@ -144,7 +144,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
     if !errors.is_empty() {
         return errors.into_tokens();
     }
-    let hm = quote!(::hardened_mcp::__private::v1);
+    let hm = crate::expand::hm();
     let doc = opt_str(doc_of(&input.attrs).as_ref());
     let token_docs = docs.iter().map(|d| opt_str(d.as_ref()));
     quote! {

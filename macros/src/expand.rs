@@ -11,7 +11,7 @@ use crate::diag::Errors;
 use crate::parse::{self, Kind, ToolsAttr};
 
 /// The one path through which generated code reaches the runtime.
-fn hm() -> TokenStream {
+pub(crate) fn hm() -> TokenStream {
     quote!(::hardened_mcp::__private::v1)
 }
 

@@ -13,6 +13,7 @@ mod check;
 mod diag;
 mod enums;
 mod expand;
+mod output;
 mod parse;
 
 /// Turns the `#[hardened_tool]` methods of an impl block into hardened MCP
@@ -54,4 +55,14 @@ pub fn derive_tool_enum(item: TokenStream) -> TokenStream {
 #[proc_macro_derive(HardenedArgs, attributes(bounded))]
 pub fn derive_hardened_args(item: TokenStream) -> TokenStream {
     expand::derive_args(item.into()).into()
+}
+
+/// Derives what a tool's result type needs (`Serialize` and `JsonSchema`,
+/// reached through `hardened_mcp`, so the server needs no direct
+/// dependency on serde or schemars). Put it on the struct or enum that
+/// `Output<T>` carries; `#[serde(..)]` and `#[schemars(..)]` attributes
+/// work as usual.
+#[proc_macro_attribute]
+pub fn tool_output(attr: TokenStream, item: TokenStream) -> TokenStream {
+    output::tool_output(attr.into(), item.into()).into()
 }

@@ -39,6 +39,9 @@ pub enum ToolError {
     UnknownRun,
     /// The requested item does not exist.
     NotFound,
+    /// The call named a tool the server does not have. Nothing of the
+    /// name sent comes back; the text points at `tools/list`.
+    UnknownTool,
     /// A per-caller quota of the run root refused a new run.
     QuotaExceeded(crate::runs::Quota),
     /// The request is refused for a reason written in server code.
@@ -98,6 +101,7 @@ impl ToolError {
             Self::Cancelled => "cancelled",
             Self::UnknownRun => "unknown_run",
             Self::NotFound => "not_found",
+            Self::UnknownTool => "unknown_tool",
             Self::QuotaExceeded(_) => "quota_exceeded",
             Self::Rejected(_) => "rejected",
             Self::Internal(_) => "internal",
@@ -105,7 +109,7 @@ impl ToolError {
     }
 
     /// Every value [`ToolError::kind`] can take.
-    pub const KINDS: [&'static str; 10] = [
+    pub const KINDS: [&'static str; 11] = [
         "invalid_arguments",
         "cost_exceeded",
         "busy",
@@ -113,6 +117,7 @@ impl ToolError {
         "cancelled",
         "unknown_run",
         "not_found",
+        "unknown_tool",
         "quota_exceeded",
         "rejected",
         "internal",
@@ -191,6 +196,9 @@ impl fmt::Display for ToolError {
             Self::Cancelled => f.write_str("the call was cancelled"),
             Self::UnknownRun => f.write_str("unknown run handle"),
             Self::NotFound => f.write_str("not found"),
+            Self::UnknownTool => f.write_str(
+                "this server has no tool of that name; tools/list names the tools it offers",
+            ),
             Self::QuotaExceeded(q) => write!(f, "quota exceeded: {q}; delete runs or wait"),
             Self::Rejected(reason) => f.write_str(reason),
             Self::Internal(id) => write!(f, "internal error (reference {id})"),

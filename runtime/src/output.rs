@@ -560,6 +560,7 @@ mod tests {
             ToolError::Cancelled,
             ToolError::UnknownRun,
             ToolError::NotFound,
+            ToolError::UnknownTool,
             ToolError::QuotaExceeded(crate::runs::Quota::Runs),
             ToolError::rejected("no result yet"),
             ToolError::internal("detail"),

@@ -6,7 +6,7 @@
 //! #[derive(Clone, Copy, Debug, PartialEq, ToolEnum)]
 //! enum Boundary { Periodic, Fixed }
 //!
-//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! #[tool_output]
 //! struct Estimate { cells: u32, seconds: f64 }
 //!
 //! struct Heat;
@@ -44,4 +44,7 @@ pub use crate::identity::CallerId;
 pub use crate::output::{Artifact, Output};
 pub use crate::route::{HardenedTool, RouterError, ToolSet};
 pub use crate::runs::{HasRunRoot, RunDir, RunRoot};
-pub use hardened_mcp_macros::{HardenedArgs, ToolEnum, bounded, hardened_tool, hardened_tools};
+pub use crate::server::Server;
+pub use hardened_mcp_macros::{
+    HardenedArgs, ToolEnum, bounded, hardened_tool, hardened_tools, tool_output,
+};

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hardened_mcp::transport::http::{SESSION_NOT_FOUND_BODY, UNAUTHORIZED_BODY};
-use hardened_mcp::transport::{BearerAuth, HttpServer, HttpServerBuilder, RunningHttpServer};
+use hardened_mcp::transport::{BearerAuth, HttpConfig, HttpServer, RunningHttpServer};
 use hardened_mcp_tests::tr_support::{
     EchoServer, HttpClient as Client, HttpReply, call, initialize_request,
     initialized_notification, result_text,
@@ -54,13 +54,10 @@ fn token_table() -> BearerAuth {
     BearerAuth::parse(&format!("alice={ALICE}\nbob={BOB}")).unwrap()
 }
 
-async fn start(
-    configure: impl FnOnce(HttpServerBuilder<EchoServer>) -> HttpServerBuilder<EchoServer>,
-) -> RunningHttpServer {
+async fn start(configure: impl FnOnce(HttpConfig) -> HttpConfig) -> RunningHttpServer {
     logs();
-    let builder = HttpServer::builder(|| Ok(EchoServer::new())).sse_keep_alive(None);
-    configure(builder)
-        .build()
+    let config = configure(HttpConfig::new().sse_keep_alive(None));
+    HttpServer::new(|| Ok(EchoServer::new()), config)
         .unwrap()
         .start(CancellationToken::new())
         .await

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use hardened_mcp::ToolContext;
 use hardened_mcp::runs::{FileName, RunRoot};
-use hardened_mcp::transport::{BearerAuth, HttpServer, RunningHttpServer};
+use hardened_mcp::transport::{BearerAuth, HttpConfig, HttpServer, RunningHttpServer};
 use hardened_mcp_tests::tr_support::{HttpClient, call, result_text};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -124,15 +124,16 @@ impl ServerHandler for Runs {
 
 async fn start(root: Arc<RunRoot>) -> RunningHttpServer {
     let auth = BearerAuth::parse(&format!("alice={ALICE}\nbob={BOB}")).unwrap();
-    HttpServer::builder(move || {
-        Ok(Runs {
-            root: Arc::clone(&root),
-            tool_router: Runs::tool_router(),
-        })
-    })
-    .auth(auth)
-    .sse_keep_alive(None)
-    .build()
+    let config = HttpConfig::new().auth(auth).sse_keep_alive(None);
+    HttpServer::new(
+        move || {
+            Ok(Runs {
+                root: Arc::clone(&root),
+                tool_router: Runs::tool_router(),
+            })
+        },
+        config,
+    )
     .unwrap()
     .start(CancellationToken::new())
     .await

@@ -9,7 +9,7 @@ use hardened_mcp::runs::{HandlePrefix, Quotas, Retention, RootOptions};
 use hardened_mcp::sandbox::{
     Launcher, Requirements, Sandbox, SandboxConfig, SlurmConfig, SolverRegistry,
 };
-use hardened_mcp::transport::{BearerAuth, HardenedStdio, HttpServer};
+use hardened_mcp::transport::{BearerAuth, HardenedStdio, HttpConfig, HttpServer};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
@@ -135,17 +135,16 @@ pub async fn serve(opts: ServeOptions) -> Result<(), StartError> {
                 ),
                 (None, None) => None,
             };
-            let mut builder = HttpServer::builder(move || Ok(server.clone())).bind(addr);
+            let mut config = HttpConfig::new().bind(addr);
             if let Some(auth) = auth {
-                builder = builder.auth(auth);
+                config = config.auth(auth);
             } else {
                 tracing::warn!(
                     "no bearer tokens configured: every loopback client is the same caller"
                 );
             }
             let ct = CancellationToken::new();
-            let running = builder
-                .build()
+            let running = HttpServer::new(move || Ok(server.clone()), config)
                 .map_err(|e| StartError::new("http", e))?
                 .start(ct.clone())
                 .await

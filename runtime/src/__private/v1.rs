@@ -21,6 +21,8 @@ pub use crate::schema::InputSchema;
 pub use ::futures::future::BoxFuture;
 pub use ::rmcp::handler::server::router::tool::ToolRouter;
 pub use ::rmcp::model::{CallToolResult, JsonObject, ToolAnnotations};
+pub use ::schemars::{self, JsonSchema};
+pub use ::serde::{self, Serialize};
 pub use ::serde_json::{Map, Value};
 pub use ::std::boxed::Box;
 pub use ::std::option::Option;

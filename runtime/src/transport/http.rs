@@ -22,7 +22,7 @@
 //!    quote the request: a serde message, a header value).
 //!
 //! Binding an address that is not loopback without authentication is
-//! refused by [`HttpServerBuilder::build`].
+//! refused by [`HttpServer::new`].
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -95,9 +95,11 @@ pub enum HttpStartError {
     Bind(#[source] std::io::Error),
 }
 
-/// Builder of an [`HttpServer`].
-pub struct HttpServerBuilder<S> {
-    factory: ServiceFactory<S>,
+/// The settings of an [`HttpServer`]: where it listens, who may call, and
+/// the limits every request meets. Every setting has a safe default;
+/// [`HttpServer::new`] checks the whole.
+#[derive(Clone)]
+pub struct HttpConfig {
     bind: SocketAddr,
     auth: Option<Arc<BearerAuth>>,
     path: String,
@@ -110,9 +112,9 @@ pub struct HttpServerBuilder<S> {
     sse_keep_alive: Option<Duration>,
 }
 
-impl<S> std::fmt::Debug for HttpServerBuilder<S> {
+impl std::fmt::Debug for HttpConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpServerBuilder")
+        f.debug_struct("HttpConfig")
             .field("bind", &self.bind)
             .field("auth", &self.auth)
             .field("path", &self.path)
@@ -125,10 +127,29 @@ impl<S> std::fmt::Debug for HttpServerBuilder<S> {
     }
 }
 
-impl<S> HttpServerBuilder<S>
-where
-    S: ServerHandler + Send + 'static,
-{
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            auth: None,
+            path: DEFAULT_PATH.to_owned(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            allowed_hosts: None,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            session_mode: true,
+            sse_keep_alive: Some(Duration::from_secs(15)),
+        }
+    }
+}
+
+impl HttpConfig {
+    /// The defaults: loopback, an ephemeral port, no authentication.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
     /// Address to listen on (default `127.0.0.1:0`, an ephemeral port).
     pub fn bind(mut self, addr: SocketAddr) -> Self {
         self.bind = addr;
@@ -198,8 +219,12 @@ where
         self
     }
 
-    /// Checks the configuration.
-    pub fn build(self) -> Result<HttpServer<S>, HttpStartError> {
+    /// The address to listen on.
+    pub fn bind_addr(&self) -> SocketAddr {
+        self.bind
+    }
+
+    fn check(&self) -> Result<(), HttpStartError> {
         if self.auth.is_none() && !self.bind.ip().is_loopback() {
             return Err(HttpStartError::PublicBindWithoutAuth);
         }
@@ -209,23 +234,23 @@ where
         if self.max_connections == 0 {
             return Err(HttpStartError::ZeroConnections);
         }
-        Ok(HttpServer { b: self })
+        Ok(())
     }
 }
 
-/// A checked HTTP server configuration; see the [module docs](self).
+/// A checked HTTP server: a handler factory and its [`HttpConfig`]; see the
+/// [module docs](self).
 ///
 /// ```no_run
 /// # async fn demo<S: rmcp::ServerHandler + Clone>(server: S) -> Result<(), Box<dyn std::error::Error>> {
-/// use hardened_mcp::transport::{BearerAuth, HttpServer};
+/// use hardened_mcp::transport::{BearerAuth, HttpConfig, HttpServer};
 /// use tokio_util::sync::CancellationToken;
 ///
-/// let auth = BearerAuth::from_env("HARDENED_MCP_TOKENS")?;
-/// let running = HttpServer::builder(move || Ok(server.clone()))
+/// let config = HttpConfig::new()
 ///     .bind("0.0.0.0:8080".parse()?)
 ///     .allowed_hosts(["mcp.example.org"])
-///     .auth(auth)
-///     .build()?
+///     .auth(BearerAuth::from_env("HARDENED_MCP_TOKENS")?);
+/// let running = HttpServer::new(move || Ok(server.clone()), config)?
 ///     .start(CancellationToken::new())
 ///     .await?;
 /// println!("listening on {}", running.local_addr());
@@ -233,7 +258,8 @@ where
 /// # Ok(()) }
 /// ```
 pub struct HttpServer<S> {
-    b: HttpServerBuilder<S>,
+    factory: ServiceFactory<S>,
+    b: HttpConfig,
 }
 
 impl<S> std::fmt::Debug for HttpServer<S> {
@@ -246,29 +272,22 @@ impl<S> HttpServer<S>
 where
     S: ServerHandler + Send + 'static,
 {
-    /// Starts a builder; `factory` makes the handler of each session (or of
+    /// Checks `config`; `factory` makes the handler of each session (or of
     /// each stateless request).
-    pub fn builder(
+    pub fn new(
         factory: impl Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
-    ) -> HttpServerBuilder<S> {
-        HttpServerBuilder {
+        config: HttpConfig,
+    ) -> Result<Self, HttpStartError> {
+        config.check()?;
+        Ok(Self {
             factory: Arc::new(factory),
-            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            auth: None,
-            path: DEFAULT_PATH.to_owned(),
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-            allowed_hosts: None,
-            request_timeout: DEFAULT_REQUEST_TIMEOUT,
-            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            session_mode: true,
-            sse_keep_alive: Some(Duration::from_secs(15)),
-        }
+            b: config,
+        })
     }
 
     /// The axum router serving the endpoint, for mounting in a larger app.
     /// Cancelling `ct` ends all sessions. The bind check of
-    /// [`HttpServerBuilder::build`] covers only [`HttpServer::start`]: whoever
+    /// [`HttpServer::new`] covers only [`HttpServer::start`]: whoever
     /// serves this router elsewhere owns that decision.
     pub fn router(&self, ct: CancellationToken) -> axum::Router {
         let b = &self.b;
@@ -281,7 +300,7 @@ where
             config = config.with_allowed_hosts(hosts.iter().cloned());
         }
         let sessions = Arc::new(LocalSessionManager::default());
-        let factory = Arc::clone(&b.factory);
+        let factory = Arc::clone(&self.factory);
         let inner = StreamableHttpService::new(move || factory(), Arc::clone(&sessions), config);
         let service = Guarded {
             inner,
@@ -787,33 +806,26 @@ mod tests {
     struct Nothing;
     impl ServerHandler for Nothing {}
 
+    fn server(config: HttpConfig) -> Result<HttpServer<Nothing>, HttpStartError> {
+        HttpServer::new(|| Ok(Nothing), config)
+    }
+
     #[test]
     fn public_bind_needs_auth() {
         for addr in ["0.0.0.0:8080", "192.0.2.1:80", "[::]:80"] {
-            let err = HttpServer::builder(|| Ok(Nothing))
-                .bind(addr.parse().unwrap())
-                .build()
-                .unwrap_err();
+            let err = server(HttpConfig::new().bind(addr.parse().unwrap())).unwrap_err();
             assert!(
                 matches!(err, HttpStartError::PublicBindWithoutAuth),
                 "{addr}"
             );
         }
         for addr in ["127.0.0.1:0", "[::1]:0"] {
-            assert!(
-                HttpServer::builder(|| Ok(Nothing))
-                    .bind(addr.parse().unwrap())
-                    .build()
-                    .is_ok()
-            );
+            assert!(server(HttpConfig::new().bind(addr.parse().unwrap())).is_ok());
         }
         let auth = BearerAuth::parse("alice=0123456789abcdef0123").unwrap();
-        assert!(
-            HttpServer::builder(|| Ok(Nothing))
-                .bind("0.0.0.0:8080".parse().unwrap())
-                .auth(auth)
-                .build()
-                .is_ok()
-        );
+        let public = HttpConfig::new()
+            .bind("0.0.0.0:8080".parse().unwrap())
+            .auth(auth);
+        assert!(server(public).is_ok());
     }
 }

@@ -17,5 +17,5 @@ pub mod http;
 pub mod stdio;
 
 pub use auth::{AuthConfigError, BearerAuth};
-pub use http::{HttpServer, HttpServerBuilder, HttpStartError, RunningHttpServer};
+pub use http::{HttpConfig, HttpServer, HttpStartError, RunningHttpServer};
 pub use stdio::{HardenedStdio, StdioConfig};
