@@ -1,5 +1,6 @@
 //! Shared helpers of the hardened-mcp integration tests.
 pub mod macros_fixture;
+pub mod node;
 pub mod python;
 pub mod slurm;
 pub mod tr_support;

@@ -49,15 +49,23 @@ pub fn python() -> PathBuf {
 /// Runs `tests/python/<script>` with `args` under `budget`; fails with its
 /// output unless it exits 0 and prints `ok: <label>`.
 pub fn run_script(script: &str, args: &[&str], label: &str, budget: Duration) {
-    let spawned = Command::new(python())
-        .arg(workspace().join("tests/python").join(script))
-        .args(args)
+    let mut cmd = Command::new(python());
+    cmd.arg(workspace().join("tests/python").join(script))
+        .args(args);
+    run_client(cmd, label, budget);
+}
+
+/// Runs a client process (a script of another test language) with its
+/// output captured, killed at `budget`; fails with its output unless it
+/// exits 0 and prints `ok: <label>`.
+pub fn run_client(mut cmd: Command, label: &str, budget: Duration) {
+    let spawned = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn();
     let Ok(mut child) = spawned else {
-        panic!("{label}: cannot start python");
+        panic!("{label}: cannot start the client");
     };
     let reader = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {
@@ -89,7 +97,7 @@ pub fn run_script(script: &str, args: &[&str], label: &str, budget: Duration) {
     let Some(status) = status else {
         panic!("{label}: the script exceeded {budget:?}");
     };
-    assert!(status.success(), "{label}: the Python SDK checks failed");
+    assert!(status.success(), "{label}: the client's checks failed");
     assert!(
         stdout.contains(&format!("ok: {label}")),
         "{label}: the script did not report success"

@@ -138,7 +138,7 @@ impl Side {
 /// Both servers, sharing one run root, and the handle of one run of the
 /// stdio caller.
 struct Fixture {
-    heat: HeatServer,
+    heat: Server<HeatServer>,
     plain: PlainStatus,
     handle: String,
     _dir: tempfile::TempDir,
@@ -152,12 +152,12 @@ fn fixture() -> Fixture {
         ..CommonOptions::default()
     };
     let heat = solver_server::app::build(&common, dir.path()).unwrap();
-    let runs = heat.run_root().clone();
+    let runs = heat.service().run_root().clone();
     // A stdio session authenticates nobody: its caller is `CallerId::local()`.
     let (handle, _run) = runs.create(&CallerId::local()).unwrap();
     let plain = PlainStatus {
         runs,
-        containment: heat.containment(),
+        containment: heat.service().containment(),
         slots: Arc::default(),
         tool_router: PlainStatus::tool_router(),
     };

@@ -38,7 +38,10 @@ impl StartError {
 }
 
 /// Opens the run root and the sandbox and builds the server.
-pub fn build(common: &CommonOptions, default_root: &Path) -> Result<HeatServer, StartError> {
+pub fn build(
+    common: &CommonOptions,
+    default_root: &Path,
+) -> Result<Server<HeatServer>, StartError> {
     let root_path = common.run_root.as_deref().unwrap_or(default_root);
     let prefix = HandlePrefix::new("heat").map_err(|e| StartError::new("run handle prefix", e))?;
     let runs = RunRoot::open_with_options(root_path, root_options(&common.run_limits, prefix))
@@ -65,7 +68,9 @@ pub fn build(common: &CommonOptions, default_root: &Path) -> Result<HeatServer, 
         tracing::warn!("--allow-weak-sandbox: solver runs get whatever containment this host has");
     }
     let sandbox = Sandbox::new(registry, config).map_err(|e| StartError::new("sandbox", e))?;
-    HeatServer::new(runs, sandbox).map_err(|e| StartError::new("tool router", e))
+    HeatServer::new(runs, sandbox)
+        .into_mcp()
+        .map_err(|e| StartError::new("tool router", e))
 }
 
 /// The run root's options from the configured limits.
@@ -111,8 +116,10 @@ fn check_shared_root(root: &Path) -> Result<(), StartError> {
 /// process is interrupted.
 pub async fn serve(opts: ServeOptions) -> Result<(), StartError> {
     let server = build(&opts.common, &config::default_run_root())?;
-    tracing::info!(containment = %server.containment(), "solver runs are contained");
-    let _sweeper = server.start_expiry_sweeper(SWEEP_EVERY, SWEEP_BUDGET);
+    tracing::info!(containment = %server.service().containment(), "solver runs are contained");
+    let _sweeper = server
+        .service()
+        .start_expiry_sweeper(SWEEP_EVERY, SWEEP_BUDGET);
     match opts.http {
         None => {
             let running = server

@@ -57,7 +57,7 @@ type Client = RunningService<RoleClient, ProgressBar>;
 pub async fn run(opts: DemoOptions) -> Result<(), StartError> {
     let tmp = std::env::temp_dir().join(format!("hardened-mcp-demo-{}", std::process::id()));
     let server = app::build(&opts.common, &tmp)?;
-    let containment = server.containment().to_string();
+    let containment = server.service().containment().to_string();
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     let (sr, sw) = tokio::io::split(server_io);
     let serving = tokio::spawn(async move {

@@ -87,13 +87,15 @@ pub fn ngspice_data_dirs(exe: &Path) -> Vec<PathBuf> {
 }
 
 /// Opens the run root and the sandbox and builds the server.
-pub fn build(o: &Options, default_root: &Path) -> Result<SpiceServer, StartError> {
+pub fn build(o: &Options, default_root: &Path) -> Result<Server<SpiceServer>, StartError> {
     let root_path = o.run_root.as_deref().unwrap_or(default_root);
     let prefix = HandlePrefix::new("spice").map_err(|e| StartError::new("run handle prefix", e))?;
     let runs = RunRoot::open_with(root_path, prefix)
         .map_err(|e| StartError::new(&format!("run root {}", root_path.display()), e))?;
     let sandbox = sandbox(o)?;
-    SpiceServer::new(runs, sandbox).map_err(|e| StartError::new("tool router", e))
+    SpiceServer::new(runs, sandbox)
+        .into_mcp()
+        .map_err(|e| StartError::new("tool router", e))
 }
 
 /// The sandbox holding ngspice (found on `PATH` unless `--ngspice` names
@@ -129,7 +131,7 @@ pub fn sandbox(o: &Options) -> Result<Sandbox, StartError> {
 /// Serves MCP over stdio until the client leaves.
 pub async fn serve(o: Options) -> Result<(), StartError> {
     let server = build(&o, &default_run_root())?;
-    tracing::info!(containment = %server.containment(), "simulations are contained");
+    tracing::info!(containment = %server.service().containment(), "simulations are contained");
     let running = server
         .serve(HardenedStdio::stdio())
         .await

@@ -24,7 +24,7 @@ type Client = RunningService<RoleClient, ClientConfig>;
 pub async fn run(o: Options) -> Result<(), StartError> {
     let tmp = std::env::temp_dir().join(format!("hardened-mcp-spice-demo-{}", std::process::id()));
     let server = app::build(&o, &tmp)?;
-    let containment = server.containment().to_string();
+    let containment = server.service().containment().to_string();
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     let (sr, sw) = tokio::io::split(server_io);
     let serving = tokio::spawn(async move {
