@@ -43,6 +43,28 @@ impl CallerId {
         }
     }
 
+    /// Names the framework gives identities itself, compared without
+    /// regard to case: [`CallerId::LOCAL`], the caller of every
+    /// unauthenticated transport. A configured caller (a token file entry)
+    /// may not take one: it would share runs and limits with that
+    /// identity.
+    pub const RESERVED: [&'static str; 1] = [Self::LOCAL];
+
+    /// Prefixes of the names the framework derives itself (identities of
+    /// OAuth subjects are `oauth-<digest of issuer and subject>`); a
+    /// configured caller may not start with one.
+    pub const RESERVED_PREFIXES: [&'static str; 1] = ["oauth-"];
+
+    /// Whether `name` is reserved for identities the framework makes (see
+    /// [`CallerId::RESERVED`], [`CallerId::RESERVED_PREFIXES`]).
+    pub fn is_reserved(name: &str) -> bool {
+        Self::RESERVED.iter().any(|r| name.eq_ignore_ascii_case(r))
+            || Self::RESERVED_PREFIXES.iter().any(|p| {
+                name.get(..p.len())
+                    .is_some_and(|head| head.eq_ignore_ascii_case(p))
+            })
+    }
+
     /// The local identity used when the transport authenticates nobody
     /// (stdio, where the OS user that spawned the server is the caller).
     pub fn local() -> Self {
@@ -78,6 +100,16 @@ mod tests {
                 CallerId::new(n).map(|c| c.as_str().to_owned()),
                 Ok(n.to_owned())
             );
+        }
+    }
+
+    #[test]
+    fn reserved_names_are_recognised_in_any_case() {
+        for name in ["local", "LOCAL", "Local", "oauth-abc", "OAuth-1"] {
+            assert!(CallerId::is_reserved(name), "{name}");
+        }
+        for name in ["locale", "alice", "oauth", "my-oauth-x", "localhost"] {
+            assert!(!CallerId::is_reserved(name), "{name}");
         }
     }
 

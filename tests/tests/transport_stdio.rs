@@ -189,7 +189,8 @@ async fn a_fifty_mib_line_is_refused_while_streaming() {
         write_huge_line(&mut writer)
     );
     assert!(started.elapsed() < REPLY_TIMEOUT * 6);
-    assert_error(&reply, -32700, MSG_TOO_LARGE, Value::Null);
+    // Its id stands before the ceiling: the reply carries it.
+    assert_error(&reply, -32700, MSG_TOO_LARGE, json!(46));
     let mut client = LineClient::from_parts(reader, writer);
     assert_still_serving(&mut client, 200).await;
 }
@@ -216,6 +217,18 @@ async fn the_ceiling_is_configurable_and_exact() {
     over.insert(over.len() - 3, b'b');
     assert_eq!(over.len(), 513);
     client.send_raw(&over).await.unwrap();
+    // `id` is the first member (keys in order): recovered from the prefix.
+    assert!(over.starts_with(br#"{"id":300,"#));
+    assert_error(
+        &client.recv().await.unwrap(),
+        -32700,
+        MSG_TOO_LARGE,
+        json!(300),
+    );
+    // With the id after the ceiling the reply cannot name it.
+    let text = "c".repeat(600);
+    let late = format!(r#"{{"jsonrpc":"2.0","method":"ping","params":{{"t":"{text}"}},"id":302}}"#);
+    client.send_raw(late.as_bytes()).await.unwrap();
     assert_error(
         &client.recv().await.unwrap(),
         -32700,
@@ -323,7 +336,8 @@ async fn over_real_pipes_to_a_server_process() {
         },
         write_huge_line(&mut writer)
     );
-    assert_error(&reply, -32700, MSG_TOO_LARGE, Value::Null);
+    // Its id stands before the ceiling: the reply carries it.
+    assert_error(&reply, -32700, MSG_TOO_LARGE, json!(46));
     let mut client = LineClient::from_parts(reader, writer);
     assert_still_serving(&mut client, 600).await;
     // EOF on stdin ends the server.

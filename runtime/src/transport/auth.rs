@@ -61,6 +61,16 @@ pub enum AuthConfigError {
         /// 1-based position of the entry.
         entry: usize,
     },
+    /// An entry's caller name is one the framework uses itself (`local`,
+    /// the caller of unauthenticated transports, or a derived-identity
+    /// prefix such as `oauth-`): it would share runs and limits with it.
+    #[error(
+        "token entry {entry}: the caller name is reserved (`local` and names starting with `oauth-` are the framework's own identities); choose another name"
+    )]
+    ReservedCaller {
+        /// 1-based position of the entry.
+        entry: usize,
+    },
     /// An entry's token is too short, too long or has characters outside
     /// RFC 6750's token alphabet.
     #[error(
@@ -135,8 +145,12 @@ impl BearerAuth {
             let (name, token) = item
                 .split_once('=')
                 .ok_or(AuthConfigError::Malformed { entry })?;
+            let name = name.trim();
             let caller =
-                CallerId::new(name.trim()).map_err(|_| AuthConfigError::InvalidCaller { entry })?;
+                CallerId::new(name).map_err(|_| AuthConfigError::InvalidCaller { entry })?;
+            if CallerId::is_reserved(name) {
+                return Err(AuthConfigError::ReservedCaller { entry });
+            }
             let token = token.trim();
             if token.len() < MIN_TOKEN_LEN || !is_token68(token) {
                 return Err(AuthConfigError::InvalidToken { entry });
@@ -313,6 +327,15 @@ mod tests {
             ("alice=short", "16 to 512"),
             ("alice=has space inside token", "16 to 512"),
             ("alice=abcdefghijklmnopq\nbob=abcdefghijklmnopq", "twice"),
+            (
+                "local=abcdefghijklmnopq",
+                "entry 1: the caller name is reserved",
+            ),
+            (
+                "alice=abcdefghijklmnopqr\nLocal=abcdefghijklmnopq",
+                "entry 2: the caller name is reserved",
+            ),
+            ("oauth-x=abcdefghijklmnopq", "reserved"),
         ];
         for (text, expected) in cases {
             let err = BearerAuth::parse(text).unwrap_err().to_string();

@@ -7,7 +7,7 @@
 //!
 //! | the line | reply |
 //! |---|---|
-//! | longer than the ceiling (never buffered past it) | `-32700`, [`MSG_TOO_LARGE`], `id: null` |
+//! | longer than the ceiling (never buffered past it) | `-32700`, [`MSG_TOO_LARGE`], the id recovered from the bytes before the ceiling, or `null` |
 //! | not UTF-8, or not JSON text (`NaN`, truncated, garbage) | `-32700`, [`MSG_PARSE`], `id: null` |
 //! | JSON, but not a message rmcp accepts (array, number, bad params, `1e999` out of range) | `-32600`, [`MSG_INVALID`], the recovered id or `null` |
 //! | a malformed notification or response (no `id`, or carries `result`/`error`) | none: JSON-RPC never answers those |
@@ -17,7 +17,11 @@
 //! JSON (numbers are checked for grammar, not range), its top level is an
 //! object, and that object has exactly one `id` member that is an integer
 //! in `i64` range or a string of at most [`MAX_ECHOED_ID_BYTES`] bytes. Text
-//! that is not JSON is never scanned for an id. Nothing else of a bad line
+//! that is not JSON is never scanned for an id. For a line longer than the
+//! ceiling the same rules apply to the bytes read before it: the id is
+//! echoed when it is the value of a top-level member that ends before the
+//! ceiling and everything before it is well-formed JSON; nothing past the
+//! ceiling is held in memory to find it. Nothing else of a bad line
 //! is ever written back or logged: log lines carry its length and category.
 //!
 //! **The error-storm rule.** Replies with `id: null` spend a token from a
@@ -202,11 +206,16 @@ where
                     };
                     (consumed, step)
                 } else if self.line.len().saturating_add(content) > self.max_message_bytes {
+                    // Up to the ceiling and not a byte further: the id may
+                    // stand in that prefix.
+                    let room = self.max_message_bytes.saturating_sub(self.line.len());
+                    self.line.extend_from_slice(&available[..room.min(content)]);
+                    let id = recover_prefix_id(&self.line);
                     self.line.clear();
                     let step = if newline.is_some() {
-                        Step::Oversized
+                        Step::Oversized(id)
                     } else {
-                        Step::OversizedDiscardRest
+                        Step::OversizedDiscardRest(id)
                     };
                     (consumed, step)
                 } else {
@@ -224,10 +233,10 @@ where
                 Step::Line => return LineRead::Line,
                 Step::More => {}
                 Step::DiscardDone => self.discarding = false,
-                Step::Oversized => return LineRead::Oversized,
-                Step::OversizedDiscardRest => {
+                Step::Oversized(id) => return LineRead::Oversized(id),
+                Step::OversizedDiscardRest(id) => {
                     self.discarding = true;
-                    return LineRead::Oversized;
+                    return LineRead::Oversized(id);
                 }
             }
         }
@@ -326,8 +335,8 @@ where
                         return Some(message);
                     }
                 }
-                LineRead::Oversized => {
-                    self.reject(Rejection::TooLarge, None, self.max_message_bytes);
+                LineRead::Oversized(id) => {
+                    self.reject(Rejection::TooLarge, id, self.max_message_bytes);
                 }
                 LineRead::Eof => {
                     if self.line.is_empty() {
@@ -360,7 +369,8 @@ where
 
 enum LineRead {
     Line,
-    Oversized,
+    /// With the id recovered from the bytes before the ceiling, if any.
+    Oversized(Option<RequestId>),
     Eof,
     Io(io::Error),
 }
@@ -369,8 +379,8 @@ enum Step {
     Line,
     More,
     DiscardDone,
-    Oversized,
-    OversizedDiscardRest,
+    Oversized(Option<RequestId>),
+    OversizedDiscardRest(Option<RequestId>),
 }
 
 enum PendingReply {
@@ -563,6 +573,85 @@ fn classify(line: &[u8]) -> Verdict {
         }
         Ok(Envelope::NotObject) | Err(_) => Verdict::Reject(Rejection::NotRequest, None),
     }
+}
+
+/// The `id` of an oversized line, recovered from the bytes read before
+/// the ceiling (`prefix`, at most the ceiling long).
+///
+/// The first top-level member named `"id"` is located by a scan that
+/// tracks strings and nesting only; the prefix up to the end of that
+/// member's value, closed with `}`, must then parse as a JSON object under
+/// the same rules as a whole line ([`Envelope`]: well-formed, one `id`, an
+/// integer in `i64` range or a short string, not a response). So an id is
+/// echoed only when everything before it is well-formed JSON and the value
+/// itself is complete (a number cut by the ceiling is never guessed at).
+fn recover_prefix_id(prefix: &[u8]) -> Option<RequestId> {
+    let prefix = prefix.strip_prefix(UTF8_BOM).unwrap_or(prefix);
+    let end = first_id_member_end(prefix)?;
+    let mut candidate = Vec::with_capacity(end + 1);
+    candidate.extend_from_slice(&prefix[..end]);
+    candidate.push(b'}');
+    match serde_json::from_slice::<Envelope>(&candidate).ok()? {
+        Envelope::Object {
+            id: IdSlot::Valid(id),
+            looks_like_response: false,
+        } => Some(id),
+        _ => None,
+    }
+}
+
+/// The offset of the `,` or `}` that ends the value of the first member
+/// of the top-level object whose key is written exactly `"id"`; `None`
+/// when the prefix is not an object or ends before that.
+fn first_id_member_end(b: &[u8]) -> Option<usize> {
+    let start = b.iter().position(|c| !c.is_ascii_whitespace())?;
+    if b[start] != b'{' {
+        return None;
+    }
+    let mut depth = 1usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    // At depth 1: the next string is a key (after `{` or `,`).
+    let mut expect_key = true;
+    let mut key_start = 0usize;
+    let mut in_id_value = false;
+    for (i, &c) in b.iter().enumerate().skip(start + 1) {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == b'\\' {
+                escaped = true;
+            } else if c == b'"' {
+                in_string = false;
+                if depth == 1 && expect_key {
+                    expect_key = false;
+                    in_id_value = &b[key_start..i] == b"id";
+                }
+            }
+            continue;
+        }
+        match c {
+            b'"' => {
+                in_string = true;
+                key_start = i + 1;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                if depth == 1 {
+                    return in_id_value.then_some(i);
+                }
+                depth -= 1;
+            }
+            b',' if depth == 1 => {
+                if in_id_value {
+                    return Some(i);
+                }
+                expect_key = true;
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The members of a JSON line that decide how to answer it.
@@ -835,6 +924,50 @@ mod tests {
                 "{line}"
             );
         }
+    }
+
+    #[test]
+    fn an_oversized_prefix_gives_up_its_id_only_when_complete() {
+        let id = |prefix: &str| recover_prefix_id(prefix.as_bytes());
+        // The id member ends before the cut.
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"#),
+            Some(RequestId::Number(7))
+        );
+        assert_eq!(
+            id(r#"  {"id" : "ab-1" , "params":[1,2,"#),
+            Some(RequestId::String("ab-1".into()))
+        );
+        assert_eq!(
+            id(r#"{"a":{"id":1},"b":["}",{"c":"\"id\""}],"id":-3,"#),
+            Some(RequestId::Number(-3))
+        );
+        // Cut inside the id's value, or before it, or no object at all.
+        for cut in [
+            r#"{"jsonrpc":"2.0","id":12"#,
+            r#"{"jsonrpc":"2.0","id":"ab"#,
+            r#"{"method":"x","params":{"id":1,"#,
+            r#"[{"id":1},"#,
+            r#"{"a":{"id":4"#,
+        ] {
+            assert_eq!(id(cut), None, "{cut}");
+        }
+        // What precedes the id must be well-formed JSON.
+        assert_eq!(id(r#"{"a":NaN,"id":5,"#), None);
+        assert_eq!(id(r#"{"a" 1,"id":5,"#), None);
+        // The same id rules as for a whole line: no floats, no long
+        // strings, not a response, one id only.
+        assert_eq!(id(r#"{"id":1.5,"#), None);
+        assert_eq!(
+            id(&format!(
+                r#"{{"id":"{}","#,
+                "x".repeat(MAX_ECHOED_ID_BYTES + 1)
+            )),
+            None
+        );
+        assert_eq!(id(r#"{"result":1,"id":5,"#), None);
+        // An escaped key is not scanned for (no echo rather than a guess).
+        assert_eq!(id(r#"{"\u0069d":5,"#), None);
     }
 
     #[test]
