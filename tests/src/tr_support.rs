@@ -22,7 +22,8 @@ pub struct EchoArgs {
 }
 
 /// A trivial server: `echo`, `whoami` (the caller the transport
-/// established) and `header_names` (the HTTP request headers a tool can see).
+/// established), `request_headers` (the HTTP request headers a tool can
+/// see) and `fail` (a JSON-RPC error quoting its argument).
 #[derive(Debug, Clone)]
 pub struct EchoServer {
     tool_router: ToolRouter<Self>,
@@ -55,6 +56,19 @@ impl EchoServer {
     #[tool(description = "Who is calling")]
     fn whoami(&self, rc: RequestContext<RoleServer>) -> String {
         ToolContext::from_request(&rc).caller().to_string()
+    }
+
+    /// Fails with a JSON-RPC error built from the caller's text, as a
+    /// careless handler would: the transports must not let it through.
+    #[tool(description = "Fail, quoting the text")]
+    fn fail(
+        &self,
+        Parameters(EchoArgs { text }): Parameters<EchoArgs>,
+    ) -> Result<String, rmcp::ErrorData> {
+        Err(rmcp::ErrorData::invalid_params(
+            format!("bad text: {text}"),
+            Some(json!({ "echo": text })),
+        ))
     }
 
     /// Returns every HTTP request header (name: value) the tool can see.

@@ -1,11 +1,15 @@
-//! Fixed texts for JSON-RPC errors leaving the server.
+//! Fixed texts for JSON-RPC errors leaving the server: one rule for every
+//! transport.
 //!
 //! rmcp builds some protocol errors from request text: an unknown method is
 //! answered `-32601` with the method name as the message, and a known
-//! method whose parameters do not parse is routed the same way. A caller
-//! could put anything in that name. Every JSON-RPC error a hardened
-//! transport sends therefore carries the fixed message of its code and no
-//! `data`; the id and the code are kept.
+//! method whose parameters do not parse is routed the same way. A handler
+//! may build an `ErrorData` from caller text too. Every JSON-RPC error a
+//! hardened transport sends therefore carries the fixed message of its code
+//! and no `data`; the id and the code are kept. stdio applies it to each
+//! typed message it sends ([`fix_outgoing`]); HTTP to each message in a
+//! JSON body or an event stream ([`fix_error_json`]): the same texts, the
+//! same shape.
 
 use rmcp::RoleServer;
 use rmcp::model::{ErrorData, JsonRpcMessage};
@@ -51,6 +55,97 @@ pub(crate) fn fix_outgoing(item: TxJsonRpcMessage<RoleServer>) -> TxJsonRpcMessa
     }
 }
 
+/// `json` with the fixed text when it is a JSON-RPC error response (a
+/// top-level object with an `error` member), encoded as [`fix_outgoing`]
+/// would send it; `None` for anything else (left as it is). A JSON-RPC
+/// batch (an array) is fixed element by element.
+pub(crate) fn fix_error_json(json: &[u8]) -> Option<Vec<u8>> {
+    use serde_json::Value;
+    if !serde_json::from_slice::<ErrorProbe>(json).ok()?.0 {
+        return None;
+    }
+    let fix_one = |v: &Value| -> Value {
+        let Some(error) = v.get("error") else {
+            return v.clone();
+        };
+        let code = error
+            .get("code")
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok())
+            .unwrap_or(-32603);
+        let mut fixed = match v.get("id") {
+            Some(id @ (Value::Number(_) | Value::String(_))) => {
+                jsonrpc_error(id.clone(), i64::from(code))
+            }
+            _ => jsonrpc_error(Value::Null, i64::from(code)),
+        };
+        // As the typed message is sent: without `id` when it had none.
+        if v.get("id").is_none()
+            && let Value::Object(m) = &mut fixed
+        {
+            m.remove("id");
+        }
+        fixed
+    };
+    let fixed = match serde_json::from_slice::<Value>(json).ok()? {
+        Value::Array(items) => Value::Array(items.iter().map(fix_one).collect()),
+        one => fix_one(&one),
+    };
+    tracing::debug!("JSON-RPC error sent with its fixed text");
+    serde_json::to_vec(&fixed).ok()
+}
+
+/// Whether a JSON text is (or, for an array, holds) an object with a
+/// top-level `error` member; values are skipped, never built.
+struct ErrorProbe(bool);
+
+impl<'de> serde::Deserialize<'de> for ErrorProbe {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct Probe;
+        impl<'de> Visitor<'de> for Probe {
+            type Value = ErrorProbe;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON-RPC message")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ErrorProbe, A::Error> {
+                let mut error = false;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    error |= key == "error";
+                    map.next_value::<IgnoredAny>()?;
+                }
+                Ok(ErrorProbe(error))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ErrorProbe, A::Error> {
+                let mut error = false;
+                while let Some(item) = seq.next_element::<ErrorProbe>()? {
+                    error |= item.0;
+                }
+                Ok(ErrorProbe(error))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<ErrorProbe, E> {
+                Ok(ErrorProbe(false))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<ErrorProbe, E> {
+                Ok(ErrorProbe(false))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<ErrorProbe, E> {
+                Ok(ErrorProbe(false))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<ErrorProbe, E> {
+                Ok(ErrorProbe(false))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<ErrorProbe, E> {
+                Ok(ErrorProbe(false))
+            }
+            fn visit_unit<E>(self) -> Result<ErrorProbe, E> {
+                Ok(ErrorProbe(false))
+            }
+        }
+        d.deserialize_any(Probe)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +167,54 @@ mod tests {
         assert!(wire.contains(r#""code":-32601"#), "{wire}");
         assert!(wire.contains(r#""message":"Method not found""#), "{wire}");
         assert!(wire.contains(r#""id":7"#), "{wire}");
+    }
+
+    /// The two transports' rewriting agree byte for byte: stdio fixes the
+    /// typed message, HTTP the encoded one.
+    #[test]
+    fn the_http_and_stdio_rules_are_one() {
+        let cases = [
+            (Some(NumberOrString::Number(7)), ErrorCode::METHOD_NOT_FOUND),
+            (
+                Some(NumberOrString::String("r-1".into())),
+                ErrorCode::INVALID_PARAMS,
+            ),
+            (Some(NumberOrString::Number(-2)), ErrorCode::INTERNAL_ERROR),
+            (Some(NumberOrString::Number(3)), ErrorCode(-32001)),
+            (None, ErrorCode::PARSE_ERROR),
+        ];
+        for (id, code) in cases {
+            let echoed = JsonRpcMessage::Error(JsonRpcError {
+                jsonrpc: JsonRpcVersion2_0,
+                id,
+                error: ErrorData::new(code, "CANARY text", Some(serde_json::json!(["CANARY"]))),
+            });
+            let raw = serde_json::to_vec(&echoed).unwrap();
+            let by_http: serde_json::Value =
+                serde_json::from_slice(&fix_error_json(&raw).unwrap()).unwrap();
+            let by_stdio = serde_json::to_value(fix_outgoing(echoed)).unwrap();
+            assert_eq!(by_http, by_stdio);
+            assert!(!by_http.to_string().contains("CANARY"));
+        }
+    }
+
+    #[test]
+    fn only_errors_are_touched() {
+        for other in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"error":"inside a result is data"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"error":1}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+            "not json",
+            "",
+        ] {
+            assert_eq!(fix_error_json(other.as_bytes()), None, "{other}");
+        }
+        let batch = br#"[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"CANARY"}}]"#;
+        let fixed = String::from_utf8(fix_error_json(batch).unwrap()).unwrap();
+        assert!(
+            !fixed.contains("CANARY") && fixed.contains("Invalid params"),
+            "{fixed}"
+        );
+        assert!(fixed.contains(r#""result":{}"#), "{fixed}");
     }
 }

@@ -18,8 +18,10 @@
 //! 5. a timeout on producing the response head (body reading included);
 //! 6. rmcp's service: allowed `Host` headers (default: rmcp's loopback
 //!    list), body size limit (`413`), JSON-RPC;
-//! 7. error bodies: rmcp's error responses get fixed texts (some of rmcp's
-//!    quote the request: a serde message, a header value).
+//! 7. response bodies: rmcp's error responses get fixed texts (some of
+//!    rmcp's quote the request: a serde message, a header value), and every
+//!    JSON-RPC error, in a JSON body or an event of a stream, gets the fixed
+//!    message of its code without `data`: the rule stdio applies.
 //!
 //! Binding an address that is not loopback without authentication is
 //! refused by [`HttpServer::new`].
@@ -43,6 +45,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::identity::CallerId;
 use crate::transport::auth::BearerAuth;
+
+mod body;
 
 /// Default path the MCP endpoint is mounted at.
 pub const DEFAULT_PATH: &str = "/mcp";
@@ -109,6 +113,7 @@ pub struct HttpConfig {
     header_read_timeout: Duration,
     max_connections: usize,
     session_mode: bool,
+    json_response: bool,
     sse_keep_alive: Option<Duration>,
 }
 
@@ -139,6 +144,7 @@ impl Default for HttpConfig {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             session_mode: true,
+            json_response: false,
             sse_keep_alive: Some(Duration::from_secs(15)),
         }
     }
@@ -210,6 +216,14 @@ impl HttpConfig {
     /// 2026-07-28 (default true, rmcp's default).
     pub fn session_mode(mut self, on: bool) -> Self {
         self.session_mode = on;
+        self
+    }
+
+    /// Whether a request answered by one message gets it as an
+    /// `application/json` body rather than an event stream, where the
+    /// session mode allows it (rmcp's `json_response`, default false).
+    pub fn json_response(mut self, on: bool) -> Self {
+        self.json_response = on;
         self
     }
 
@@ -295,6 +309,7 @@ where
             .with_cancellation_token(ct)
             .with_max_request_body_bytes(b.max_body_bytes)
             .with_legacy_session_mode(b.session_mode)
+            .with_json_response(b.json_response)
             .with_sse_keep_alive(b.sse_keep_alive);
         if let Some(hosts) = &b.allowed_hosts {
             config = config.with_allowed_hosts(hosts.iter().cloned());
@@ -628,7 +643,7 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
             }
             Some(_) => {}
         }
-        fix_error_body(response).await
+        body::fix_response(response).await
     }
 }
 
@@ -655,14 +670,14 @@ async fn screen_post(req: Request<Body>, max_body: usize) -> Screened {
             tracing::warn!("rejected an HTTP request: body above the size limit");
             return Screened::Answered(fixed(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                fixed_status_text(StatusCode::PAYLOAD_TOO_LARGE),
+                body::fixed_status_text(StatusCode::PAYLOAD_TOO_LARGE),
             ));
         }
         Err(_) => {
             tracing::warn!("rejected an HTTP request: the body could not be read");
             return Screened::Answered(fixed(
                 StatusCode::BAD_REQUEST,
-                fixed_status_text(StatusCode::BAD_REQUEST),
+                body::fixed_status_text(StatusCode::BAD_REQUEST),
             ));
         }
     };
@@ -688,83 +703,6 @@ fn unknown_method_request(body: &[u8]) -> Option<rmcp::model::RequestId> {
             Some(r.id)
         }
         _ => None,
-    }
-}
-
-/// Largest error body of rmcp's that is inspected.
-const MAX_ERROR_BODY: usize = 64 * 1024;
-
-/// Replaces the body of an error response of rmcp's with a fixed text.
-///
-/// Several of rmcp's error bodies carry text that is not server-authored: a
-/// serde message quoting the caller's JSON (`415`), a header value (`400`),
-/// an internal error (`500`). A plain-text error body becomes the fixed text
-/// of its status; a JSON-RPC error keeps its id and code and gets the fixed
-/// message of its code, without `data`. Event streams are left alone.
-async fn fix_error_body(response: Response<HttpBody>) -> Response<HttpBody> {
-    let status = response.status();
-    if !(status.is_client_error() || status.is_server_error()) {
-        return response;
-    }
-    let content_type = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    if content_type.starts_with("text/event-stream") {
-        return response;
-    }
-    let (mut parts, body) = response.into_parts();
-    parts.headers.remove(header::CONTENT_LENGTH);
-    if content_type.starts_with("application/json") {
-        let collected = http_body_util::Limited::new(body, MAX_ERROR_BODY)
-            .collect()
-            .await
-            .ok()
-            .map(|c| c.to_bytes());
-        if let Some(fixed_json) = collected.as_deref().and_then(fixed_jsonrpc_error) {
-            return Response::from_parts(parts, Full::new(Bytes::from(fixed_json)).boxed());
-        }
-    }
-    parts.headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    let text = fixed_status_text(status);
-    Response::from_parts(
-        parts,
-        Full::new(Bytes::from_static(text.as_bytes())).boxed(),
-    )
-}
-
-/// A JSON-RPC error with the same id and code and a fixed message.
-fn fixed_jsonrpc_error(body: &[u8]) -> Option<Vec<u8>> {
-    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let code = value.get("error")?.get("code")?.as_i64()?;
-    let id = match value.get("id") {
-        Some(id @ (serde_json::Value::Number(_) | serde_json::Value::String(_))) => id.clone(),
-        _ => serde_json::Value::Null,
-    };
-    serde_json::to_vec(&super::fixed::jsonrpc_error(id, code)).ok()
-}
-
-/// The fixed body of an error status produced by rmcp.
-fn fixed_status_text(status: StatusCode) -> &'static str {
-    match status {
-        StatusCode::BAD_REQUEST => "Bad Request",
-        StatusCode::FORBIDDEN => "Forbidden: Host or Origin header is not allowed",
-        StatusCode::NOT_FOUND => SESSION_NOT_FOUND_BODY,
-        StatusCode::METHOD_NOT_ALLOWED => "Method Not Allowed",
-        StatusCode::NOT_ACCEPTABLE => {
-            "Not Acceptable: Client must accept both application/json and text/event-stream"
-        }
-        StatusCode::PAYLOAD_TOO_LARGE => "Payload Too Large",
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
-            "Unsupported Media Type: the body must be one JSON-RPC message in application/json"
-        }
-        s if s.is_server_error() => "Internal Server Error",
-        _ => "Request refused",
     }
 }
 
