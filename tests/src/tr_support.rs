@@ -94,6 +94,21 @@ impl ServerHandler for EchoServer {
     }
 }
 
+/// Serves [`EchoServer`] over HTTP on an ephemeral loopback port with
+/// `config` (SSE keep-alive off unless `config` sets it).
+#[allow(clippy::unwrap_used)]
+pub async fn start_echo_http(
+    configure: impl FnOnce(hardened_mcp::transport::HttpConfig) -> hardened_mcp::transport::HttpConfig,
+) -> hardened_mcp::transport::RunningHttpServer {
+    use hardened_mcp::transport::{HttpConfig, HttpServer};
+    let config = configure(HttpConfig::new().sse_keep_alive(None));
+    HttpServer::new(|| Ok(EchoServer::new()), config)
+        .unwrap()
+        .start(tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap()
+}
+
 /// How long a test waits for one reply before declaring a hang.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 

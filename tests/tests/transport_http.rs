@@ -7,13 +7,12 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hardened_mcp::transport::http::{SESSION_NOT_FOUND_BODY, UNAUTHORIZED_BODY};
-use hardened_mcp::transport::{BearerAuth, HttpConfig, HttpServer, RunningHttpServer};
+use hardened_mcp::transport::{BearerAuth, HttpConfig, RunningHttpServer};
 use hardened_mcp_tests::tr_support::{
-    EchoServer, HttpClient as Client, HttpReply, call, initialize_request,
-    initialized_notification, result_text,
+    HttpClient as Client, HttpReply, call, initialize_request, initialized_notification,
+    result_text, start_echo_http,
 };
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 const ALICE: &str = "alice-tok-Q7rT2vX9pL4mN8kJ";
 const BOB: &str = "bob-tok-Z3wY6uH1cF5dG0sA";
@@ -56,12 +55,7 @@ fn token_table() -> BearerAuth {
 
 async fn start(configure: impl FnOnce(HttpConfig) -> HttpConfig) -> RunningHttpServer {
     logs();
-    let config = configure(HttpConfig::new().sse_keep_alive(None));
-    HttpServer::new(|| Ok(EchoServer::new()), config)
-        .unwrap()
-        .start(CancellationToken::new())
-        .await
-        .unwrap()
+    start_echo_http(configure).await
 }
 
 fn assert_401(reply: &HttpReply) {

@@ -123,6 +123,42 @@ pub(super) fn fixed_status_text(status: StatusCode) -> &'static str {
     }
 }
 
+/// A body that holds `guard` until it is dropped (an open stream's place
+/// in a per-caller count).
+pub(super) struct Holding<G> {
+    body: HttpBody,
+    _guard: G,
+}
+
+impl<G> Holding<G> {
+    pub(super) fn new(body: HttpBody, guard: G) -> Self {
+        Self {
+            body,
+            _guard: guard,
+        }
+    }
+}
+
+impl<G: Unpin> hyper::body::Body for Holding<G> {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
 type DataStream = http_body_util::BodyDataStream<HttpBody>;
 
 /// An event stream with each JSON-RPC error in a `data:` line fixed.

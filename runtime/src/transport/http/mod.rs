@@ -26,10 +26,9 @@
 //! Binding an address that is not loopback without authentication is
 //! refused by [`HttpServer::new`].
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -38,7 +37,6 @@ use futures::future::BoxFuture;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use rmcp::ServerHandler;
-use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -47,6 +45,11 @@ use crate::identity::CallerId;
 use crate::transport::auth::BearerAuth;
 
 mod body;
+mod conn;
+mod sessions;
+
+use conn::{ConnLimits, Refused, Ticket};
+use sessions::{SessionBindings, StreamCounts, StreamSlot};
 
 /// Default path the MCP endpoint is mounted at.
 pub const DEFAULT_PATH: &str = "/mcp";
@@ -57,8 +60,19 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default limit on receiving a request's headers (also closes idle
 /// keep-alive connections).
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
-/// Default number of connections served at once; more wait in the backlog.
+/// Default number of authenticated connections served at once.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+/// Default number of connections that have not yet presented valid
+/// credentials; beyond it the oldest of them is closed.
+pub const DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS: usize = 64;
+/// Default number of open connections per peer address.
+pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 32;
+/// Default limit on receiving a request body, once its head is in.
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default number of sessions one caller may hold.
+pub const DEFAULT_MAX_SESSIONS_PER_CALLER: usize = 16;
+/// Default number of event streams one caller may hold open.
+pub const DEFAULT_MAX_STREAMS_PER_CALLER: usize = 32;
 /// How long open connections may take to finish after shutdown starts.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -66,8 +80,15 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 pub const UNAUTHORIZED_BODY: &str = "Unauthorized: a valid bearer token is required";
 /// Body of a `404` for an unknown or foreign session (rmcp's own text).
 pub const SESSION_NOT_FOUND_BODY: &str = "Not Found: Session not found";
-/// Body of a `408` when the request timeout elapses.
+/// Body of a `408` when the request or body timeout elapses.
 pub const TIMEOUT_BODY: &str = "Request Timeout";
+/// Body of a `503` when the authenticated connections are at their ceiling.
+pub const BUSY_BODY: &str = "Service Unavailable: too many connections";
+/// Body of a `429` when the caller holds its ceiling of sessions.
+pub const SESSION_LIMIT_BODY: &str =
+    "Too Many Requests: this caller holds too many sessions; delete one or let one expire";
+/// Body of a `429` when the caller holds its ceiling of open streams.
+pub const STREAM_LIMIT_BODY: &str = "Too Many Requests: this caller has too many open streams";
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const STRIPPED_HEADERS: [header::HeaderName; 3] = [
@@ -91,8 +112,8 @@ pub enum HttpStartError {
     /// The body limit is zero.
     #[error("the request body limit must be at least 1 byte")]
     ZeroBodyLimit,
-    /// The connection limit is zero.
-    #[error("the connection limit must be at least 1")]
+    /// A connection, session or stream limit is zero.
+    #[error("the connection, session and stream limits must each be at least 1")]
     ZeroConnections,
     /// The listener could not be bound.
     #[error("could not bind the HTTP listener")]
@@ -111,7 +132,12 @@ pub struct HttpConfig {
     allowed_hosts: Option<Vec<String>>,
     request_timeout: Duration,
     header_read_timeout: Duration,
+    body_read_timeout: Duration,
     max_connections: usize,
+    max_unauthenticated: usize,
+    max_per_peer: usize,
+    max_sessions_per_caller: usize,
+    max_streams_per_caller: usize,
     session_mode: bool,
     json_response: bool,
     sse_keep_alive: Option<Duration>,
@@ -128,6 +154,10 @@ impl std::fmt::Debug for HttpConfig {
             .field("request_timeout", &self.request_timeout)
             .field("header_read_timeout", &self.header_read_timeout)
             .field("max_connections", &self.max_connections)
+            .field("max_unauthenticated", &self.max_unauthenticated)
+            .field("max_per_peer", &self.max_per_peer)
+            .field("max_sessions_per_caller", &self.max_sessions_per_caller)
+            .field("max_streams_per_caller", &self.max_streams_per_caller)
             .finish_non_exhaustive()
     }
 }
@@ -142,7 +172,12 @@ impl Default for HttpConfig {
             allowed_hosts: None,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_unauthenticated: DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS,
+            max_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
+            max_sessions_per_caller: DEFAULT_MAX_SESSIONS_PER_CALLER,
+            max_streams_per_caller: DEFAULT_MAX_STREAMS_PER_CALLER,
             session_mode: true,
             json_response: false,
             sse_keep_alive: Some(Duration::from_secs(15)),
@@ -205,10 +240,52 @@ impl HttpConfig {
         self
     }
 
-    /// Connections served at once (default [`DEFAULT_MAX_CONNECTIONS`]);
-    /// further ones wait in the listen backlog.
+    /// Limit on receiving a request body once its head is in (default
+    /// [`DEFAULT_BODY_READ_TIMEOUT`]); then `408`.
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// Authenticated connections served at once (default
+    /// [`DEFAULT_MAX_CONNECTIONS`]): a connection counts once a request on
+    /// it presented valid credentials (without authentication: once it
+    /// sent a request). A request that would take one more gets `503`.
     pub fn max_connections(mut self, n: usize) -> Self {
         self.max_connections = n;
+        self
+    }
+
+    /// Connections that have not yet presented valid credentials (default
+    /// [`DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS`]). When they are all
+    /// taken, a new connection closes the oldest of them: a client that
+    /// sends its request promptly always gets in.
+    pub fn max_unauthenticated_connections(mut self, n: usize) -> Self {
+        self.max_unauthenticated = n;
+        self
+    }
+
+    /// Open connections per peer address (default
+    /// [`DEFAULT_MAX_CONNECTIONS_PER_PEER`]); more are answered `503` and
+    /// closed at once. Behind a reverse proxy every client has the proxy's
+    /// address: raise it there.
+    pub fn max_connections_per_peer(mut self, n: usize) -> Self {
+        self.max_per_peer = n;
+        self
+    }
+
+    /// Sessions one caller may hold (default
+    /// [`DEFAULT_MAX_SESSIONS_PER_CALLER`]); a new one beyond it gets `429`
+    /// until one is deleted or expires idle (rmcp: after 5 minutes).
+    pub fn max_sessions_per_caller(mut self, n: usize) -> Self {
+        self.max_sessions_per_caller = n;
+        self
+    }
+
+    /// Event streams one caller may hold open (default
+    /// [`DEFAULT_MAX_STREAMS_PER_CALLER`]); one more gets `429`.
+    pub fn max_streams_per_caller(mut self, n: usize) -> Self {
+        self.max_streams_per_caller = n;
         self
     }
 
@@ -245,7 +322,15 @@ impl HttpConfig {
         if self.max_body_bytes == 0 {
             return Err(HttpStartError::ZeroBodyLimit);
         }
-        if self.max_connections == 0 {
+        if [
+            self.max_connections,
+            self.max_unauthenticated,
+            self.max_per_peer,
+            self.max_sessions_per_caller,
+            self.max_streams_per_caller,
+        ]
+        .contains(&0)
+        {
             return Err(HttpStartError::ZeroConnections);
         }
         Ok(())
@@ -320,8 +405,10 @@ where
         let service = Guarded {
             inner,
             auth: b.auth.clone(),
-            bindings: Arc::new(SessionBindings::new(sessions)),
+            bindings: Arc::new(SessionBindings::new(sessions, b.max_sessions_per_caller)),
+            streams: Arc::new(StreamCounts::new(b.max_streams_per_caller)),
             timeout: b.request_timeout,
+            body_timeout: b.body_read_timeout,
             max_body_bytes: b.max_body_bytes,
         };
         axum::Router::new().route_service(&b.path, service)
@@ -337,9 +424,11 @@ where
         let router = self.router(ct.child_token());
         let limits = ConnLimits {
             header_read_timeout: self.b.header_read_timeout,
-            max_connections: self.b.max_connections,
+            max_authenticated: self.b.max_connections,
+            max_unauthenticated: self.b.max_unauthenticated,
+            max_per_peer: self.b.max_per_peer,
         };
-        let task = tokio::spawn(serve(listener, router, ct.clone(), limits));
+        let task = tokio::spawn(conn::serve(listener, router, ct.clone(), limits));
         tracing::info!(
             addr = %local_addr,
             authenticated = self.b.auth.is_some(),
@@ -351,80 +440,6 @@ where
             task,
         })
     }
-}
-
-#[derive(Debug, Clone, Copy)]
-struct ConnLimits {
-    header_read_timeout: Duration,
-    max_connections: usize,
-}
-
-/// Accepts and serves HTTP/1.1 connections until `ct` is cancelled, then
-/// lets them finish for at most [`SHUTDOWN_GRACE`].
-///
-/// Served with hyper directly rather than `axum::serve`, which sets no
-/// header-read timeout and no connection limit.
-async fn serve(
-    listener: tokio::net::TcpListener,
-    router: axum::Router,
-    ct: CancellationToken,
-    limits: ConnLimits,
-) -> std::io::Result<()> {
-    let permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-    let mut connections = tokio::task::JoinSet::new();
-    loop {
-        while connections.try_join_next().is_some() {}
-        let permit = tokio::select! {
-            () = ct.cancelled() => break,
-            permit = Arc::clone(&permits).acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => break,
-            },
-        };
-        let stream = tokio::select! {
-            () = ct.cancelled() => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    // Out of descriptors and the like: back off, keep serving.
-                    tracing::warn!(kind = ?e.kind(), "accepting a connection failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-        };
-        let service = hyper_util::service::TowerToHyperService::new(router.clone());
-        let ct = ct.clone();
-        connections.spawn(async move {
-            let _permit = permit;
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(limits.header_read_timeout);
-            let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-            let mut conn = std::pin::pin!(conn);
-            let result = tokio::select! {
-                result = conn.as_mut() => result,
-                () = ct.cancelled() => {
-                    conn.as_mut().graceful_shutdown();
-                    conn.await
-                }
-            };
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "an HTTP connection ended with an error");
-            }
-        });
-    }
-    drop(listener);
-    let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
-        while connections.join_next().await.is_some() {}
-    })
-    .await;
-    if drained.is_err() {
-        tracing::warn!("HTTP connections still open after the shutdown grace period: closed");
-        connections.abort_all();
-    }
-    Ok(())
 }
 
 /// A started HTTP server.
@@ -456,87 +471,15 @@ impl RunningHttpServer {
     }
 }
 
-/// Which caller owns each live session.
-struct SessionBindings {
-    owners: Mutex<HashMap<String, CallerId>>,
-    prune_at: Mutex<usize>,
-    sessions: Arc<LocalSessionManager>,
-}
-
-const PRUNE_FLOOR: usize = 1024;
-
-impl SessionBindings {
-    fn new(sessions: Arc<LocalSessionManager>) -> Self {
-        Self {
-            owners: Mutex::new(HashMap::new()),
-            prune_at: Mutex::new(PRUNE_FLOOR),
-            sessions,
-        }
-    }
-
-    fn owner(&self, session: &str) -> Option<CallerId> {
-        self.owners
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(session)
-            .cloned()
-    }
-
-    fn unbind(&self, session: &str) {
-        self.owners
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(session);
-    }
-
-    async fn bind(&self, session: String, caller: CallerId) {
-        let len = {
-            let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
-            owners.insert(session, caller);
-            owners.len()
-        };
-        let due = *self.prune_at.lock().unwrap_or_else(PoisonError::into_inner) <= len;
-        if due {
-            self.prune().await;
-        }
-    }
-
-    /// Forgets sessions rmcp no longer has (closed or expired).
-    async fn prune(&self) {
-        let ids: Vec<String> = self
-            .owners
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .keys()
-            .cloned()
-            .collect();
-        let mut gone = Vec::new();
-        for id in ids {
-            if !self
-                .sessions
-                .has_session(&id.clone().into())
-                .await
-                .unwrap_or(false)
-            {
-                gone.push(id);
-            }
-        }
-        let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
-        for id in &gone {
-            owners.remove(id);
-        }
-        *self.prune_at.lock().unwrap_or_else(PoisonError::into_inner) =
-            (owners.len() * 2).max(PRUNE_FLOOR);
-    }
-}
-
 /// Authentication, credential stripping, caller injection, session binding
 /// and the request timeout in front of rmcp's service.
 struct Guarded<S: ServerHandler + Send + 'static> {
     inner: StreamableHttpService<S, LocalSessionManager>,
     auth: Option<Arc<BearerAuth>>,
     bindings: Arc<SessionBindings>,
+    streams: Arc<StreamCounts>,
     timeout: Duration,
+    body_timeout: Duration,
     max_body_bytes: usize,
 }
 
@@ -546,7 +489,9 @@ impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
             inner: self.inner.clone(),
             auth: self.auth.clone(),
             bindings: Arc::clone(&self.bindings),
+            streams: Arc::clone(&self.streams),
             timeout: self.timeout,
+            body_timeout: self.body_timeout,
             max_body_bytes: self.max_body_bytes,
         }
     }
@@ -585,6 +530,14 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
                 }
             }
         };
+        // Valid credentials: the connection leaves the unauthenticated pool
+        // (absent when the router is mounted in an app of its own).
+        if let Some(ticket) = req.extensions().get::<Arc<Ticket>>()
+            && ticket.promote() == Err(Refused::Busy)
+        {
+            tracing::warn!(caller = %caller, "refused a request: authenticated connections at their ceiling");
+            return closing(fixed(StatusCode::SERVICE_UNAVAILABLE, BUSY_BODY));
+        }
         for name in STRIPPED_HEADERS {
             req.headers_mut().remove(name);
         }
@@ -608,14 +561,30 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
 
         let inner = self.inner.clone();
         let max_body = self.max_body_bytes;
+        let body_timeout = self.body_timeout;
+        let bindings = Arc::clone(&self.bindings);
+        let opens_session = session.is_none();
+        let screened_caller = caller.clone();
         let answered = async move {
-            match screen_post(req, max_body).await {
-                Screened::Forward(req) => inner.handle(req).await,
-                Screened::Answered(response) => response,
+            match screen_post(req, max_body, body_timeout).await {
+                Screened::Answered(response) => Answer::Ours(response),
+                Screened::Forward(req, Kind::Initialize) if opens_session => {
+                    // An `initialize` without a session may create one.
+                    match bindings.reserve(&screened_caller).await {
+                        Some(r) => Answer::Rmcp(inner.handle(req).await, Some(r)),
+                        None => {
+                            tracing::warn!(caller = %screened_caller, "refused a new session: the caller holds its ceiling");
+                            Answer::Ours(limit(SESSION_LIMIT_BODY))
+                        }
+                    }
+                }
+                Screened::Forward(req, _) => Answer::Rmcp(inner.handle(req).await, None),
             }
         };
-        let response = match tokio::time::timeout(self.timeout, answered).await {
-            Ok(response) => response,
+        let (response, reservation) = match tokio::time::timeout(self.timeout, answered).await {
+            Ok(Answer::Rmcp(response, reservation)) => (response, reservation),
+            // Our own answers have fixed texts already.
+            Ok(Answer::Ours(response)) => return response,
             Err(_) => {
                 tracing::warn!(caller = %caller, "an HTTP request timed out");
                 return fixed(StatusCode::REQUEST_TIMEOUT, TIMEOUT_BODY);
@@ -624,12 +593,14 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
 
         match &session {
             None => {
-                if let Some(created) = response
-                    .headers()
-                    .get(SESSION_HEADER)
-                    .and_then(|v| v.to_str().ok())
-                {
-                    self.bindings.bind(created.to_owned(), caller).await;
+                if let (Some(reservation), Some(created)) = (
+                    reservation,
+                    response
+                        .headers()
+                        .get(SESSION_HEADER)
+                        .and_then(|v| v.to_str().ok()),
+                ) {
+                    reservation.bind(created.to_owned()).await;
                 }
             }
             Some(id) if is_delete && response.status().is_success() => {
@@ -643,66 +614,139 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
             }
             Some(_) => {}
         }
-        body::fix_response(response).await
+        let response = body::fix_response(response).await;
+        if is_event_stream(&response) {
+            let Some(slot) = self.streams.open(&caller) else {
+                tracing::warn!(caller = %caller, "refused an event stream: the caller holds its ceiling");
+                return limit(STREAM_LIMIT_BODY);
+            };
+            return with_slot(response, slot);
+        }
+        response
     }
+}
+
+fn is_event_stream(response: &Response<HttpBody>) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/event-stream"))
+}
+
+/// The response with `slot` held until its body is dropped.
+fn with_slot(response: Response<HttpBody>, slot: StreamSlot) -> Response<HttpBody> {
+    let (parts, body) = response.into_parts();
+    let held = body::Holding::new(body, slot);
+    Response::from_parts(parts, held.boxed())
+}
+
+/// A `429` with a fixed text.
+fn limit(text: &'static str) -> Response<HttpBody> {
+    fixed(StatusCode::TOO_MANY_REQUESTS, text)
+}
+
+/// `response`, telling the client the connection closes after it.
+fn closing(mut response: Response<HttpBody>) -> Response<HttpBody> {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// Who produced a response: this layer (fixed texts already) or rmcp
+/// (checked on the way out), with the session place it may fill.
+enum Answer {
+    Ours(Response<HttpBody>),
+    Rmcp(Response<HttpBody>, Option<sessions::SessionReservation>),
+}
+
+/// What a forwarded POST holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// An `initialize` request.
+    Initialize,
+    /// Anything else rmcp may serve.
+    Other,
 }
 
 /// What [`screen_post`] decided.
 enum Screened {
     /// Pass the (re-assembled) request to rmcp.
-    Forward(Request<Body>),
+    Forward(Request<Body>, Kind),
     /// Answered here.
     Answered(Response<HttpBody>),
 }
 
-/// Reads a POST body (at most `max_body` bytes) and answers a JSON-RPC
-/// request for a method rmcp does not know with a fixed `-32601` error:
-/// rmcp would answer it with the method name as the message, text the
-/// caller chose. Everything else is forwarded with the body re-assembled.
-async fn screen_post(req: Request<Body>, max_body: usize) -> Screened {
+/// Reads a POST body (at most `max_body` bytes, within `body_timeout`)
+/// and answers a JSON-RPC request for a method rmcp does not know with a
+/// fixed `-32601` error: rmcp would answer it with the method name as the
+/// message, text the caller chose. Everything else is forwarded with the
+/// body re-assembled, with what it holds.
+async fn screen_post(req: Request<Body>, max_body: usize, body_timeout: Duration) -> Screened {
     if req.method() != Method::POST {
-        return Screened::Forward(req);
+        return Screened::Forward(req, Kind::Other);
     }
     let (parts, body) = req.into_parts();
-    let bytes = match http_body_util::Limited::new(body, max_body).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+    let read = tokio::time::timeout(
+        body_timeout,
+        http_body_util::Limited::new(body, max_body).collect(),
+    );
+    let bytes = match read.await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
             tracing::warn!("rejected an HTTP request: body above the size limit");
             return Screened::Answered(fixed(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 body::fixed_status_text(StatusCode::PAYLOAD_TOO_LARGE),
             ));
         }
-        Err(_) => {
+        Ok(Err(_)) => {
             tracing::warn!("rejected an HTTP request: the body could not be read");
             return Screened::Answered(fixed(
                 StatusCode::BAD_REQUEST,
                 body::fixed_status_text(StatusCode::BAD_REQUEST),
             ));
         }
+        Err(_) => {
+            tracing::warn!("rejected an HTTP request: the body did not arrive in time");
+            return Screened::Answered(closing(fixed(StatusCode::REQUEST_TIMEOUT, TIMEOUT_BODY)));
+        }
     };
-    if let Some(id) = unknown_method_request(&bytes) {
-        tracing::warn!("answered a request for an unknown method with a fixed error");
-        let body = super::fixed::jsonrpc_error(serde_json::json!(id), -32601);
-        let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        return Screened::Answered(response);
-    }
-    Screened::Forward(Request::from_parts(parts, Body::from(bytes)))
+    let kind = match classify_request(&bytes) {
+        Classified::UnknownMethod(id) => {
+            tracing::warn!("answered a request for an unknown method with a fixed error");
+            let body = super::fixed::jsonrpc_error(serde_json::json!(id), -32601);
+            let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            return Screened::Answered(response);
+        }
+        Classified::Initialize => Kind::Initialize,
+        Classified::Other => Kind::Other,
+    };
+    Screened::Forward(Request::from_parts(parts, Body::from(bytes)), kind)
 }
 
-/// The id of a JSON-RPC request whose method (or parameters) rmcp cannot
-/// type, so that it would reach its custom-request fallback.
-fn unknown_method_request(body: &[u8]) -> Option<rmcp::model::RequestId> {
+enum Classified {
+    /// A request whose method (or parameters) rmcp cannot type, so that it
+    /// would reach its custom-request fallback.
+    UnknownMethod(rmcp::model::RequestId),
+    Initialize,
+    Other,
+}
+
+fn classify_request(body: &[u8]) -> Classified {
     use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
-    match serde_json::from_slice::<ClientJsonRpcMessage>(body).ok()? {
-        JsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::CustomRequest(_)) => {
-            Some(r.id)
-        }
-        _ => None,
+    match serde_json::from_slice::<ClientJsonRpcMessage>(body) {
+        Ok(JsonRpcMessage::Request(r)) => match r.request {
+            ClientRequest::CustomRequest(_) => Classified::UnknownMethod(r.id),
+            ClientRequest::InitializeRequest(_) => Classified::Initialize,
+            _ => Classified::Other,
+        },
+        _ => Classified::Other,
     }
 }
 
