@@ -1,4 +1,5 @@
 //! Shared helpers of the hardened-mcp integration tests.
+pub mod http_load;
 pub mod macros_fixture;
 pub mod node;
 pub mod python;

@@ -65,6 +65,9 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 /// Default number of connections that have not yet presented valid
 /// credentials; beyond it the oldest of them is closed.
 pub const DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS: usize = 64;
+/// Default time a connection keeps its unauthenticated place while others
+/// wait for one.
+pub const DEFAULT_UNAUTHENTICATED_GRACE: Duration = Duration::from_millis(250);
 /// Default number of open connections per peer address.
 pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 32;
 /// Default limit on receiving a request body, once its head is in.
@@ -135,6 +138,7 @@ pub struct HttpConfig {
     body_read_timeout: Duration,
     max_connections: usize,
     max_unauthenticated: usize,
+    unauthenticated_grace: Duration,
     max_per_peer: usize,
     max_sessions_per_caller: usize,
     max_streams_per_caller: usize,
@@ -175,6 +179,7 @@ impl Default for HttpConfig {
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_unauthenticated: DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS,
+            unauthenticated_grace: DEFAULT_UNAUTHENTICATED_GRACE,
             max_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
             max_sessions_per_caller: DEFAULT_MAX_SESSIONS_PER_CALLER,
             max_streams_per_caller: DEFAULT_MAX_STREAMS_PER_CALLER,
@@ -256,16 +261,28 @@ impl HttpConfig {
         self
     }
 
-    /// Connections that have not yet presented valid credentials (default
-    /// [`DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS`]). When they are all
-    /// taken, a new connection closes the oldest of them: a client that
-    /// sends its request promptly always gets in.
+    /// Places for connections that have not yet presented valid
+    /// credentials (default [`DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS`]). A
+    /// connection is read only once it holds one; when all are taken it
+    /// waits, unread, first come first served (at most 8 per place wait;
+    /// beyond, `503`), and while any wait the oldest holder is closed as
+    /// soon as it has held its place for
+    /// [`unauthenticated_grace`](Self::unauthenticated_grace).
     pub fn max_unauthenticated_connections(mut self, n: usize) -> Self {
         self.max_unauthenticated = n;
         self
     }
 
-    /// Open connections per peer address (default
+    /// How long an unauthenticated connection keeps its place while others
+    /// wait (default [`DEFAULT_UNAUTHENTICATED_GRACE`]): the time a client
+    /// has, under load, to send a request with valid credentials. Without
+    /// anyone waiting nothing is closed early.
+    pub fn unauthenticated_grace(mut self, grace: Duration) -> Self {
+        self.unauthenticated_grace = grace;
+        self
+    }
+
+    /// Open connections per peer address, waiting ones included (default
     /// [`DEFAULT_MAX_CONNECTIONS_PER_PEER`]); more are answered `503` and
     /// closed at once. Behind a reverse proxy every client has the proxy's
     /// address: raise it there.
@@ -427,6 +444,7 @@ where
             max_authenticated: self.b.max_connections,
             max_unauthenticated: self.b.max_unauthenticated,
             max_per_peer: self.b.max_per_peer,
+            grace: self.b.unauthenticated_grace,
         };
         let task = tokio::spawn(conn::serve(listener, router, ct.clone(), limits));
         tracing::info!(
