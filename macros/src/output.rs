@@ -31,7 +31,7 @@ pub fn tool_output(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     if !matches!(parsed, Item::Struct(_) | Item::Enum(_)) {
         errors.rule(
-            proc_macro2::Span::call_site(),
+            syn::spanned::Spanned::span(&parsed),
             "`#[tool_output]` goes on a struct or an enum",
             "it derives the serialisation and the output schema of a tool's result type",
             "put it on the type that `Output<T>` carries",
