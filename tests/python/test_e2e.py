@@ -11,10 +11,14 @@ output schema; no response may contain the canary placed in hostile input; over
 HTTP, a missing or wrong token gets 401 and one caller cannot see another's
 runs. The tokens must appear neither in responses nor in the server's log.
 
+Both protocol eras: `--era legacy` (the `initialize` handshake, 2025-11-25,
+HTTP sessions) and `--era modern` (2026-07-28: `server/discover`, per-request
+metadata, no handshake, no HTTP session).
+
 Run by `examples/solver-server/tests/e2e_python_sdk.rs`; by hand:
 
     target/mcp-venv/bin/python tests/python/test_e2e.py \
-        --server target/debug/solver-server --solver target/debug/heat1d --transport stdio
+        --server target/debug/solver-server --solver target/debug/heat1d --transport stdio --era modern
 
 Exit status 0 when every check holds; each failed check is printed.
 """
@@ -245,6 +249,18 @@ async def hostile(d: Driver) -> None:
     await d.ok("heat_list", {})
 
 
+async def start(session: ClientSession, era: str) -> None:
+    """Opens the session in `era`: `legacy` is the `initialize` handshake
+    (2025-11-25); `modern` is 2026-07-28 (`server/discover`, then every
+    request carries its version and client info, no handshake, no HTTP
+    session)."""
+    if era == "modern":
+        found = await session.discover()
+        check("2026-07-28" in found.supported_versions, f"versions: {found.supported_versions}")
+    else:
+        await session.initialize()
+
+
 async def with_budget(label: str, f: Callable[[], Awaitable[None]]) -> None:
     with anyio.fail_after(BUDGET_S):
         await f()
@@ -254,7 +270,7 @@ async def with_budget(label: str, f: Callable[[], Awaitable[None]]) -> None:
 # ---- stdio -------------------------------------------------------------------
 
 
-async def run_stdio(server: str, solver: str) -> None:
+async def run_stdio(server: str, solver: str, era: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         params = StdioServerParameters(
             command=server,
@@ -264,8 +280,8 @@ async def run_stdio(server: str, solver: str) -> None:
         with open(Path(tmp) / "stderr.log", "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    d = Driver(session, "stdio", [])
+                    await start(session, era)
+                    d = Driver(session, f"stdio {era}", [])
                     await d.list_tools()
                     handle = await simulate(d)
                     await hostile(d)
@@ -321,13 +337,15 @@ class HttpServer:
         self._stderr.close()
 
 
-async def session_for(stack: AsyncExitStack, url: str, token: str, label: str, toks: list[str]) -> Driver:
+async def session_for(
+    stack: AsyncExitStack, url: str, token: str, label: str, toks: list[str], era: str
+) -> Driver:
     client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     await stack.enter_async_context(client)
     read, write = await stack.enter_async_context(streamable_http_client(url, http_client=client))
     session = await stack.enter_async_context(ClientSession(read, write))
-    await session.initialize()
-    d = Driver(session, label, toks)
+    await start(session, era)
+    d = Driver(session, f"{label} {era}", toks)
     await d.list_tools()
     return d
 
@@ -364,7 +382,7 @@ async def unauthenticated(url: str, toks: list[str]) -> None:
             pass  # The server may close the connection mid-upload; also a refusal.
 
 
-async def run_http(server: str, solver: str) -> None:
+async def run_http(server: str, solver: str, era: str) -> None:
     tok_a, tok_b = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     toks = [tok_a, tok_b]
     with tempfile.TemporaryDirectory() as tmp_s:
@@ -372,8 +390,8 @@ async def run_http(server: str, solver: str) -> None:
         try:
             await unauthenticated(srv.url, toks)
             async with AsyncExitStack() as stack:
-                a = await session_for(stack, srv.url, tok_a, "http alice", toks)
-                b = await session_for(stack, srv.url, tok_b, "http bob", toks)
+                a = await session_for(stack, srv.url, tok_a, "http alice", toks, era)
+                b = await session_for(stack, srv.url, tok_b, "http bob", toks, era)
                 handle = await simulate(a)
                 await hostile(a)
                 # Bob sees alice's run exactly as a run that never existed.
@@ -410,14 +428,15 @@ def main() -> int:
     ap.add_argument("--server", required=True)
     ap.add_argument("--solver", required=True)
     ap.add_argument("--transport", choices=["stdio", "http", "all"], default="all")
+    ap.add_argument("--era", choices=["legacy", "modern"], default="legacy")
     a = ap.parse_args()
     a.server, a.solver = os.path.abspath(a.server), os.path.abspath(a.solver)
 
     async def go() -> None:
         if a.transport in ("stdio", "all"):
-            await with_budget("stdio", lambda: run_stdio(a.server, a.solver))
+            await with_budget(f"stdio {a.era}", lambda: run_stdio(a.server, a.solver, a.era))
         if a.transport in ("http", "all"):
-            await with_budget("http", lambda: run_http(a.server, a.solver))
+            await with_budget(f"http {a.era}", lambda: run_http(a.server, a.solver, a.era))
 
     warnings = SdkWarnings()
     logging.getLogger("mcp").addHandler(warnings)

@@ -10,11 +10,15 @@ name are each refused with a fixed, structured error that echoes nothing
 the client sent. The server logs at trace level the whole time (on
 stderr): every stdout line must still be a JSON-RPC message.
 
+Both protocol eras: `--era legacy` (the `initialize` handshake, 2025-11-25)
+and `--era modern` (2026-07-28: `server/discover`, then per-request
+metadata, no handshake).
+
 Run by `examples/quickstart/tests/clients.rs`; by hand:
 
-    target/mcp-venv/bin/python tests/python/test_quickstart.py --server target/debug/beam-server
+    target/mcp-venv/bin/python tests/python/test_quickstart.py --server target/debug/beam-server --era modern
 
-Prints `ok: quickstart` when every check holds.
+Prints `ok: quickstart <era>` when every check holds.
 """
 
 from __future__ import annotations
@@ -43,10 +47,17 @@ def check(cond: bool, what: str) -> None:
         raise Failed(what)
 
 
-async def session_checks(session: ClientSession) -> None:
-    init = await session.initialize()
-    check(init.server_info.name == "beam", f"server name: {init.server_info.name}")
-    check("point load" in (init.instructions or ""), f"instructions: {init.instructions}")
+async def session_checks(session: ClientSession, era: str) -> None:
+    if era == "modern":
+        # 2026-07-28: no handshake; `server/discover`, then every request
+        # carries its protocol version and client info itself.
+        found = await session.discover()
+        check("2026-07-28" in found.supported_versions, f"versions: {found.supported_versions}")
+        check("point load" in (found.instructions or ""), f"instructions: {found.instructions}")
+    else:
+        init = await session.initialize()
+        check(init.server_info.name == "beam", f"server name: {init.server_info.name}")
+        check("point load" in (init.instructions or ""), f"instructions: {init.instructions}")
 
     tools = {t.name: t for t in (await session.list_tools()).tools}
     check(set(tools) == {"beam_deflection", "beam_stress"}, f"tools: {sorted(tools)}")
@@ -100,7 +111,7 @@ async def session_checks(session: ClientSession) -> None:
     check("width_mm" in r.content[0].text, f"declared names listed: {r.content[0].text}")
 
 
-async def run(server: str) -> None:
+async def run(server: str, era: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         params = StdioServerParameters(command=server, args=[],
                                        env={"RUST_LOG": "trace", "PATH": os.environ.get("PATH", "/usr/bin:/bin")})
@@ -108,7 +119,7 @@ async def run(server: str) -> None:
         with open(log, "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
-                    await session_checks(session)
+                    await session_checks(session, era)
         text = log.read_text(errors="replace")
         check("TRACE" in text or "DEBUG" in text, "the server logged at trace level on stderr")
 
@@ -116,18 +127,19 @@ async def run(server: str) -> None:
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--server", required=True)
+    p.add_argument("--era", choices=["legacy", "modern"], default="legacy")
     a = p.parse_args()
 
     async def go() -> None:
         with anyio.fail_after(BUDGET_S):
-            await run(os.path.abspath(a.server))
+            await run(os.path.abspath(a.server), a.era)
 
     try:
         anyio.run(go)
     except Failed as e:
         print(f"FAILED: {e}")
         return 1
-    print("ok: quickstart")
+    print(f"ok: quickstart {a.era}")
     return 0
 
 

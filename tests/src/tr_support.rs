@@ -109,6 +109,44 @@ pub async fn start_echo_http(
         .unwrap()
 }
 
+/// The 2026-07-28 protocol version.
+pub const MODERN_VERSION: &str = "2026-07-28";
+
+/// A 2026-07-28 request: no handshake, the version and the client's
+/// identity in `params._meta` (send with [`modern_headers`]).
+pub fn modern_request(id: i64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A 2026-07-28 `tools/call`.
+pub fn modern_call(id: i64, tool: &str, arguments: Value) -> Value {
+    modern_request(
+        id,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    )
+}
+
+/// The headers a 2026-07-28 request carries over HTTP (SEP-2243).
+pub fn modern_headers(
+    method: &'static str,
+    name: Option<&'static str>,
+) -> Vec<(&'static str, &'static str)> {
+    let mut h = vec![
+        ("MCP-Protocol-Version", MODERN_VERSION),
+        ("Mcp-Method", method),
+    ];
+    if let Some(name) = name {
+        h.push(("Mcp-Name", name));
+    }
+    h
+}
+
 /// How long a test waits for one reply before declaring a hang.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -7,14 +7,25 @@ use std::time::Duration;
 
 use hardened_mcp_tests::python::run_script;
 
-#[test]
-fn python_sdk_over_stdio() {
+fn python(era: &str) {
     run_script(
         "test_quickstart.py",
-        &["--server", env!("CARGO_BIN_EXE_beam-server")],
-        "quickstart",
+        &["--server", env!("CARGO_BIN_EXE_beam-server"), "--era", era],
+        &format!("quickstart {era}"),
         Duration::from_secs(120),
     );
+}
+
+/// The 2025-11-25 era: the `initialize` handshake.
+#[test]
+fn python_sdk_over_stdio() {
+    python("legacy");
+}
+
+/// The 2026-07-28 era: `server/discover`, per-request metadata.
+#[test]
+fn python_sdk_over_stdio_2026_era() {
+    python("modern");
 }
 
 #[test]

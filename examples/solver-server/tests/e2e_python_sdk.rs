@@ -1,6 +1,6 @@
 //! End to end with the official MCP Python SDK: runs
-//! `tests/python/test_e2e.py` against the built `solver-server` binary, once
-//! over stdio and once over streamable HTTP with bearer tokens.
+//! `tests/python/test_e2e.py` against the built `solver-server` binary over
+//! stdio and over streamable HTTP with bearer tokens, in both protocol eras.
 //!
 //! The SDK lives in a venv (`target/mcp-venv`, or `$HARDENED_MCP_VENV`) that
 //! `.ci/setup-python` creates with the pinned `mcp` package; this test runs
@@ -19,7 +19,9 @@ const SOLVER: &str = env!("CARGO_BIN_EXE_heat1d");
 /// Upper bound of one script run, against hangs only.
 const BUDGET: Duration = Duration::from_secs(240);
 
-fn run(transport: &str) {
+/// `era`: `legacy` (the `initialize` handshake, 2025-11-25) or `modern`
+/// (2026-07-28: `server/discover`, per-request metadata, no session).
+fn run(transport: &str, era: &str) {
     run_script(
         "test_e2e.py",
         &[
@@ -29,18 +31,30 @@ fn run(transport: &str) {
             SOLVER,
             "--transport",
             transport,
+            "--era",
+            era,
         ],
-        transport,
+        &format!("{transport} {era}"),
         BUDGET,
     );
 }
 
 #[test]
 fn python_sdk_over_stdio() {
-    run("stdio");
+    run("stdio", "legacy");
 }
 
 #[test]
 fn python_sdk_over_http_with_tokens() {
-    run("http");
+    run("http", "legacy");
+}
+
+#[test]
+fn python_sdk_over_stdio_2026_era() {
+    run("stdio", "modern");
+}
+
+#[test]
+fn python_sdk_over_http_with_tokens_2026_era() {
+    run("http", "modern");
 }

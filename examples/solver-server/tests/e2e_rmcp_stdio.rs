@@ -12,10 +12,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use base64::Engine as _;
-use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion, Tool};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientLifecycleMode, ClientServiceExt as _, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
@@ -44,6 +44,15 @@ const TOOLS: [&str; 11] = [
     "heat_wait",
 ];
 
+/// How the client opens its session.
+#[derive(Debug, Clone, Copy)]
+enum Era {
+    /// The `initialize` handshake (up to 2025-11-25).
+    Handshake,
+    /// 2026-07-28: `server/discover`, then per-request metadata.
+    Discover,
+}
+
 /// A spawned server with an rmcp client session on its stdio.
 struct Session {
     client: RunningService<RoleClient, ()>,
@@ -65,8 +74,12 @@ fn server_command(root: &std::path::Path) -> Command {
 
 impl Session {
     async fn start() -> Self {
+        Self::start_in_era(Era::Handshake).await
+    }
+
+    async fn start_in_era(era: Era) -> Self {
         let root = tempfile::tempdir().unwrap();
-        let mut s = Self::start_in(root.path()).await;
+        let mut s = Self::start_with_era(root.path(), &[], era).await;
         s._root = Some(root);
         s
     }
@@ -78,13 +91,31 @@ impl Session {
 
     /// A server on the run root under `root`, with extra `serve` options.
     async fn start_with(root: &std::path::Path, options: &[&str]) -> Self {
+        Self::start_with_era(root, options, Era::Handshake).await
+    }
+
+    async fn start_with_era(root: &std::path::Path, options: &[&str], era: Era) -> Self {
         let mut cmd = server_command(root);
         cmd.args(options);
         let (transport, _stderr) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let client = ().serve(transport).await.unwrap();
+        let client = match era {
+            Era::Handshake => ().serve(transport).await.unwrap(),
+            Era::Discover => {
+                let mode = ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                };
+                let client = ().serve_with_lifecycle(transport, mode).await.unwrap();
+                let info = client.peer_info().expect("discovered");
+                assert!(
+                    info.capabilities.tools.is_some(),
+                    "2026 era: tools capability"
+                );
+                client
+            }
+        };
         let tools = client
             .list_all_tools()
             .await
@@ -265,8 +296,17 @@ async fn tools_are_listed_with_strict_schemas() {
 
 #[tokio::test]
 async fn a_run_goes_through_every_tool() {
+    run_through_every_tool(Era::Handshake).await;
+}
+
+#[tokio::test]
+async fn a_run_goes_through_every_tool_in_the_2026_era() {
+    run_through_every_tool(Era::Discover).await;
+}
+
+async fn run_through_every_tool(era: Era) {
     bounded(async {
-        let s = Session::start().await;
+        let s = Session::start_in_era(era).await;
         let steps = 2000;
         let started = s.ok("heat_start", small_run(steps)).await;
         let handle = started["run_handle"].as_str().unwrap().to_owned();
@@ -593,8 +633,17 @@ async fn a_long_run_is_cancelled() {
 /// whatever the hostile value was, and no canary echoed.
 #[tokio::test]
 async fn hostile_calls_are_refused_with_fixed_errors() {
+    hostile_calls(Era::Handshake).await;
+}
+
+#[tokio::test]
+async fn hostile_calls_are_refused_with_fixed_errors_in_the_2026_era() {
+    hostile_calls(Era::Discover).await;
+}
+
+async fn hostile_calls(era: Era) {
     bounded(async {
-        let s = Session::start().await;
+        let s = Session::start_in_era(era).await;
         let with = |k: &str, v: Value| {
             let mut a = small_run(100);
             a[k] = v;

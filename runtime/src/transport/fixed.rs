@@ -24,6 +24,7 @@ pub(crate) const fn jsonrpc_message(code: i64) -> &'static str {
         -32602 => "Invalid params",
         -32603 => "Internal error",
         -32002 => "Resource not found",
+        -32022 => "Unsupported protocol version",
         _ => "Request refused",
     }
 }
@@ -38,6 +39,38 @@ pub(crate) fn jsonrpc_error(id: serde_json::Value, code: i64) -> serde_json::Val
     })
 }
 
+/// The error code of an unsupported protocol version (2026-07-28 era).
+const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// The one `data` a fixed error keeps: for `-32022`, the list of protocol
+/// versions the *server* supports, which clients need to negotiate (both
+/// the Python SDK and rmcp retry with a version from it). It is rebuilt
+/// from the entries shaped like a version (`YYYY-MM-DD`); everything else
+/// in it, `requested` (the client's own text) included, is dropped.
+fn kept_data(code: i64, data: Option<&serde_json::Value>) -> Option<serde_json::Value> {
+    if code != UNSUPPORTED_PROTOCOL_VERSION {
+        return None;
+    }
+    let supported: Vec<&str> = data?
+        .get("supported")?
+        .as_array()?
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .filter(|v| is_version(v))
+        .collect();
+    Some(serde_json::json!({ "supported": supported }))
+}
+
+/// `YYYY-MM-DD`, digits only: the shape of every MCP protocol version.
+fn is_version(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            _ => c.is_ascii_digit(),
+        })
+}
+
 /// `item` with the message of a JSON-RPC error replaced by the fixed text
 /// of its code and its `data` dropped; every other message unchanged.
 pub(crate) fn fix_outgoing(item: TxJsonRpcMessage<RoleServer>) -> TxJsonRpcMessage<RoleServer> {
@@ -45,10 +78,11 @@ pub(crate) fn fix_outgoing(item: TxJsonRpcMessage<RoleServer>) -> TxJsonRpcMessa
         JsonRpcMessage::Error(mut e) => {
             let code = e.error.code;
             let fixed = jsonrpc_message(i64::from(code.0));
-            if e.error.message != fixed || e.error.data.is_some() {
+            let data = kept_data(i64::from(code.0), e.error.data.as_ref());
+            if e.error.message != fixed || e.error.data != data {
                 tracing::debug!(code = code.0, "JSON-RPC error sent with its fixed text");
             }
-            e.error = ErrorData::new(code, fixed, None);
+            e.error = ErrorData::new(code, fixed, data);
             JsonRpcMessage::Error(e)
         }
         other => other,
@@ -79,11 +113,16 @@ pub(crate) fn fix_error_json(json: &[u8]) -> Option<Vec<u8>> {
             }
             _ => jsonrpc_error(Value::Null, i64::from(code)),
         };
-        // As the typed message is sent: without `id` when it had none.
-        if v.get("id").is_none()
-            && let Value::Object(m) = &mut fixed
-        {
-            m.remove("id");
+        if let Value::Object(m) = &mut fixed {
+            // As the typed message is sent: without `id` when it had none.
+            if v.get("id").is_none() {
+                m.remove("id");
+            }
+            if let Some(data) = kept_data(i64::from(code), error.get("data"))
+                && let Some(Value::Object(e)) = m.get_mut("error")
+            {
+                e.insert("data".into(), data);
+            }
         }
         fixed
     };
@@ -182,6 +221,7 @@ mod tests {
             (Some(NumberOrString::Number(-2)), ErrorCode::INTERNAL_ERROR),
             (Some(NumberOrString::Number(3)), ErrorCode(-32001)),
             (None, ErrorCode::PARSE_ERROR),
+            (Some(NumberOrString::Number(4)), ErrorCode(-32022)),
         ];
         for (id, code) in cases {
             let echoed = JsonRpcMessage::Error(JsonRpcError {
@@ -196,6 +236,33 @@ mod tests {
             assert_eq!(by_http, by_stdio);
             assert!(!by_http.to_string().contains("CANARY"));
         }
+    }
+
+    #[test]
+    fn version_negotiation_keeps_the_servers_versions_only() {
+        let e = JsonRpcMessage::Error(JsonRpcError {
+            jsonrpc: JsonRpcVersion2_0,
+            id: Some(NumberOrString::Number(1)),
+            error: ErrorData::new(
+                ErrorCode(-32022),
+                "Unsupported protocol version",
+                Some(serde_json::json!({
+                    "requested": "CANARY-2099",
+                    "supported": ["2025-11-25", "2026-07-28", "CANARY", 7, "2026-07-280"],
+                    "note": "CANARY"
+                })),
+            ),
+        });
+        let raw = serde_json::to_vec(&e).unwrap();
+        let by_http: serde_json::Value =
+            serde_json::from_slice(&fix_error_json(&raw).unwrap()).unwrap();
+        let by_stdio = serde_json::to_value(fix_outgoing(e)).unwrap();
+        assert_eq!(by_http, by_stdio);
+        assert_eq!(
+            by_http["error"],
+            serde_json::json!({"code": -32022, "message": "Unsupported protocol version",
+                               "data": {"supported": ["2025-11-25", "2026-07-28"]}})
+        );
     }
 
     #[test]
