@@ -83,6 +83,7 @@ pub struct ToolModel {
     pub checks: Vec<Check>,
     pub timeout_s: Option<f64>,
     pub concurrency: Option<usize>,
+    pub scopes: Vec<String>,
     pub annotations: Option<Annotations>,
     pub params: Vec<ArgModel>,
     pub output: Type,
@@ -90,6 +91,50 @@ pub struct ToolModel {
 }
 
 pub const CHARSETS: &[&str] = &["alnum", "identifier", "printable", "text"];
+
+/// `scopes = "a b"`: space-separated RFC 6749 scope tokens, at least one,
+/// none twice.
+fn scopes(lit: Option<&LitStr>, errors: &mut Errors) -> Vec<String> {
+    let Some(lit) = lit else {
+        return Vec::new();
+    };
+    let text = lit.value();
+    let mut out: Vec<String> = Vec::new();
+    for token in text.split(' ').filter(|t| !t.is_empty()) {
+        let valid = token
+            .bytes()
+            .all(|b| b == 0x21 || (0x23..=0x5B).contains(&b) || (0x5D..=0x7E).contains(&b));
+        if !valid {
+            errors.rule(
+                lit.span(),
+                format!("`{}` is not an OAuth scope", token.escape_default()),
+                "scopes are RFC 6749 scope tokens: printable ASCII without space, `\"` or `\\`, \
+                 compared exactly against the access token's scopes",
+                "write the scopes separated by single spaces, e.g. `scopes = \"heat:read heat:write\"`",
+            );
+            return Vec::new();
+        }
+        if out.iter().any(|s| s == token) {
+            errors.rule(
+                lit.span(),
+                format!("scope `{token}` is listed twice"),
+                "a list with repeats usually hides a typo in the scope meant",
+                "list each scope once",
+            );
+            return Vec::new();
+        }
+        out.push(token.to_owned());
+    }
+    if out.is_empty() {
+        errors.rule(
+            lit.span(),
+            "`scopes` is empty",
+            "an empty list would declare that the tool needs nothing, which omitting the key already says",
+            "name at least one scope, or remove `scopes`",
+        );
+    }
+    out
+}
 
 /// Names that say "this string is a file-system location".
 const PATH_NAMES: &[&str] = &[
@@ -981,6 +1026,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
     }
     let timeout_s = positive(&a.timeout_s, "timeout_s", false, errors);
     let concurrency = positive(&a.concurrency, "concurrency", true, errors).map(|f| f as usize);
+    let scopes = scopes(a.scopes.as_ref(), errors);
 
     let name = a
         .name
@@ -1096,6 +1142,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
         checks: a.check.clone(),
         timeout_s,
         concurrency,
+        scopes,
         annotations: a.annotations.clone(),
         params,
         output: output?,

@@ -688,6 +688,7 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
         quote!(#l)
     });
     let max = f64_tokens(m.max_cost);
+    let scopes = &m.scopes;
     let units = &m.units;
     let description = &m.description;
     let annotations = match &m.annotations {
@@ -733,6 +734,7 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
             units: #units,
             timeout_s: #timeout,
             concurrency: #conc,
+            scopes: &[#(#scopes),*],
         };
         #statics
         #parse

@@ -86,6 +86,8 @@ pub struct ToolAttr {
     pub name: Option<LitStr>,
     pub description: Option<LitStr>,
     pub annotations: Option<Annotations>,
+    /// OAuth scopes a caller's access token must grant, space-separated.
+    pub scopes: Option<LitStr>,
 }
 
 /// `#[bounded(...)]`.

@@ -7,11 +7,13 @@ use rmcp::service::{Peer, RequestContext, RoleServer};
 use tokio_util::sync::CancellationToken;
 
 use crate::identity::CallerId;
+use crate::transport::oauth::GrantedScopes;
 
 /// Per-call context handed to a tool body.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
     caller: CallerId,
+    scopes: Option<GrantedScopes>,
     cancel: CancellationToken,
     progress: Progress,
 }
@@ -34,12 +36,18 @@ impl ToolContext {
             })
             .cloned()
             .unwrap_or_else(CallerId::local);
+        let scopes = rc
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.extensions.get::<GrantedScopes>())
+            .cloned();
         let progress = match rc.meta.get_progress_token() {
             Some(token) => Progress::to_peer(rc.peer.clone(), token),
             None => Progress::none(),
         };
         Self {
             caller,
+            scopes,
             cancel: rc.ct.clone(),
             progress,
         }
@@ -50,9 +58,24 @@ impl ToolContext {
     pub fn detached(caller: CallerId) -> Self {
         Self {
             caller,
+            scopes: None,
             cancel: CancellationToken::new(),
             progress: Progress::none(),
         }
+    }
+
+    /// The same context, limited to `scopes` as an OAuth access token
+    /// would limit it (tests of scoped tools).
+    pub fn with_scopes(mut self, scopes: GrantedScopes) -> Self {
+        self.scopes = Some(scopes);
+        self
+    }
+
+    /// The scopes of the caller's OAuth access token; `None` when the
+    /// caller did not come with one (stdio, a static bearer token): then no
+    /// scope applies.
+    pub fn scopes(&self) -> Option<&GrantedScopes> {
+        self.scopes.as_ref()
     }
 
     /// Who is calling.

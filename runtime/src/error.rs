@@ -42,6 +42,8 @@ pub enum ToolError {
     /// The call named a tool the server does not have. Nothing of the
     /// name sent comes back; the text points at `tools/list`.
     UnknownTool,
+    /// The caller's OAuth access token lacks a scope the tool declares.
+    InsufficientScope,
     /// A per-caller quota of the run root refused a new run.
     QuotaExceeded(crate::runs::Quota),
     /// The request is refused for a reason written in server code.
@@ -102,6 +104,7 @@ impl ToolError {
             Self::UnknownRun => "unknown_run",
             Self::NotFound => "not_found",
             Self::UnknownTool => "unknown_tool",
+            Self::InsufficientScope => "insufficient_scope",
             Self::QuotaExceeded(_) => "quota_exceeded",
             Self::Rejected(_) => "rejected",
             Self::Internal(_) => "internal",
@@ -109,7 +112,7 @@ impl ToolError {
     }
 
     /// Every value [`ToolError::kind`] can take.
-    pub const KINDS: [&'static str; 11] = [
+    pub const KINDS: [&'static str; 12] = [
         "invalid_arguments",
         "cost_exceeded",
         "busy",
@@ -118,6 +121,7 @@ impl ToolError {
         "unknown_run",
         "not_found",
         "unknown_tool",
+        "insufficient_scope",
         "quota_exceeded",
         "rejected",
         "internal",
@@ -199,6 +203,9 @@ impl fmt::Display for ToolError {
             Self::UnknownTool => f.write_str(
                 "this server has no tool of that name; tools/list names the tools it offers",
             ),
+            Self::InsufficientScope => {
+                f.write_str("the access token lacks a scope this tool requires")
+            }
             Self::QuotaExceeded(q) => write!(f, "quota exceeded: {q}; delete runs or wait"),
             Self::Rejected(reason) => f.write_str(reason),
             Self::Internal(id) => write!(f, "internal error (reference {id})"),

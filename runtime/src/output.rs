@@ -561,6 +561,7 @@ mod tests {
             ToolError::UnknownRun,
             ToolError::NotFound,
             ToolError::UnknownTool,
+            ToolError::InsufficientScope,
             ToolError::QuotaExceeded(crate::runs::Quota::Runs),
             ToolError::rejected("no result yet"),
             ToolError::internal("detail"),

@@ -34,6 +34,8 @@ pub struct ToolMeta {
     pub timeout_s: Option<f64>,
     /// Concurrent calls allowed per caller.
     pub concurrency: Option<usize>,
+    /// OAuth scopes a caller's access token must grant.
+    pub scopes: &'static [&'static str],
 }
 
 /// The entry a route calls: parse, revalidate, run the body, shape the result.
@@ -185,6 +187,14 @@ impl<S> ToolSet<S> {
             if let Some(a) = d.annotations {
                 tool = tool.with_annotations(a);
             }
+            if !d.meta.scopes.is_empty() {
+                let mut meta = JsonObject::new();
+                meta.insert(
+                    crate::transport::oauth::SCOPES_META_KEY.to_owned(),
+                    serde_json::json!(d.meta.scopes),
+                );
+                tool.meta = Some(rmcp::model::MetaObject(meta));
+            }
             tools.push(HardenedTool {
                 meta: d.meta,
                 tool,
@@ -253,6 +263,11 @@ where
     T: Serialize,
     F: Future<Output = Result<Output<T>, ToolError>>,
 {
+    if let Some(granted) = ctx.scopes()
+        && !granted.covers(meta.scopes)
+    {
+        return ToolError::InsufficientScope.into_call_tool_result();
+    }
     let _permit = match meta.concurrency {
         Some(n) => {
             match limiter

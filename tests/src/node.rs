@@ -69,3 +69,60 @@ pub fn run_ts_client(
         .args(args);
     run_client(cmd, label, Duration::from_secs(150));
 }
+
+/// A real OpenID provider (`tests/node/oidc.mjs`, the `oidc-provider`
+/// package) on a loopback port, killed when dropped.
+pub struct OidcProvider {
+    child: std::process::Child,
+    /// Its issuer identifier, `http://127.0.0.1:<port>`.
+    pub issuer: String,
+}
+
+impl Drop for OidcProvider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the provider for `resource` with one client (`mcp-test`,
+/// `secret`, client-credentials grant) that may ask for `scopes`; `None`
+/// (after saying so) without Node.js, when not required.
+pub fn start_oidc(resource: &str, secret: &str, scopes: &str) -> Option<OidcProvider> {
+    use std::io::BufRead as _;
+    let dir = client_dir()?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(0);
+    let mut child = Command::new("node")
+        .current_dir(&dir)
+        .arg("oidc.mjs")
+        .arg(port.to_string())
+        .arg(resource)
+        .arg(secret)
+        .arg(scopes)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let stdout = child.stdout.take()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(issuer) = line.strip_prefix("listening ") {
+                let _ = tx.send(issuer.to_owned());
+            }
+        }
+    });
+    let Ok(issuer) = rx.recv_timeout(Duration::from_secs(30)) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the OpenID provider did not start within 30 s");
+    };
+    Some(OidcProvider { child, issuer })
+}

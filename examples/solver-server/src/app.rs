@@ -9,7 +9,9 @@ use hardened_mcp::runs::{HandlePrefix, Quotas, Retention, RootOptions};
 use hardened_mcp::sandbox::{
     Launcher, Requirements, Sandbox, SandboxConfig, SlurmConfig, SolverRegistry,
 };
-use hardened_mcp::transport::{BearerAuth, HardenedStdio, HttpConfig, HttpServer};
+use hardened_mcp::transport::{
+    BearerAuth, HardenedStdio, HttpConfig, HttpServer, OAuth, OAuthConfig,
+};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
@@ -112,6 +114,10 @@ fn check_shared_root(root: &Path) -> Result<(), StartError> {
     Ok(())
 }
 
+/// The OAuth scopes the tools declare: reading runs, and starting,
+/// cancelling or deleting them.
+pub const SCOPES: [&str; 2] = ["heat:read", "heat:write"];
+
 /// Serves MCP over stdio or streamable HTTP until the client leaves or the
 /// process is interrupted.
 pub async fn serve(opts: ServeOptions) -> Result<(), StartError> {
@@ -143,9 +149,19 @@ pub async fn serve(opts: ServeOptions) -> Result<(), StartError> {
                 (None, None) => None,
             };
             let mut config = HttpConfig::new().bind(addr);
+            let has_auth = auth.is_some() || opts.oauth.is_some();
             if let Some(auth) = auth {
                 config = config.auth(auth);
-            } else {
+            }
+            if let Some(o) = &opts.oauth {
+                let oauth = OAuth::discover(
+                    OAuthConfig::new(&o.issuer, &o.resource).scopes_supported(SCOPES),
+                )
+                .await
+                .map_err(|e| StartError::new("OAuth", e))?;
+                config = config.oauth(oauth);
+            }
+            if !has_auth {
                 tracing::warn!(
                     "no bearer tokens configured: every loopback client is the same caller"
                 );

@@ -84,6 +84,17 @@ pub struct ServeOptions {
     pub http: Option<SocketAddr>,
     /// File of bearer tokens (`caller-name=token` lines) for HTTP.
     pub tokens_file: Option<PathBuf>,
+    /// OAuth 2.1 access tokens of this issuer, for this resource.
+    pub oauth: Option<OAuthOptions>,
+}
+
+/// `--oauth-issuer URL --oauth-resource URL`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthOptions {
+    /// The authorization server's issuer identifier.
+    pub issuer: String,
+    /// This server's canonical URI, the audience of its tokens.
+    pub resource: String,
 }
 
 /// `demo` options.
@@ -112,8 +123,8 @@ pub const SERVE_HELP: &str = "\
 solver-server serve: serve the heat tools over MCP
 
 USAGE:
-    solver-server serve [--http ADDR] [--tokens-file FILE] [--run-root DIR] [--solver PATH]
-                        [--allow-weak-sandbox]
+    solver-server serve [--http ADDR] [--tokens-file FILE] [--oauth-issuer URL --oauth-resource URL]
+                        [--run-root DIR] [--solver PATH] [--allow-weak-sandbox]
 
 OPTIONS:
     --http ADDR          listen for streamable HTTP on ADDR (e.g. 127.0.0.1:8080) instead of stdio;
@@ -121,6 +132,12 @@ OPTIONS:
     --tokens-file FILE   bearer tokens for HTTP, one `caller-name=token` per line, file readable
                          by its owner only (else: the SOLVER_SERVER_TOKENS environment variable,
                          same format, comma-separated); required when ADDR is not loopback
+                         unless OAuth is configured
+    --oauth-issuer URL   accept OAuth 2.1 access tokens (JWTs) of this authorization server
+                         (https, or http on loopback); its metadata and keys are fetched at start
+    --oauth-resource URL this server's canonical URI, e.g. https://mcp.example.org/mcp: the
+                         audience the tokens must carry. Tools need scope heat:read (reading)
+                         or heat:write (starting, cancelling, deleting runs)
     --run-root DIR       directory holding the runs (created 0700; default: $XDG_STATE_HOME or
                          ~/.local/state, else the temp dir, + /hardened-mcp-solver)
     --solver PATH        the heat1d executable (default: heat1d next to this binary, else this
@@ -207,6 +224,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     };
     let mut serve = ServeOptions::default();
     let mut demo = DemoOptions::default();
+    let (mut oauth_issuer, mut oauth_resource) = (None, None);
     while let Some(flag) = args.next() {
         let flag = flag
             .to_str()
@@ -285,10 +303,25 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
                     Some(addr.ok_or(UsageError("--http takes an address like 127.0.0.1:8080"))?);
             }
             ("serve", "--tokens-file") => serve.tokens_file = Some(value()?.into()),
+            ("serve", "--oauth-issuer") => {
+                oauth_issuer = Some(utf8(value()?, "--oauth-issuer takes a URL")?);
+            }
+            ("serve", "--oauth-resource") => {
+                oauth_resource = Some(utf8(value()?, "--oauth-resource takes a URL")?);
+            }
             ("demo", "--plot") => demo.plot = Some(value()?.into()),
             _ => return Err(UsageError("unknown option")),
         }
     }
+    serve.oauth = match (oauth_issuer, oauth_resource) {
+        (Some(issuer), Some(resource)) => Some(OAuthOptions { issuer, resource }),
+        (None, None) => None,
+        _ => {
+            return Err(UsageError(
+                "--oauth-issuer and --oauth-resource go together",
+            ));
+        }
+    };
     Ok(if mode == "serve" {
         Command::Serve(serve)
     } else {
@@ -296,9 +329,34 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     })
 }
 
+fn utf8(v: std::ffi::OsString, what: &'static str) -> Result<String, UsageError> {
+    v.into_string().map_err(|_| UsageError(what))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_oauth_as_a_pair() {
+        let Ok(Command::Serve(s)) = p(&[
+            "serve",
+            "--oauth-issuer",
+            "https://idp.example.org",
+            "--oauth-resource",
+            "https://mcp.example.org/mcp",
+        ]) else {
+            panic!("not serve")
+        };
+        assert_eq!(
+            s.oauth,
+            Some(OAuthOptions {
+                issuer: "https://idp.example.org".into(),
+                resource: "https://mcp.example.org/mcp".into()
+            })
+        );
+        assert!(p(&["serve", "--oauth-issuer", "https://idp.example.org"]).is_err());
+    }
 
     fn p(args: &[&str]) -> Result<Command, UsageError> {
         parse(args.iter().map(OsString::from))

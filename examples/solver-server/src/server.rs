@@ -648,7 +648,8 @@ impl HeatServer {
         cost = cells as f64 * steps as f64,
         check(courant(diffusivity, dt, length, cells) <= 0.5,
               "unstable time step: diffusivity * dt / dx^2 must not exceed 0.5 (dx = length / cells)"),
-        timeout_s = 10
+        timeout_s = 10,
+        scopes = "heat:write"
     )]
     #[allow(clippy::too_many_arguments)]
     pub async fn heat_start(
@@ -710,7 +711,8 @@ impl HeatServer {
         check(diffusivity_start < diffusivity_stop, "diffusivity_start must be below diffusivity_stop"),
         check(courant(diffusivity_stop, dt, length, cells) <= 0.5,
               "unstable time step at diffusivity_stop: diffusivity * dt / dx^2 must not exceed 0.5"),
-        timeout_s = 10
+        timeout_s = 10,
+        scopes = "heat:write"
     )]
     #[allow(clippy::too_many_arguments)]
     pub async fn heat_sweep(
@@ -812,7 +814,13 @@ impl HeatServer {
     }
 
     /// Status of a run: state, progress, exit, timings, containment level.
-    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    #[hardened_tool(
+        max_cost = 1,
+        units = "calls",
+        cost = 1.0,
+        annotations(read_only),
+        scopes = "heat:read"
+    )]
     pub async fn heat_status(
         &self,
         ctx: ToolContext,
@@ -824,7 +832,7 @@ impl HeatServer {
     /// Wait (at most `seconds`) for a run to finish, sending progress
     /// notifications while it runs; returns its status.
     #[hardened_tool(max_cost = 60, units = "seconds", cost = seconds as f64, timeout_s = 65, concurrency = 4,
-                    annotations(read_only))]
+                    annotations(read_only), scopes = "heat:read")]
     pub async fn heat_wait(
         &self,
         ctx: ToolContext,
@@ -856,7 +864,7 @@ impl HeatServer {
     }
 
     /// The last lines of a run's log, returned as untrusted data.
-    #[hardened_tool(max_cost = 1000, units = "lines", cost = tail_lines as f64, annotations(read_only))]
+    #[hardened_tool(max_cost = 1000, units = "lines", cost = tail_lines as f64, annotations(read_only), scopes = "heat:read")]
     pub async fn heat_log(
         &self,
         ctx: ToolContext,
@@ -902,7 +910,7 @@ impl HeatServer {
     /// The result of a finished run: the profile at `max_points` evenly
     /// spaced nodes (or all of them), summary statistics, and the error
     /// against the exact solution where one is known.
-    #[hardened_tool(max_cost = 10000, units = "points", cost = max_points as f64, annotations(read_only))]
+    #[hardened_tool(max_cost = 10000, units = "points", cost = max_points as f64, annotations(read_only), scopes = "heat:read")]
     pub async fn heat_result(
         &self,
         run: RunDir,
@@ -939,7 +947,13 @@ impl HeatServer {
     /// u over x with labelled axes, the run's parameters in the title, the
     /// exact solution as a second series where one is known, and the L2
     /// error in the caption.
-    #[hardened_tool(max_cost = 1, units = "plots", cost = 1.0, annotations(read_only))]
+    #[hardened_tool(
+        max_cost = 1,
+        units = "plots",
+        cost = 1.0,
+        annotations(read_only),
+        scopes = "heat:read"
+    )]
     pub async fn heat_plot(&self, run: RunDir) -> Result<Output<PlotInfo>, ToolError> {
         let r = read_result(&run).await?;
         let png = plot::render(&profile_figure(&r)).map_err(plot_error)?;
@@ -950,7 +964,13 @@ impl HeatServer {
     /// that has a result, coloured by diffusivity, with a legend of the
     /// diffusivities. `run` is any point of the sweep; points deleted or
     /// still running are left out.
-    #[hardened_tool(max_cost = 1, units = "plots", cost = 1.0, annotations(read_only))]
+    #[hardened_tool(
+        max_cost = 1,
+        units = "plots",
+        cost = 1.0,
+        annotations(read_only),
+        scopes = "heat:read"
+    )]
     pub async fn heat_sweep_plot(
         &self,
         ctx: ToolContext,
@@ -997,7 +1017,8 @@ impl HeatServer {
         max_cost = 1,
         units = "calls",
         cost = 1.0,
-        annotations(destructive, idempotent)
+        annotations(destructive, idempotent),
+        scopes = "heat:write"
     )]
     pub async fn heat_cancel(
         &self,
@@ -1025,7 +1046,8 @@ impl HeatServer {
         max_cost = 1,
         units = "calls",
         cost = 1.0,
-        annotations(destructive, idempotent)
+        annotations(destructive, idempotent),
+        scopes = "heat:write"
     )]
     pub async fn heat_delete(
         &self,
@@ -1044,7 +1066,13 @@ impl HeatServer {
     }
 
     /// The caller's own runs.
-    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    #[hardened_tool(
+        max_cost = 1,
+        units = "calls",
+        cost = 1.0,
+        annotations(read_only),
+        scopes = "heat:read"
+    )]
     pub async fn heat_list(&self, ctx: ToolContext) -> Result<Output<RunList>, ToolError> {
         const MAX: usize = 200;
         let mut runs = self

@@ -237,13 +237,23 @@ impl BearerAuth {
     where
         I: Iterator<Item = &'a [u8]>,
     {
-        let value = values.next().ok_or(AuthFailure::Missing)?;
-        if values.next().is_some() {
-            return Err(AuthFailure::Malformed);
-        }
-        let token = bearer_token(value).ok_or(AuthFailure::Malformed)?;
+        let token = presented_token(&mut values)?;
         self.caller_for_token(token).ok_or(AuthFailure::Unknown)
     }
+}
+
+/// The token of the `Authorization` header values of one request: exactly
+/// one value, `Bearer <token>` (scheme case-insensitive, RFC 6750 token
+/// characters).
+pub fn presented_token<'a, I>(values: &mut I) -> Result<&'a [u8], AuthFailure>
+where
+    I: Iterator<Item = &'a [u8]>,
+{
+    let value = values.next().ok_or(AuthFailure::Missing)?;
+    if values.next().is_some() {
+        return Err(AuthFailure::Malformed);
+    }
+    bearer_token(value).ok_or(AuthFailure::Malformed)
 }
 
 /// The token of `Bearer <token>`, if the value has that form.

@@ -10,12 +10,16 @@
 //!   checks.
 //! - [`auth`]: the token table (hashed, constant-time comparison) that maps
 //!   a bearer token to a [`CallerId`](crate::identity::CallerId).
+//! - [`oauth`]: an OAuth 2.1 protected resource: JWT access tokens of a
+//!   trusted issuer, for this resource only, with per-tool scopes.
 
 pub mod auth;
 mod fixed;
 pub mod http;
+pub mod oauth;
 pub mod stdio;
 
 pub use auth::{AuthConfigError, BearerAuth};
 pub use http::{HttpConfig, HttpServer, HttpStartError, RunningHttpServer};
+pub use oauth::{OAuth, OAuthConfig};
 pub use stdio::{HardenedStdio, StdioConfig};

@@ -42,7 +42,8 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::identity::CallerId;
-use crate::transport::auth::BearerAuth;
+use crate::transport::auth::{AuthFailure, BearerAuth, presented_token};
+use crate::transport::oauth::{GrantedScopes, OAuth, SCOPES_META_KEY};
 
 mod body;
 mod conn;
@@ -87,6 +88,11 @@ pub const SESSION_NOT_FOUND_BODY: &str = "Not Found: Session not found";
 pub const TIMEOUT_BODY: &str = "Request Timeout";
 /// Body of a `503` when the authenticated connections are at their ceiling.
 pub const BUSY_BODY: &str = "Service Unavailable: too many connections";
+/// Body of a `403` when an OAuth token lacks a scope the tool requires.
+pub const INSUFFICIENT_SCOPE_BODY: &str =
+    "Forbidden: the access token lacks a scope this tool requires";
+/// The root location of protected resource metadata (RFC 9728).
+const METADATA_ROOT: &str = "/.well-known/oauth-protected-resource";
 /// Body of a `429` when the caller holds its ceiling of sessions.
 pub const SESSION_LIMIT_BODY: &str =
     "Too Many Requests: this caller holds too many sessions; delete one or let one expire";
@@ -130,6 +136,7 @@ pub enum HttpStartError {
 pub struct HttpConfig {
     bind: SocketAddr,
     auth: Option<Arc<BearerAuth>>,
+    oauth: Option<OAuth>,
     path: String,
     max_body_bytes: usize,
     allowed_hosts: Option<Vec<String>>,
@@ -152,6 +159,7 @@ impl std::fmt::Debug for HttpConfig {
         f.debug_struct("HttpConfig")
             .field("bind", &self.bind)
             .field("auth", &self.auth)
+            .field("oauth", &self.oauth)
             .field("path", &self.path)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("allowed_hosts", &self.allowed_hosts)
@@ -171,6 +179,7 @@ impl Default for HttpConfig {
         Self {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
             auth: None,
+            oauth: None,
             path: DEFAULT_PATH.to_owned(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             allowed_hosts: None,
@@ -205,6 +214,15 @@ impl HttpConfig {
     /// Requires a bearer token from this table on every request.
     pub fn auth(mut self, auth: BearerAuth) -> Self {
         self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Accepts OAuth 2.1 access tokens validated by `oauth` (JWTs of its
+    /// issuer, for its resource), and serves its protected resource
+    /// metadata (RFC 9728). With [`auth`](Self::auth) as well, a token is
+    /// first looked up in the static table, then validated as a JWT.
+    pub fn oauth(mut self, oauth: OAuth) -> Self {
+        self.oauth = Some(oauth);
         self
     }
 
@@ -333,7 +351,7 @@ impl HttpConfig {
     }
 
     fn check(&self) -> Result<(), HttpStartError> {
-        if self.auth.is_none() && !self.bind.ip().is_loopback() {
+        if self.auth.is_none() && self.oauth.is_none() && !self.bind.ip().is_loopback() {
             return Err(HttpStartError::PublicBindWithoutAuth);
         }
         if self.max_body_bytes == 0 {
@@ -422,13 +440,32 @@ where
         let service = Guarded {
             inner,
             auth: b.auth.clone(),
+            oauth: b.oauth.clone(),
+            probe: (self.factory)().ok().map(Arc::new),
             bindings: Arc::new(SessionBindings::new(sessions, b.max_sessions_per_caller)),
             streams: Arc::new(StreamCounts::new(b.max_streams_per_caller)),
             timeout: b.request_timeout,
             body_timeout: b.body_read_timeout,
             max_body_bytes: b.max_body_bytes,
         };
-        axum::Router::new().route_service(&b.path, service)
+        let mut router = axum::Router::new().route_service(&b.path, service);
+        if let Some(oauth) = &b.oauth {
+            // RFC 9728: at the resource's own location, and at the root for
+            // clients that look there first.
+            let doc = Bytes::from(oauth.metadata().to_string());
+            let paths = [oauth.metadata_path(), METADATA_ROOT];
+            for path in paths.into_iter().collect::<std::collections::BTreeSet<_>>() {
+                let doc = doc.clone();
+                router = router.route(
+                    path,
+                    axum::routing::get(move || {
+                        let doc = doc.clone();
+                        async move { metadata_response(doc) }
+                    }),
+                );
+            }
+        }
+        router
     }
 
     /// Binds the listener and serves until `ct` is cancelled, then shuts
@@ -449,7 +486,7 @@ where
         let task = tokio::spawn(conn::serve(listener, router, ct.clone(), limits));
         tracing::info!(
             addr = %local_addr,
-            authenticated = self.b.auth.is_some(),
+            authenticated = self.b.auth.is_some() || self.b.oauth.is_some(),
             "serving MCP over HTTP"
         );
         Ok(RunningHttpServer {
@@ -494,6 +531,9 @@ impl RunningHttpServer {
 struct Guarded<S: ServerHandler + Send + 'static> {
     inner: StreamableHttpService<S, LocalSessionManager>,
     auth: Option<Arc<BearerAuth>>,
+    oauth: Option<OAuth>,
+    /// One handler, for the scopes the tools declare.
+    probe: Option<Arc<S>>,
     bindings: Arc<SessionBindings>,
     streams: Arc<StreamCounts>,
     timeout: Duration,
@@ -506,6 +546,8 @@ impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
         Self {
             inner: self.inner.clone(),
             auth: self.auth.clone(),
+            oauth: self.oauth.clone(),
+            probe: self.probe.clone(),
             bindings: Arc::clone(&self.bindings),
             streams: Arc::clone(&self.streams),
             timeout: self.timeout,
@@ -531,22 +573,65 @@ impl<S: ServerHandler + Send + 'static> tower::Service<Request<Body>> for Guarde
 }
 
 impl<S: ServerHandler + Send + 'static> Guarded<S> {
-    async fn handle(self, mut req: Request<Body>) -> Response<HttpBody> {
-        let caller = match &self.auth {
-            None => CallerId::local(),
-            Some(auth) => {
-                let values = req.headers().get_all(header::AUTHORIZATION);
-                match auth.authenticate(values.iter().map(HeaderValue::as_bytes)) {
-                    Ok(caller) => caller.clone(),
-                    Err(failure) => {
-                        tracing::warn!(
-                            reason = failure.as_str(),
-                            "rejected an HTTP request: authentication failed"
-                        );
-                        return unauthorized();
-                    }
-                }
+    /// The caller of `req` (and, for an OAuth token, its scopes), or the
+    /// challenge of the `401`.
+    async fn authenticate(
+        &self,
+        headers: &http::HeaderMap,
+    ) -> Result<(CallerId, Option<GrantedScopes>), Challenge> {
+        if self.auth.is_none() && self.oauth.is_none() {
+            return Ok((CallerId::local(), None));
+        }
+        let challenge = |invalid: bool| Challenge {
+            metadata_url: self.oauth.as_ref().map(|o| o.metadata_url().to_owned()),
+            scopes: self
+                .oauth
+                .as_ref()
+                .map(|o| o.scopes_supported().join(" "))
+                .unwrap_or_default(),
+            invalid_token: invalid,
+        };
+        let mut values = headers
+            .get_all(header::AUTHORIZATION)
+            .iter()
+            .map(HeaderValue::as_bytes);
+        let token = match presented_token(&mut values) {
+            Ok(token) => token,
+            Err(failure) => {
+                tracing::warn!(
+                    reason = failure.as_str(),
+                    "rejected an HTTP request: authentication failed"
+                );
+                return Err(challenge(failure != AuthFailure::Missing));
             }
+        };
+        if let Some(caller) = self.auth.as_ref().and_then(|a| a.caller_for_token(token)) {
+            return Ok((caller.clone(), None));
+        }
+        let Some(oauth) = &self.oauth else {
+            tracing::warn!(
+                reason = AuthFailure::Unknown.as_str(),
+                "rejected an HTTP request: authentication failed"
+            );
+            return Err(challenge(true));
+        };
+        let text = std::str::from_utf8(token).unwrap_or("");
+        match oauth.authenticate(text).await {
+            Ok(grant) => Ok((grant.caller, Some(grant.scopes))),
+            Err(refused) => {
+                tracing::warn!(
+                    reason = refused.as_str(),
+                    "rejected an HTTP request: access token refused"
+                );
+                Err(challenge(true))
+            }
+        }
+    }
+
+    async fn handle(self, mut req: Request<Body>) -> Response<HttpBody> {
+        let (caller, scopes) = match self.authenticate(req.headers()).await {
+            Ok(found) => found,
+            Err(challenge) => return unauthorized(challenge),
         };
         // Valid credentials: the connection leaves the unauthenticated pool
         // (absent when the router is mounted in an app of its own).
@@ -576,6 +661,9 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
         }
         let is_delete = req.method() == Method::DELETE;
         req.extensions_mut().insert(caller.clone());
+        if let Some(scopes) = &scopes {
+            req.extensions_mut().insert(scopes.clone());
+        }
 
         let inner = self.inner.clone();
         let max_body = self.max_body_bytes;
@@ -583,9 +671,21 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
         let bindings = Arc::clone(&self.bindings);
         let opens_session = session.is_none();
         let screened_caller = caller.clone();
+        let probe = self.probe.clone();
+        let metadata_url = self.oauth.as_ref().map(|o| o.metadata_url().to_owned());
         let answered = async move {
             match screen_post(req, max_body, body_timeout).await {
                 Screened::Answered(response) => Answer::Ours(response),
+                Screened::Forward(_, Kind::ToolCall(name))
+                    if !scopes_cover(scopes.as_ref(), probe.as_deref(), &name) =>
+                {
+                    let needed = probe
+                        .as_deref()
+                        .map(|p| required_scopes(p, &name))
+                        .unwrap_or_default();
+                    tracing::warn!(caller = %screened_caller, "refused a tool call: the token lacks a scope the tool requires");
+                    Answer::Ours(insufficient_scope(&needed, metadata_url.as_deref()))
+                }
                 Screened::Forward(req, Kind::Initialize) if opens_session => {
                     // An `initialize` without a session may create one.
                     match bindings.reserve(&screened_caller).await {
@@ -680,12 +780,40 @@ enum Answer {
 }
 
 /// What a forwarded POST holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Kind {
     /// An `initialize` request.
     Initialize,
+    /// A `tools/call` of the named tool.
+    ToolCall(String),
     /// Anything else rmcp may serve.
     Other,
+}
+
+/// Whether `scopes` (none: not an OAuth caller, no scope applies) cover
+/// what the tool `name` declares.
+fn scopes_cover<S: ServerHandler>(
+    scopes: Option<&GrantedScopes>,
+    probe: Option<&S>,
+    name: &str,
+) -> bool {
+    match (scopes, probe) {
+        (Some(granted), Some(probe)) => {
+            let needed = required_scopes(probe, name);
+            granted.covers(&needed.iter().map(String::as_str).collect::<Vec<_>>())
+        }
+        _ => true,
+    }
+}
+
+/// The scopes tool `name` declares (in its `_meta`); none for an unknown
+/// tool (its call is refused elsewhere).
+fn required_scopes<S: ServerHandler>(probe: &S, name: &str) -> Vec<String> {
+    probe
+        .get_tool(name)
+        .and_then(|t| t.meta.and_then(|m| m.get(SCOPES_META_KEY).cloned()))
+        .and_then(|v| serde_json::from_value::<Vec<String>>(v).ok())
+        .unwrap_or_default()
 }
 
 /// What [`screen_post`] decided.
@@ -743,6 +871,7 @@ async fn screen_post(req: Request<Body>, max_body: usize, body_timeout: Duration
             return Screened::Answered(response);
         }
         Classified::Initialize => Kind::Initialize,
+        Classified::ToolCall(name) => Kind::ToolCall(name),
         Classified::Other => Kind::Other,
     };
     Screened::Forward(Request::from_parts(parts, Body::from(bytes)), kind)
@@ -753,6 +882,7 @@ enum Classified {
     /// would reach its custom-request fallback.
     UnknownMethod(rmcp::model::RequestId),
     Initialize,
+    ToolCall(String),
     Other,
 }
 
@@ -762,6 +892,7 @@ fn classify_request(body: &[u8]) -> Classified {
         Ok(JsonRpcMessage::Request(r)) => match r.request {
             ClientRequest::CustomRequest(_) => Classified::UnknownMethod(r.id),
             ClientRequest::InitializeRequest(_) => Classified::Initialize,
+            ClientRequest::CallToolRequest(c) => Classified::ToolCall(c.params.name.to_string()),
             _ => Classified::Other,
         },
         _ => Classified::Other,
@@ -785,15 +916,73 @@ fn fixed(status: StatusCode, body: &'static str) -> Response<HttpBody> {
     response
 }
 
+/// What a `401` says in `WWW-Authenticate`.
+struct Challenge {
+    /// The resource metadata URL (OAuth), named so clients find the
+    /// authorization server.
+    metadata_url: Option<String>,
+    /// Scopes to ask for (OAuth), space-separated.
+    scopes: String,
+    /// A token was presented and refused (`error="invalid_token"`).
+    invalid_token: bool,
+}
+
 /// A `401`, closing the connection: an unauthenticated client keeps no
 /// connection open, and says so (`Connection: close`), so a client never
 /// reuses a connection the server is closing (the request body, unread,
-/// makes hyper close it anyway).
-fn unauthorized() -> Response<HttpBody> {
+/// makes hyper close it anyway). The challenge holds only server text.
+fn unauthorized(challenge: Challenge) -> Response<HttpBody> {
     let mut response = fixed(StatusCode::UNAUTHORIZED, UNAUTHORIZED_BODY);
+    let mut value = String::from("Bearer");
+    let mut params = Vec::new();
+    if let Some(url) = &challenge.metadata_url {
+        params.push(format!("resource_metadata=\"{url}\""));
+        if !challenge.scopes.is_empty() {
+            params.push(format!("scope=\"{}\"", challenge.scopes));
+        }
+        if challenge.invalid_token {
+            params.push("error=\"invalid_token\"".to_owned());
+        }
+    }
+    if !params.is_empty() {
+        value.push(' ');
+        value.push_str(&params.join(", "));
+    }
     let headers = response.headers_mut();
-    headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    headers.insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("Bearer")),
+    );
     headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// A `403` for a token without a scope the called tool requires (RFC 6750
+/// `insufficient_scope`, naming the scopes needed).
+fn insufficient_scope(needed: &[String], metadata_url: Option<&str>) -> Response<HttpBody> {
+    let mut response = fixed(StatusCode::FORBIDDEN, INSUFFICIENT_SCOPE_BODY);
+    let mut value = format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{}\"",
+        needed.join(" ")
+    );
+    if let Some(url) = metadata_url {
+        value.push_str(&format!(", resource_metadata=\"{url}\""));
+    }
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_str(&value)
+            .unwrap_or_else(|_| HeaderValue::from_static("Bearer error=\"insufficient_scope\"")),
+    );
+    response
+}
+
+/// The protected resource metadata document.
+fn metadata_response(doc: Bytes) -> Response<HttpBody> {
+    let mut response = Response::new(Full::new(doc).boxed());
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     response
 }
 

@@ -1,0 +1,68 @@
+// A real OpenID provider (the `oidc-provider` package, pinned in
+// package.json) on loopback, for the OAuth end-to-end tests: one
+// confidential client with the client-credentials grant, resource
+// indicators (RFC 8707) so that access tokens are JWTs whose `aud` is the
+// resource asked for, signed with a fresh ES256 key.
+//
+//   node oidc.mjs <port> <resource> <client secret> <scopes>
+//
+// Prints `listening <issuer>` once it serves; stops when stdin closes (the
+// test that started it went away) or on SIGTERM.
+
+import Provider from "oidc-provider";
+import { exportJWK, generateKeyPair } from "jose";
+
+const [port, resource, secret, scopes] = process.argv.slice(2);
+if (!port || !resource || !secret || !scopes) {
+  process.stderr.write("usage: oidc.mjs <port> <resource> <client secret> <scopes>\n");
+  process.exit(2);
+}
+const issuer = `http://127.0.0.1:${port}`;
+
+const { privateKey } = await generateKeyPair("ES256", { extractable: true });
+const signing = { ...(await exportJWK(privateKey)), kid: "oidc-test-1", alg: "ES256", use: "sig" };
+
+const provider = new Provider(issuer, {
+  clients: [
+    {
+      client_id: "mcp-test",
+      client_secret: secret,
+      grant_types: ["client_credentials"],
+      redirect_uris: [],
+      response_types: [],
+      token_endpoint_auth_method: "client_secret_basic",
+      id_token_signed_response_alg: "ES256",
+    },
+  ],
+  scopes: scopes.split(" "),
+  jwks: { keys: [signing] },
+  features: {
+    devInteractions: { enabled: false },
+    clientCredentials: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => resource,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (_ctx, indicator) => {
+        if (indicator !== resource && !indicator.startsWith("http://127.0.0.1:")) {
+          throw new Error("unknown resource");
+        }
+        return {
+          scope: scopes,
+          audience: indicator,
+          accessTokenTTL: 300,
+          accessTokenFormat: "jwt",
+          jwt: { sign: { alg: "ES256" } },
+        };
+      },
+    },
+  },
+});
+
+const server = provider.listen(Number(port), "127.0.0.1", () => {
+  process.stdout.write(`listening ${issuer}\n`);
+});
+const stop = () => server.close(() => process.exit(0));
+process.stdin.on("end", stop);
+process.stdin.resume();
+process.on("SIGTERM", stop);
