@@ -18,7 +18,9 @@ use base64::Engine as _;
 use hardened_mcp::prelude::*;
 use hardened_mcp::transport::oauth::{GrantedScopes, OAuthError};
 use hardened_mcp::transport::{HttpConfig, HttpServer, OAuth, OAuthConfig, RunningHttpServer};
-use hardened_mcp_tests::tr_support::{HttpClient as Client, HttpReply, call, initialize_request};
+use hardened_mcp_tests::tr_support::{
+    HttpClient as Client, HttpReply, call, initialize_request, modern_call, modern_headers,
+};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
@@ -412,6 +414,38 @@ async fn a_huge_or_slow_key_set_is_refused_at_discovery() {
         );
         assert!(err.to_string().contains(expect), "{mode}: {err}");
     }
+}
+
+/// The 2026-07-28 era: no session, each request carries its token and is
+/// checked on its own, scopes included.
+#[tokio::test]
+async fn the_2026_era_meets_the_same_token_rules() {
+    let f = fixture(|c| c).await;
+    let post = |token: String, tool: &'static str, args: Value| {
+        let addr = f.server.local_addr();
+        async move {
+            let mut c = Client::new(addr, Some(&token));
+            let body = serde_json::to_vec(&modern_call(7, tool, args)).unwrap();
+            c.request("POST", &modern_headers("tools/call", Some(tool)), &body)
+                .await
+        }
+    };
+    let reader = token(KEY_A, "a", f.claims("calc:read"));
+    let who = post(reader.clone(), "whoami", json!({})).await;
+    assert!(
+        data(&who).as_str().unwrap().starts_with("oauth-"),
+        "{}",
+        who.text()
+    );
+    let refused = post(reader, "store", json!({"n": 1})).await;
+    assert_eq!(refused.status, 403, "{}", refused.text());
+    let mut expired = f.claims("calc:read");
+    expired["exp"] = json!(now() - 600);
+    assert_refused(
+        &post(token(KEY_A, "a", expired), "whoami", json!({})).await,
+        "expired, 2026 era",
+    );
+    f.server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
