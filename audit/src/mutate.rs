@@ -1,0 +1,352 @@
+//! Calls derived from a tool's input schema: a schema-valid baseline, then
+//! one mutation at a time that the schema forbids. Each mutation is checked
+//! against the schema with the `jsonschema` crate before it is sent: the
+//! audit never calls "forbidden" a call the advertised schema allows.
+
+use serde_json::{Map, Value, json};
+
+/// One forbidden call.
+#[derive(Debug, Clone)]
+pub struct Mutation {
+    /// What was changed, e.g. `above maximum`.
+    pub what: &'static str,
+    /// The property changed (a JSON pointer), or `/` for the whole object.
+    pub property: String,
+    /// The `arguments` as raw JSON text (it may hold literals such as
+    /// `1e999` that no JSON value can).
+    pub arguments: String,
+    /// Whether the schema check applies (false for raw literals the
+    /// validator cannot parse; those are forbidden by construction).
+    pub checked: bool,
+}
+
+/// A value the schema accepts for `schema`, if one is easy to find.
+pub fn valid_value(schema: &Value) -> Option<Value> {
+    if let Some(c) = schema.get("const") {
+        return Some(c.clone());
+    }
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return Some(first.clone());
+    }
+    if let Some(d) = schema.get("default").filter(|d| !d.is_null()) {
+        return Some(d.clone());
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(list) = schema.get(key).and_then(Value::as_array) {
+            return list.iter().find_map(valid_value);
+        }
+    }
+    let ty = match schema.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ => return None,
+    };
+    match ty {
+        "integer" => {
+            let lo = lower(schema).map_or(
+                0.0,
+                |(v, excl)| if excl { v.floor() + 1.0 } else { v.ceil() },
+            );
+            Some(json!(lo as i64))
+        }
+        "number" => {
+            let lo = lower(schema);
+            let hi = upper(schema);
+            let v = match (lo, hi) {
+                (Some((l, _)), Some((h, _))) => (l + h) / 2.0,
+                (Some((l, _)), None) => l + 1.0,
+                (None, Some((h, _))) => h - 1.0,
+                (None, None) => 1.0,
+            };
+            Some(json!(v))
+        }
+        "boolean" => Some(json!(false)),
+        "string" => {
+            let min = schema
+                .get("minLength")
+                .and_then(Value::as_u64)
+                .unwrap_or(1)
+                .max(1);
+            Some(json!("a".repeat(usize::try_from(min).unwrap_or(1))))
+        }
+        "array" => {
+            let min = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0);
+            let item = schema.get("items").and_then(valid_value)?;
+            Some(Value::Array(vec![item; usize::try_from(min).unwrap_or(0)]))
+        }
+        "object" => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut m = Map::new();
+            for key in required {
+                let prop = props.and_then(|p| p.get(key))?;
+                m.insert(key.to_owned(), valid_value(prop)?);
+            }
+            Some(Value::Object(m))
+        }
+        "null" => Some(Value::Null),
+        _ => None,
+    }
+}
+
+fn bound(schema: &Value, inclusive: &str, exclusive: &str) -> Option<(f64, bool)> {
+    if let Some(v) = schema.get(exclusive).and_then(Value::as_f64) {
+        return Some((v, true));
+    }
+    schema
+        .get(inclusive)
+        .and_then(Value::as_f64)
+        .map(|v| (v, false))
+}
+
+fn lower(schema: &Value) -> Option<(f64, bool)> {
+    bound(schema, "minimum", "exclusiveMinimum")
+}
+
+fn upper(schema: &Value) -> Option<(f64, bool)> {
+    bound(schema, "maximum", "exclusiveMaximum")
+}
+
+/// A candidate call before the schema check.
+enum Candidate {
+    /// Arguments as a JSON value (checked against the schema).
+    Value(Value),
+    /// Arguments as raw text; `Some(v)` when the text parses as `v` (then
+    /// checked), `None` when it holds a literal no `f64` holds (`1e999`,
+    /// made only for numbers with an upper bound, which it exceeds).
+    Raw(String, Option<Value>),
+}
+
+/// The forbidden calls of a tool whose input schema is `schema`, from
+/// `baseline` (schema-valid), with `canary` in every string and key sent.
+pub fn mutations(schema: &Value, baseline: &Map<String, Value>, canary: &str) -> Vec<Mutation> {
+    let Ok(validator) = jsonschema::validator_for(schema) else {
+        return Vec::new();
+    };
+    candidates(schema, baseline, canary)
+        .into_iter()
+        .filter_map(|(what, property, candidate)| match candidate {
+            Candidate::Value(v) => (!validator.is_valid(&v)).then(|| Mutation {
+                what,
+                property,
+                arguments: v.to_string(),
+                checked: true,
+            }),
+            Candidate::Raw(text, Some(v)) => (!validator.is_valid(&v)).then_some(Mutation {
+                what,
+                property,
+                arguments: text,
+                checked: true,
+            }),
+            Candidate::Raw(text, None) => Some(Mutation {
+                what,
+                property,
+                arguments: text,
+                checked: false,
+            }),
+        })
+        .collect()
+}
+
+fn candidates(
+    schema: &Value,
+    baseline: &Map<String, Value>,
+    canary: &str,
+) -> Vec<(&'static str, String, Candidate)> {
+    let mut out = Vec::new();
+    let with = |key: &str, v: Value| {
+        let mut m = baseline.clone();
+        m.insert(key.to_owned(), v);
+        Candidate::Value(Value::Object(m))
+    };
+    let raw = |key: &str, literal: &str| {
+        let mut m = baseline.clone();
+        m.insert(key.to_owned(), json!("__MCP_AUDIT_LITERAL__"));
+        let text = Value::Object(m)
+            .to_string()
+            .replace("\"__MCP_AUDIT_LITERAL__\"", literal);
+        let parsed = serde_json::from_str::<Value>(&text).ok();
+        Candidate::Raw(text, parsed)
+    };
+    out.push((
+        "unknown argument",
+        "/".to_owned(),
+        with(&format!("{canary}_key"), json!(1)),
+    ));
+    let props = schema.get("properties").and_then(Value::as_object);
+    for (key, prop) in props.into_iter().flatten() {
+        let at = format!("/properties/{key}");
+        let ty = prop.get("type").and_then(Value::as_str).unwrap_or("");
+        // Out of range by a wide margin, in the property's own type: the
+        // bound is tested, not the type.
+        let integer = ty == "integer";
+        if let Some((hi, _)) = upper(prop) {
+            let v = if integer {
+                json!((hi + 1.0e6).floor() as i64)
+            } else {
+                json!(hi + 1.0e6 + 0.125)
+            };
+            out.push(("above maximum", at.clone(), with(key, v)));
+        }
+        if let Some((lo, _)) = lower(prop) {
+            let v = if integer {
+                json!((lo - 1.0e6).ceil() as i64)
+            } else {
+                json!(lo - 1.0e6 - 0.125)
+            };
+            out.push(("below minimum", at.clone(), with(key, v)));
+        }
+        match ty {
+            "integer" | "number" => {
+                out.push((
+                    "wrong type (string)",
+                    at.clone(),
+                    with(key, json!(format!("12{canary}"))),
+                ));
+                out.push(("wrong type (bool)", at.clone(), with(key, json!(true))));
+                if ty == "integer" {
+                    let v = valid_value(prop).and_then(|v| v.as_f64()).unwrap_or(1.0);
+                    out.push((
+                        "fraction for an integer",
+                        at.clone(),
+                        with(key, json!(v + 0.5)),
+                    ));
+                }
+                // 1e999 is valid JSON text for an infinite number: forbidden
+                // where the schema bounds the number above.
+                if upper(prop).is_some() {
+                    out.push(("non-finite literal 1e999", at.clone(), raw(key, "1e999")));
+                }
+                out.push(("huge literal 1e308", at.clone(), raw(key, "1e308")));
+            }
+            "string" => {
+                out.push(("wrong type (number)", at.clone(), with(key, json!(12345))));
+                if let Some(max) = prop.get("maxLength").and_then(Value::as_u64) {
+                    let n = usize::try_from(max)
+                        .unwrap_or(0)
+                        .saturating_add(1)
+                        .min(1 << 20);
+                    let long = format!("{canary}{}", "x".repeat(n));
+                    out.push(("longer than maxLength", at.clone(), with(key, json!(long))));
+                }
+                let traversal = format!("../../../etc/passwd{canary}");
+                out.push(("path traversal", at.clone(), with(key, json!(traversal))));
+                let shell = format!("$(echo {canary}); rm -rf /");
+                out.push(("shell metacharacters", at.clone(), with(key, json!(shell))));
+                out.push(("outside the enum", at.clone(), with(key, json!(canary))));
+            }
+            "array" => {
+                out.push(("wrong type (string)", at.clone(), with(key, json!(canary))));
+                if let (Some(max), Some(item)) = (
+                    prop.get("maxItems").and_then(Value::as_u64),
+                    prop.get("items").and_then(valid_value),
+                ) {
+                    let n = usize::try_from(max)
+                        .unwrap_or(0)
+                        .saturating_add(1)
+                        .min(1 << 16);
+                    out.push((
+                        "more items than maxItems",
+                        at.clone(),
+                        with(key, Value::Array(vec![item; n])),
+                    ));
+                }
+            }
+            "boolean" => out.push(("wrong type (string)", at.clone(), with(key, json!(canary)))),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn schema() -> Value {
+        json!({"type": "object", "additionalProperties": false, "required": ["n", "mode"],
+               "properties": {
+                   "n": {"type": "integer", "minimum": 1, "maximum": 100},
+                   "x": {"type": "number", "exclusiveMinimum": 0.0, "maximum": 1.0},
+                   "mode": {"type": "string", "enum": ["fast", "slow"]},
+                   "label": {"type": "string", "maxLength": 8, "pattern": "^[a-z]+$"},
+                   "xs": {"type": "array", "maxItems": 2, "items": {"type": "number", "minimum": 0, "maximum": 1}},
+                   "flag": {"type": "boolean"}}})
+    }
+
+    #[test]
+    fn the_baseline_is_valid_and_every_mutation_is_not() {
+        let s = schema();
+        let Some(Value::Object(base)) = valid_value(&s) else {
+            panic!("no baseline")
+        };
+        let validator = jsonschema::validator_for(&s).unwrap();
+        assert!(validator.is_valid(&Value::Object(base.clone())));
+        let ms = mutations(&s, &base, "CANARY");
+        assert!(ms.len() > 15, "{}", ms.len());
+        for m in &ms {
+            match serde_json::from_str::<Value>(&m.arguments) {
+                Ok(v) => assert!(
+                    !validator.is_valid(&v),
+                    "{} {}: {}",
+                    m.what,
+                    m.property,
+                    m.arguments
+                ),
+                Err(_) => assert!(
+                    !m.checked && m.arguments.contains("1e999"),
+                    "{}",
+                    m.arguments
+                ),
+            }
+        }
+        // Mutations the schema allows are never sent as forbidden: `label`
+        // has a pattern, so traversal there is forbidden; `flag` is a
+        // boolean, so strings there are.
+        assert!(
+            ms.iter()
+                .any(|m| m.what == "path traversal" && m.property == "/properties/label")
+        );
+        assert!(ms.iter().any(|m| m.what == "unknown argument"));
+    }
+
+    proptest! {
+        /// Whatever the bounds, every mutation called forbidden is
+        /// rejected by the `jsonschema` crate on the advertised schema.
+        #[test]
+        fn every_forbidden_mutation_is_rejected_by_jsonschema(
+            lo in -1e6f64..1e6, span in 0.0f64..1e6, max_len in 0u64..64, max_items in 0u64..5,
+            exclusive in any::<bool>(), closed in any::<bool>(),
+        ) {
+            let (lo_key, hi) = if exclusive { ("exclusiveMinimum", lo + span + 1.0) } else { ("minimum", lo + span) };
+            let s = json!({"type": "object", "additionalProperties": !closed,
+                "properties": {
+                    "v": {"type": "number", lo_key: lo, "maximum": hi},
+                    "k": {"type": "integer", "minimum": lo.floor(), "maximum": (lo + span).floor() + 1.0},
+                    "s": {"type": "string", "maxLength": max_len},
+                    "a": {"type": "array", "maxItems": max_items, "items": {"type": "integer", "minimum": 0, "maximum": 3}}}});
+            let validator = jsonschema::validator_for(&s).unwrap();
+            let base = Map::new();
+            for m in mutations(&s, &base, "C4N4RY") {
+                if let Ok(v) = serde_json::from_str::<Value>(&m.arguments) {
+                    prop_assert!(!validator.is_valid(&v), "{} {}: {}", m.what, m.property, m.arguments);
+                } else {
+                    prop_assert!(!m.checked);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! The audit of one stdio server: handshake, schema review, forbidden calls
+//! per tool, wire checks; every wait bounded, the whole bounded in count.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::client::{ClientError, StdioClient};
+use crate::finding::{Finding, Severity};
+use crate::mutate;
+use crate::report::Report;
+use crate::review;
+
+/// What the audit may do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Deadline of each exchange.
+    pub timeout: Duration,
+    /// Most forbidden calls per tool.
+    pub max_calls_per_tool: usize,
+    /// Most tools audited.
+    pub max_tools: usize,
+    /// Run the wire checks (raw lines).
+    pub wire: bool,
+    /// Also send the schema-valid baseline, to tools annotated read-only
+    /// and not destructive only.
+    pub allow_valid_calls: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(10),
+            max_calls_per_tool: 60,
+            max_tools: 200,
+            wire: true,
+            allow_valid_calls: false,
+        }
+    }
+}
+
+/// A fresh canary: a marker no server would say unless it echoed it.
+fn canary() -> String {
+    let mut b = [0u8; 6];
+    let _ = getrandom::fill(&mut b);
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("MCPAUDIT{hex}")
+}
+
+/// How the server answered a forbidden call.
+enum Answer {
+    Rejected,
+    Accepted,
+    Reflected,
+    Silent,
+    Dead,
+}
+
+/// Audits the stdio server `program args`.
+pub async fn audit_stdio(program: &str, args: &[String], opts: &Options) -> Report {
+    let target = std::iter::once(program.to_owned())
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut report = Report {
+        target,
+        tools: 0,
+        calls: 0,
+        findings: Vec::new(),
+    };
+    let mut client = match StdioClient::spawn(program, args, opts.timeout) {
+        Ok(c) => c,
+        Err(e) => {
+            report.findings.push(Finding::new(
+                Severity::High,
+                "server-unreachable",
+                e.to_string(),
+            ));
+            return report;
+        }
+    };
+    if let Err(e) = client.handshake().await {
+        report.findings.push(Finding::new(
+            Severity::High,
+            "handshake-failed",
+            format!("the server did not complete the initialize handshake: {e}"),
+        ));
+        return report;
+    }
+    let tools = match client.list_tools(20).await {
+        Ok(t) => t,
+        Err(e) => {
+            report.findings.push(Finding::new(
+                Severity::High,
+                "tools-list-failed",
+                format!("tools/list failed: {e}"),
+            ));
+            return report;
+        }
+    };
+    report.tools = tools.len();
+    report.findings.extend(review::review(&tools));
+
+    let canary = canary();
+    'tools: for tool in tools.iter().take(opts.max_tools) {
+        let name = tool
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let Some(schema) = tool.get("inputSchema") else {
+            continue;
+        };
+        let Some(Value::Object(baseline)) = mutate::valid_value(schema) else {
+            report.findings.push(
+                Finding::new(
+                    Severity::Info,
+                    "no-baseline",
+                    "no schema-valid arguments could be derived: forbidden calls were not sent",
+                )
+                .tool(&name),
+            );
+            continue;
+        };
+        if opts.allow_valid_calls && is_harmless(tool) {
+            report.calls += 1;
+            let id = client.id();
+            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                              "params": {"name": name, "arguments": Value::Object(baseline.clone())}});
+            if let Err(ClientError::Timeout) = client.request(&call).await {
+                report.findings.push(
+                    Finding::new(
+                        Severity::Medium,
+                        "valid-call-unanswered",
+                        "a schema-valid call got no answer within the deadline",
+                    )
+                    .tool(&name),
+                );
+            }
+        }
+        for m in mutate::mutations(schema, &baseline, &canary)
+            .into_iter()
+            .take(opts.max_calls_per_tool)
+        {
+            report.calls += 1;
+            match send(&mut client, &name, &m.arguments, &canary).await {
+                Answer::Rejected => {}
+                Answer::Accepted => report.findings.push(
+                    Finding::new(
+                        Severity::High,
+                        "forbidden-call-accepted",
+                        format!(
+                            "a call the schema forbids ({}) was accepted and run",
+                            m.what
+                        ),
+                    )
+                    .tool(&name)
+                    .property(&m.property),
+                ),
+                Answer::Reflected => report.findings.push(
+                    Finding::new(
+                        Severity::High,
+                        "canary-reflected",
+                        format!(
+                            "the answer to a forbidden call ({}) repeats text the caller sent",
+                            m.what
+                        ),
+                    )
+                    .tool(&name)
+                    .property(&m.property),
+                ),
+                Answer::Silent => report.findings.push(
+                    Finding::new(
+                        Severity::High,
+                        "call-unanswered",
+                        format!(
+                            "a forbidden call ({}) got no answer within the deadline",
+                            m.what
+                        ),
+                    )
+                    .tool(&name)
+                    .property(&m.property),
+                ),
+                Answer::Dead => {
+                    report.findings.push(
+                        Finding::new(
+                            Severity::High,
+                            "server-died",
+                            format!(
+                                "the server stopped answering after a forbidden call ({})",
+                                m.what
+                            ),
+                        )
+                        .tool(&name)
+                        .property(&m.property),
+                    );
+                    break 'tools;
+                }
+            }
+        }
+    }
+    if opts.wire && !client.exited() {
+        wire_checks(&mut client, &canary, &mut report).await;
+    }
+    report.sort();
+    report
+}
+
+/// Read-only and not destructive, by its own annotations.
+fn is_harmless(tool: &Value) -> bool {
+    let a = tool.get("annotations");
+    let flag = |k: &str| a.and_then(|a| a.get(k)).and_then(Value::as_bool);
+    flag("readOnlyHint") == Some(true) && flag("destructiveHint") != Some(true)
+}
+
+async fn send(client: &mut StdioClient, name: &str, arguments: &str, canary: &str) -> Answer {
+    let id = client.id();
+    let line = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":{},\"arguments\":{arguments}}}}}",
+        Value::String(name.to_owned())
+    );
+    if client.send_line(line.as_bytes()).await.is_err() {
+        return Answer::Dead;
+    }
+    match client.response_to(&json!(id)).await {
+        Ok(reply) => classify(&reply, canary),
+        Err(ClientError::Timeout) => {
+            if client.alive().await {
+                Answer::Silent
+            } else {
+                Answer::Dead
+            }
+        }
+        Err(_) => Answer::Dead,
+    }
+}
+
+fn classify(reply: &Value, canary: &str) -> Answer {
+    if reply.to_string().contains(canary) {
+        return Answer::Reflected;
+    }
+    if reply.get("error").is_some() {
+        return Answer::Rejected;
+    }
+    match reply.get("result").and_then(|r| r.get("isError")) {
+        Some(Value::Bool(true)) => Answer::Rejected,
+        _ => Answer::Accepted,
+    }
+}
+
+/// Raw lines a hardened stdio server answers (each one: with the line's id,
+/// or `null` where it could not read one) and survives.
+async fn wire_checks(client: &mut StdioClient, canary: &str, report: &mut Report) {
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":9105,\"method\":\"ping\",\"params\":{{\"x\":\"{}{canary}\"}}}}",
+        "A".repeat(12 << 20)
+    );
+    let cases: Vec<(&'static str, Value, String)> = vec![
+        ("unparsable line", Value::Null, format!("{canary} this is not JSON")),
+        (
+            "non-finite literal 1e999",
+            json!(9101),
+            "{\"jsonrpc\":\"2.0\",\"id\":9101,\"method\":\"ping\",\"params\":{\"x\":1e999}}".to_owned(),
+        ),
+        (
+            "NaN literal",
+            json!(9102),
+            "{\"jsonrpc\":\"2.0\",\"id\":9102,\"method\":\"ping\",\"params\":{\"x\":NaN}}".to_owned(),
+        ),
+        (
+            "truncated JSON",
+            json!(9103),
+            "{\"jsonrpc\":\"2.0\",\"id\":9103,\"method\":\"tools/li".to_owned(),
+        ),
+        (
+            "non-object arguments",
+            json!(9104),
+            "{\"jsonrpc\":\"2.0\",\"id\":9104,\"method\":\"tools/call\",\"params\":{\"name\":\"x\",\"arguments\":[1,2]}}".to_owned(),
+        ),
+        ("oversized line (12 MiB)", json!(9105), big),
+    ];
+    for (what, id, line) in cases {
+        report.calls += 1;
+        if client.send_line(line.as_bytes()).await.is_err() {
+            report.findings.push(Finding::new(
+                Severity::High,
+                "wire-server-died",
+                format!("the server stopped reading after: {what}"),
+            ));
+            return;
+        }
+        match client.response_to(&id).await {
+            Ok(reply) if reply.to_string().contains(canary) => report.findings.push(Finding::new(
+                Severity::High,
+                "wire-reflected",
+                format!("the reply to a bad line ({what}) repeats text from it"),
+            )),
+            Ok(_) => {}
+            Err(ClientError::Timeout) => report.findings.push(Finding::new(
+                Severity::Medium,
+                "wire-unanswered",
+                format!("no reply to a bad line ({what}): the client waits until its own timeout"),
+            )),
+            Err(_) => {}
+        }
+        if !client.alive().await {
+            report.findings.push(Finding::new(
+                Severity::High,
+                "wire-server-died",
+                format!("the server stopped answering after: {what}"),
+            ));
+            return;
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! A deliberately weak MCP server for `mcp-audit`'s tests: plain rmcp, its
+//! own stdio transport, and the habits the audit exists to catch. Every
+//! gap here is on purpose; do not copy any of it.
+//!
+//! - `read_file { path: String }`: a free-text path;
+//! - `scale { factor: f64 }`: an unbounded number, no output schema;
+//! - `count { n: u32 (minimum 0, maximum 10 advertised, not enforced) }`;
+//! - `credentials {}`: a result with a secret-like field;
+//! - schemas open to unknown keys; argument errors quoting the caller's
+//!   value (serde's text, as rmcp sends it).
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct PathArgs {
+    path: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct ScaleArgs {
+    factor: f64,
+}
+
+fn ten(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "integer", "minimum": 0, "maximum": 10})
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct CountArgs {
+    #[schemars(schema_with = "ten")]
+    n: u32,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Credentials {
+    user: String,
+    api_key: String,
+}
+
+#[derive(Clone)]
+struct Weak {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl Weak {
+    #[tool(description = "Read a file")]
+    fn read_file(&self, Parameters(PathArgs { path }): Parameters<PathArgs>) -> String {
+        format!("would read {}", path.len())
+    }
+
+    #[tool(description = "Scale a value")]
+    fn scale(&self, Parameters(ScaleArgs { factor }): Parameters<ScaleArgs>) -> String {
+        format!("{}", factor * 2.0)
+    }
+
+    #[tool(description = "Count to n")]
+    fn count(&self, Parameters(CountArgs { n }): Parameters<CountArgs>) -> String {
+        format!("{}", n.min(1000))
+    }
+
+    #[tool(description = "Show credentials")]
+    fn credentials(&self) -> Json<Credentials> {
+        Json(Credentials {
+            user: "demo".into(),
+            api_key: "not-a-real-key".into(),
+        })
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Weak {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = Weak {
+        tool_router: Weak::tool_router(),
+    };
+    let running = server.serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}
