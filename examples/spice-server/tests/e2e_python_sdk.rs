@@ -3,18 +3,15 @@
 //! over stdio (the same pinned venv as the heat example's).
 #![allow(missing_docs)]
 
+mod support;
+
 use std::time::Duration;
 
 use hardened_mcp_tests::python::run_script;
 
 #[test]
 fn python_sdk_over_stdio() {
-    if spice_server::app::find_ngspice().is_none() {
-        assert!(
-            std::env::var_os("HARDENED_MCP_REQUIRE_NGSPICE").is_none(),
-            "ngspice is required here (HARDENED_MCP_REQUIRE_NGSPICE is set) but not on PATH"
-        );
-        eprintln!("ngspice is not installed: skipped");
+    if !support::ngspice_present() {
         return;
     }
     run_script(

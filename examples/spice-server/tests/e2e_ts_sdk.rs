@@ -3,17 +3,14 @@
 //! (a real ngspice run among them) are validated by the SDK.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod support;
+
 use hardened_mcp_tests::node::run_ts_client;
 use serde_json::json;
 
 #[test]
 fn typescript_sdk_over_stdio() {
-    if spice_server::app::find_ngspice().is_none() {
-        assert!(
-            std::env::var_os("HARDENED_MCP_REQUIRE_NGSPICE").is_none(),
-            "ngspice is required here (HARDENED_MCP_REQUIRE_NGSPICE is set) but not on PATH"
-        );
-        eprintln!("ngspice is not installed: skipped");
+    if !support::ngspice_present() {
         return;
     }
     let root = tempfile::tempdir().unwrap();

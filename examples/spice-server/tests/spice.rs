@@ -8,6 +8,8 @@
 //! `HARDENED_MCP_REQUIRE_NGSPICE` is set (CI sets it): there they fail.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+mod support;
+
 use std::f64::consts::PI;
 use std::time::Duration;
 
@@ -23,18 +25,6 @@ use spice_server::{app, circuit, cli::Options};
 use tokio_util::sync::CancellationToken;
 
 type Client = RunningService<RoleClient, ClientConfig>;
-
-fn ngspice_present() -> bool {
-    if app::find_ngspice().is_some() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("HARDENED_MCP_REQUIRE_NGSPICE").is_none(),
-        "ngspice is required here (HARDENED_MCP_REQUIRE_NGSPICE is set) but not on PATH"
-    );
-    eprintln!("ngspice is not installed: skipped");
-    false
-}
 
 struct Session {
     client: Client,
@@ -86,7 +76,7 @@ fn num(v: &Value) -> f64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rc_lowpass_cutoff_matches_one_over_two_pi_rc() {
-    if !ngspice_present() {
+    if !support::ngspice_present() {
         return;
     }
     let s = session().await;
@@ -113,7 +103,7 @@ async fn rc_lowpass_cutoff_matches_one_over_two_pi_rc() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn series_rlc_resonates_at_one_over_two_pi_root_lc() {
-    if !ngspice_present() {
+    if !support::ngspice_present() {
         return;
     }
     let s = session().await;
@@ -140,7 +130,7 @@ async fn series_rlc_resonates_at_one_over_two_pi_root_lc() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rc_step_rise_time_is_rc_ln_nine() {
-    if !ngspice_present() {
+    if !support::ngspice_present() {
         return;
     }
     let s = session().await;
@@ -161,7 +151,7 @@ async fn rc_step_rise_time_is_rc_ln_nine() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diode_clipper_follows_the_diode_equation() {
-    if !ngspice_present() {
+    if !support::ngspice_present() {
         return;
     }
     let s = session().await;
@@ -201,7 +191,7 @@ async fn diode_clipper_follows_the_diode_equation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_plot_is_a_png_and_delete_forgets_the_run() {
-    if !ngspice_present() {
+    if !support::ngspice_present() {
         return;
     }
     let s = session().await;
@@ -263,7 +253,7 @@ async fn the_plot_is_a_png_and_delete_forgets_the_run() {
 /// the caller, and no simulation runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_inputs_are_refused_without_echo() {
-    if !ngspice_present() {
+    if !support::ngspice_present() {
         return;
     }
     let s = session().await;
@@ -329,7 +319,7 @@ async fn hostile_inputs_are_refused_without_echo() {
 /// and leaves no ngspice process behind.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_looping_ngspice_is_stopped_by_the_wall_limit() {
-    if !ngspice_present() {
+    if !support::ngspice_present() {
         return;
     }
     let sandbox = app::sandbox(&Options::default()).unwrap();

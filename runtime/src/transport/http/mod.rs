@@ -407,7 +407,10 @@ where
     S: ServerHandler + Send + 'static,
 {
     /// Checks `config`; `factory` makes the handler of each session (or of
-    /// each stateless request).
+    /// each stateless request). It is also called once when the router is
+    /// built, for a handler that answers which scopes each tool declares
+    /// (`get_tool`); make it cheap (share state behind an `Arc`, as
+    /// [`crate::Server`] does).
     pub fn new(
         factory: impl Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
         config: HttpConfig,
