@@ -143,59 +143,45 @@ pub async fn audit_stdio(program: &str, args: &[String], opts: &Options) -> Repo
             .take(opts.max_calls_per_tool)
         {
             report.calls += 1;
-            match send(&mut client, &name, &m.arguments, &canary).await {
-                Answer::Rejected => {}
-                Answer::Accepted => report.findings.push(
-                    Finding::new(
-                        Severity::High,
-                        "forbidden-call-accepted",
-                        format!(
-                            "a call the schema forbids ({}) was accepted and run",
-                            m.what
-                        ),
-                    )
+            let answer = send(&mut client, &name, &m.arguments, &canary).await;
+            let (rule, message) = match answer {
+                Answer::Rejected => continue,
+                Answer::Accepted => (
+                    "forbidden-call-accepted",
+                    format!(
+                        "a call the schema forbids ({}) was accepted and run",
+                        m.what
+                    ),
+                ),
+                Answer::Reflected => (
+                    "canary-reflected",
+                    format!(
+                        "the answer to a forbidden call ({}) repeats text the caller sent",
+                        m.what
+                    ),
+                ),
+                Answer::Silent => (
+                    "call-unanswered",
+                    format!(
+                        "a forbidden call ({}) got no answer within the deadline",
+                        m.what
+                    ),
+                ),
+                Answer::Dead => (
+                    "server-died",
+                    format!(
+                        "the server stopped answering after a forbidden call ({})",
+                        m.what
+                    ),
+                ),
+            };
+            report.findings.push(
+                Finding::new(Severity::High, rule, message)
                     .tool(&name)
                     .property(&m.property),
-                ),
-                Answer::Reflected => report.findings.push(
-                    Finding::new(
-                        Severity::High,
-                        "canary-reflected",
-                        format!(
-                            "the answer to a forbidden call ({}) repeats text the caller sent",
-                            m.what
-                        ),
-                    )
-                    .tool(&name)
-                    .property(&m.property),
-                ),
-                Answer::Silent => report.findings.push(
-                    Finding::new(
-                        Severity::High,
-                        "call-unanswered",
-                        format!(
-                            "a forbidden call ({}) got no answer within the deadline",
-                            m.what
-                        ),
-                    )
-                    .tool(&name)
-                    .property(&m.property),
-                ),
-                Answer::Dead => {
-                    report.findings.push(
-                        Finding::new(
-                            Severity::High,
-                            "server-died",
-                            format!(
-                                "the server stopped answering after a forbidden call ({})",
-                                m.what
-                            ),
-                        )
-                        .tool(&name)
-                        .property(&m.property),
-                    );
-                    break 'tools;
-                }
+            );
+            if matches!(answer, Answer::Dead) {
+                break 'tools;
             }
         }
     }

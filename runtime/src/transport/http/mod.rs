@@ -677,30 +677,27 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
         let probe = self.probe.clone();
         let metadata_url = self.oauth.as_ref().map(|o| o.metadata_url().to_owned());
         let answered = async move {
-            match screen_post(req, max_body, body_timeout).await {
-                Screened::Answered(response) => Answer::Ours(response),
-                Screened::Forward(_, Kind::ToolCall(name))
-                    if !scopes_cover(scopes.as_ref(), probe.as_deref(), &name) =>
-                {
-                    let needed = probe
-                        .as_deref()
-                        .map(|p| required_scopes(p, &name))
-                        .unwrap_or_default();
-                    tracing::warn!(caller = %screened_caller, "refused a tool call: the token lacks a scope the tool requires");
-                    Answer::Ours(insufficient_scope(&needed, metadata_url.as_deref()))
-                }
-                Screened::Forward(req, Kind::Initialize) if opens_session => {
-                    // An `initialize` without a session may create one.
-                    match bindings.reserve(&screened_caller).await {
-                        Some(r) => Answer::Rmcp(inner.handle(req).await, Some(r)),
-                        None => {
-                            tracing::warn!(caller = %screened_caller, "refused a new session: the caller holds its ceiling");
-                            Answer::Ours(limit(SESSION_LIMIT_BODY))
-                        }
-                    }
-                }
-                Screened::Forward(req, _) => Answer::Rmcp(inner.handle(req).await, None),
+            let (req, kind) = match screen_post(req, max_body, body_timeout).await {
+                Screened::Answered(response) => return Answer::Ours(response),
+                Screened::Forward(req, kind) => (req, kind),
+            };
+            if let Kind::ToolCall(name) = &kind
+                && let Some(needed) = unmet_scopes(scopes.as_ref(), probe.as_deref(), name)
+            {
+                tracing::warn!(caller = %screened_caller, "refused a tool call: the token lacks a scope the tool requires");
+                return Answer::Ours(insufficient_scope(&needed, metadata_url.as_deref()));
             }
+            if kind == Kind::Initialize && opens_session {
+                // An `initialize` without a session may create one.
+                return match bindings.reserve(&screened_caller).await {
+                    Some(r) => Answer::Rmcp(inner.handle(req).await, Some(r)),
+                    None => {
+                        tracing::warn!(caller = %screened_caller, "refused a new session: the caller holds its ceiling");
+                        Answer::Ours(limit(SESSION_LIMIT_BODY))
+                    }
+                };
+            }
+            Answer::Rmcp(inner.handle(req).await, None)
         };
         let (response, reservation) = match tokio::time::timeout(self.timeout, answered).await {
             Ok(Answer::Rmcp(response, reservation)) => (response, reservation),
@@ -793,20 +790,18 @@ enum Kind {
     Other,
 }
 
-/// Whether `scopes` (none: not an OAuth caller, no scope applies) cover
-/// what the tool `name` declares.
-fn scopes_cover<S: ServerHandler>(
+/// The scopes tool `name` declares, when `scopes` (none: not an OAuth
+/// caller, no scope applies) do not cover them all; `None` when the call
+/// may go on.
+fn unmet_scopes<S: ServerHandler>(
     scopes: Option<&GrantedScopes>,
     probe: Option<&S>,
     name: &str,
-) -> bool {
-    match (scopes, probe) {
-        (Some(granted), Some(probe)) => {
-            let needed = required_scopes(probe, name);
-            granted.covers(&needed.iter().map(String::as_str).collect::<Vec<_>>())
-        }
-        _ => true,
-    }
+) -> Option<Vec<String>> {
+    let (granted, probe) = (scopes?, probe?);
+    let needed = required_scopes(probe, name);
+    let names: Vec<&str> = needed.iter().map(String::as_str).collect();
+    (!granted.covers(&names)).then_some(needed)
 }
 
 /// The scopes tool `name` declares (in its `_meta`); none for an unknown

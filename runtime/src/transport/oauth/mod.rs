@@ -555,10 +555,13 @@ impl OAuth {
     }
 
     async fn refresh_if_old(&self) {
-        let due = {
-            let last = self.inner.refresh.lock().await;
-            last.elapsed() >= self.inner.config.max_key_age
-        };
+        // Never waits on the hot path: a refresh in progress holds the lock,
+        // and then nothing is due.
+        let due = self
+            .inner
+            .refresh
+            .try_lock()
+            .is_ok_and(|last| last.elapsed() >= self.inner.config.max_key_age);
         if due {
             self.refresh(true).await;
         }
