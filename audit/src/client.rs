@@ -1,21 +1,19 @@
-//! A raw JSON-RPC client of a stdio MCP server: lines out, lines in, every
-//! wait bounded. Raw because the audit must put bytes on the wire that no
-//! typed client sends (`1e999`, `NaN`, truncated JSON, an oversized line).
+//! A raw JSON-RPC client of an MCP server, over stdio or streamable HTTP.
+//!
+//! Raw, not a typed SDK client, because the audit must put on the wire what
+//! no typed client sends: `1e999`, `NaN`, truncated JSON, an oversized
+//! message, a key no schema names. Every exchange is bounded by
+//! [`Client::timeout`].
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::time::{Instant, timeout_at};
+
+use crate::http::HttpClient;
+use crate::stdio::StdioClient;
 
 /// The protocol version the audit's handshake asks for.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
-
-/// Longest line read from the server; a longer one counts as a broken
-/// answer.
-const MAX_LINE: usize = 64 * 1024 * 1024;
 
 /// Why talking to the server failed.
 #[derive(Debug, thiserror::Error)]
@@ -23,11 +21,14 @@ pub enum ClientError {
     /// The server could not be started.
     #[error("the server could not be started: {0}")]
     Spawn(std::io::Error),
+    /// The URL or the bearer token cannot be used.
+    #[error("the target cannot be used: {0}")]
+    Target(&'static str),
     /// No answer within the deadline.
     #[error("no answer within the deadline")]
     Timeout,
-    /// The server closed its output or exited.
-    #[error("the server closed its output")]
+    /// The server closed its output, exited, or refused the connection.
+    #[error("the server closed the connection")]
     Closed,
     /// Writing to the server failed (it is gone).
     #[error("the server stopped reading")]
@@ -35,45 +36,85 @@ pub enum ClientError {
     /// The handshake was refused or malformed.
     #[error("the initialize handshake failed")]
     Handshake,
+    /// The server asks for credentials the audit was not given.
+    #[error("the server requires authorization (HTTP 401): pass --bearer-file")]
+    Unauthorized,
 }
 
-/// A running stdio server and the line channel to it.
-pub struct StdioClient {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+/// The audited server, over one of the two transports.
+pub struct Client {
+    wire: Wire,
     next_id: i64,
-    /// The deadline of each exchange.
-    pub timeout: Duration,
 }
 
-impl StdioClient {
-    /// Starts `program` with `args` (stderr discarded, killed when dropped).
-    pub fn spawn(program: &str, args: &[String], timeout: Duration) -> Result<Self, ClientError> {
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(ClientError::Spawn)?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(ClientError::Spawn(std::io::Error::other("no pipes")));
-        };
-        Ok(Self {
-            child,
-            stdin,
-            stdout: BufReader::new(stdout),
+enum Wire {
+    Stdio(StdioClient),
+    Http(HttpClient),
+}
+
+impl Client {
+    /// Starts the stdio server `program args` (stderr discarded, killed
+    /// when the client is dropped).
+    pub fn stdio(program: &str, args: &[String], timeout: Duration) -> Result<Self, ClientError> {
+        Ok(Self::new(Wire::Stdio(StdioClient::spawn(
+            program, args, timeout,
+        )?)))
+    }
+
+    /// The streamable HTTP endpoint `url`, with `bearer` sent as
+    /// `Authorization: Bearer` when given.
+    pub fn http(url: &str, bearer: Option<String>, timeout: Duration) -> Result<Self, ClientError> {
+        Ok(Self::new(Wire::Http(HttpClient::new(
+            url, bearer, timeout,
+        )?)))
+    }
+
+    fn new(wire: Wire) -> Self {
+        Self {
+            wire,
             next_id: 1000,
-            timeout,
-        })
+        }
     }
 
     /// A fresh request id.
     pub fn id(&mut self) -> i64 {
         self.next_id += 1;
         self.next_id
+    }
+
+    /// Sends one raw message (`message` need not be valid JSON) and waits
+    /// for the response whose id is `id` (or `null`).
+    pub async fn exchange(&mut self, message: &[u8], id: &Value) -> Result<Value, ClientError> {
+        match &mut self.wire {
+            Wire::Stdio(c) => {
+                c.send_line(message).await?;
+                c.response_to(id).await
+            }
+            Wire::Http(c) => c.exchange(message, id).await,
+        }
+    }
+
+    /// Sends a notification (no answer expected).
+    pub async fn notify(&mut self, message: &Value) -> Result<(), ClientError> {
+        let text = message.to_string();
+        match &mut self.wire {
+            Wire::Stdio(c) => c.send_line(text.as_bytes()).await,
+            Wire::Http(c) => c.notify(text.as_bytes()).await,
+        }
+    }
+
+    /// The deadline of each exchange.
+    pub fn timeout(&self) -> Duration {
+        match &self.wire {
+            Wire::Stdio(c) => c.timeout,
+            Wire::Http(c) => c.timeout,
+        }
+    }
+
+    /// Sends `message` and waits for the response with its id.
+    pub async fn request(&mut self, message: &Value) -> Result<Value, ClientError> {
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        self.exchange(message.to_string().as_bytes(), &id).await
     }
 
     /// `initialize`, then `notifications/initialized`; returns the result.
@@ -84,12 +125,14 @@ impl StdioClient {
             "clientInfo": {"name": "mcp-audit", "version": env!("CARGO_PKG_VERSION")}}});
         let reply = self.request(&init).await?;
         let result = reply.get("result").cloned().ok_or(ClientError::Handshake)?;
-        self.send_line(
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-                .to_string()
-                .as_bytes(),
-        )
-        .await?;
+        if let (Wire::Http(c), Some(v)) = (
+            &mut self.wire,
+            result.get("protocolVersion").and_then(Value::as_str),
+        ) {
+            c.set_protocol_version(v)?;
+        }
+        self.notify(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await?;
         Ok(result)
     }
 
@@ -120,71 +163,6 @@ impl StdioClient {
         Ok(tools)
     }
 
-    /// Sends `message` and waits for the response with its id.
-    pub async fn request(&mut self, message: &Value) -> Result<Value, ClientError> {
-        let id = message.get("id").cloned().unwrap_or(Value::Null);
-        self.send_line(message.to_string().as_bytes()).await?;
-        self.response_to(&id).await
-    }
-
-    /// Writes `line` and a newline.
-    pub async fn send_line(&mut self, line: &[u8]) -> Result<(), ClientError> {
-        let deadline = Instant::now() + self.timeout;
-        let write = async {
-            self.stdin.write_all(line).await?;
-            self.stdin.write_all(b"\n").await?;
-            self.stdin.flush().await
-        };
-        match timeout_at(deadline, write).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(_)) => Err(ClientError::Write),
-            Err(_) => Err(ClientError::Timeout),
-        }
-    }
-
-    /// The next response whose id is `id` (or `null`, for a line the
-    /// server could not read an id from), skipping notifications and
-    /// answering the server's own requests with "method not found".
-    pub async fn response_to(&mut self, id: &Value) -> Result<Value, ClientError> {
-        let deadline = Instant::now() + self.timeout;
-        loop {
-            let message = self.read_message(deadline).await?;
-            let is_response = message.get("result").is_some() || message.get("error").is_some();
-            if is_response {
-                let got = message.get("id").cloned().unwrap_or(Value::Null);
-                if &got == id || got.is_null() {
-                    return Ok(message);
-                }
-                continue;
-            }
-            if let (Some(req_id), Some(_)) = (message.get("id"), message.get("method")) {
-                let refusal = json!({"jsonrpc": "2.0", "id": req_id,
-                                     "error": {"code": -32601, "message": "Method not found"}});
-                self.send_line(refusal.to_string().as_bytes()).await?;
-            }
-        }
-    }
-
-    async fn read_message(&mut self, deadline: Instant) -> Result<Value, ClientError> {
-        loop {
-            let mut line = Vec::new();
-            let read = timeout_at(deadline, async {
-                let mut limited = (&mut self.stdout).take(MAX_LINE as u64);
-                limited.read_until(b'\n', &mut line).await
-            });
-            match read.await {
-                Err(_) => return Err(ClientError::Timeout),
-                Ok(Err(_)) | Ok(Ok(0)) => return Err(ClientError::Closed),
-                Ok(Ok(_)) => {}
-            }
-            if let Ok(v) = serde_json::from_slice::<Value>(&line) {
-                return Ok(v);
-            }
-            // A line that is not JSON on the protocol channel: skipped here,
-            // reported by the wire checks' accounting of unanswered lines.
-        }
-    }
-
     /// Whether the server still answers (`ping`).
     pub async fn alive(&mut self) -> bool {
         let id = self.id();
@@ -194,8 +172,12 @@ impl StdioClient {
         )
     }
 
-    /// Whether the process has exited.
+    /// Whether the server has certainly stopped (a stdio child that
+    /// exited; an HTTP server is judged by [`Client::alive`] alone).
     pub fn exited(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(Some(_)))
+        match &mut self.wire {
+            Wire::Stdio(c) => c.exited(),
+            Wire::Http(_) => false,
+        }
     }
 }

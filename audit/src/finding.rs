@@ -54,6 +54,10 @@ pub struct Finding {
     /// The property (a JSON pointer into the tool's schema), when about one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub property: Option<String>,
+    /// The forbidden call that showed it, e.g. `above maximum`, when the
+    /// finding comes from one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mutation: Option<&'static str>,
     /// Why it matters, in a sentence.
     pub message: String,
 }
@@ -66,6 +70,7 @@ impl Finding {
             rule,
             tool: None,
             property: None,
+            mutation: None,
             message: message.into(),
         }
     }
@@ -73,6 +78,12 @@ impl Finding {
     /// About `tool`.
     pub fn tool(mut self, tool: &str) -> Self {
         self.tool = Some(tool.to_owned());
+        self
+    }
+
+    /// Shown by the forbidden call `what`.
+    pub fn mutation(mut self, what: &'static str) -> Self {
+        self.mutation = Some(what);
         self
     }
 

@@ -7,8 +7,11 @@
 //!   paths and commands, secret-like result fields);
 //! - [`mutate`]: calls derived from each input schema, one mutation at a
 //!   time from a schema-valid baseline, each checked to be forbidden by the
-//!   schema before it is sent, a canary in every string and key;
-//! - [`run`]: sends them over stdio and classifies each answer (rejected,
+//!   schema before it is sent, a canary in every string and key and a
+//!   numeric canary in every bounded number;
+//! - [`client`]: a raw JSON-RPC client over stdio ([`stdio`]) or
+//!   streamable HTTP ([`http`]), every exchange bounded in time;
+//! - [`run`]: sends them and classifies each answer (rejected,
 //!   accepted although forbidden, canary reflected, no answer, server
 //!   dead), then the wire checks (unparsable lines, `1e999`, `NaN`,
 //!   truncated JSON, non-object arguments, an oversized line);
@@ -22,10 +25,12 @@
 
 pub mod client;
 pub mod finding;
+pub mod http;
 pub mod mutate;
 pub mod report;
 pub mod review;
 pub mod run;
+pub mod stdio;
 
 pub use finding::{Finding, Severity};
 pub use report::Report;

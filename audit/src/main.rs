@@ -1,11 +1,12 @@
-//! `mcp-audit [options] -- <server command> [args...]`: audits a stdio MCP
-//! server and prints the report; the exit status is 1 when a finding at or
-//! above `--fail-on` exists, 2 on a usage error.
+//! `mcp-audit [options] -- <server command> [args...]` audits a stdio MCP
+//! server, `mcp-audit [options] --url <endpoint> [--bearer-file F]` a
+//! streamable HTTP one, and prints the report; the exit status is 1 when a
+//! finding at or above `--fail-on` exists, 2 on a usage error.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use mcp_audit::run::{Options, audit_stdio};
+use mcp_audit::run::{Options, audit_http, audit_stdio};
 use mcp_audit::{Report, Severity};
 
 const USAGE: &str = "\
@@ -13,8 +14,13 @@ mcp-audit: a black-box hardening audit of an MCP server
 
 USAGE:
     mcp-audit [OPTIONS] -- <server command> [args...]
+    mcp-audit [OPTIONS] --url <http(s) endpoint> [--bearer-file FILE]
 
 OPTIONS:
+    --url URL            audit the streamable HTTP server at URL instead of
+                         starting a stdio one
+    --bearer-file FILE   send the token in FILE as Authorization: Bearer
+                         (a file, so the token is never in the process list)
     --json               print the report as JSON
     --sarif FILE         also write the report as SARIF 2.1.0 to FILE
     --fail-on LEVEL      exit 1 when a finding at LEVEL or above exists:
@@ -32,7 +38,15 @@ struct Cli {
     sarif: Option<String>,
     fail_on: Severity,
     options: Options,
-    command: Vec<String>,
+    target: Target,
+}
+
+enum Target {
+    Stdio(Vec<String>),
+    Http {
+        url: String,
+        bearer_file: Option<String>,
+    },
 }
 
 fn parse(args: Vec<String>) -> Result<Cli, &'static str> {
@@ -41,15 +55,20 @@ fn parse(args: Vec<String>) -> Result<Cli, &'static str> {
         sarif: None,
         fail_on: Severity::High,
         options: Options::default(),
-        command: Vec::new(),
+        target: Target::Stdio(Vec::new()),
     };
+    let mut command = Vec::new();
+    let mut url = None;
+    let mut bearer_file = None;
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--" => {
-                cli.command = it.by_ref().collect();
+                command = it.by_ref().collect();
                 break;
             }
+            "--url" => url = Some(it.next().ok_or("--url takes the endpoint")?),
+            "--bearer-file" => bearer_file = Some(it.next().ok_or("--bearer-file takes a file")?),
             "--json" => cli.json = true,
             "--sarif" => cli.sarif = Some(it.next().ok_or("--sarif takes a file")?),
             "--fail-on" => {
@@ -80,9 +99,17 @@ fn parse(args: Vec<String>) -> Result<Cli, &'static str> {
             _ => return Err("unknown option (the server command goes after --)"),
         }
     }
-    if cli.command.is_empty() {
-        return Err("no server command: mcp-audit [options] -- <command> [args...]");
-    }
+    cli.target = match (url, command.is_empty()) {
+        (Some(_), false) => return Err("give either --url or a server command, not both"),
+        (Some(url), true) => Target::Http { url, bearer_file },
+        (None, _) if bearer_file.is_some() => return Err("--bearer-file goes with --url"),
+        (None, true) => {
+            return Err(
+                "no target: mcp-audit [options] -- <command> [args...], or --url <endpoint>",
+            );
+        }
+        (None, false) => Target::Stdio(command),
+    };
     Ok(cli)
 }
 
@@ -105,11 +132,25 @@ fn main() -> ExitCode {
         eprintln!("mcp-audit: could not start the async runtime");
         return ExitCode::from(2);
     };
-    let (program, args) = cli
-        .command
-        .split_first()
-        .map_or(("", &[][..]), |(p, a)| (p.as_str(), a));
-    let report: Report = runtime.block_on(audit_stdio(program, args, &cli.options));
+    let report: Report = match &cli.target {
+        Target::Stdio(command) => {
+            let (program, args) = command
+                .split_first()
+                .map_or(("", &[][..]), |(p, a)| (p.as_str(), a));
+            runtime.block_on(audit_stdio(program, args, &cli.options))
+        }
+        Target::Http { url, bearer_file } => {
+            let bearer = match bearer_file.as_deref().map(std::fs::read_to_string) {
+                None => None,
+                Some(Ok(token)) => Some(token),
+                Some(Err(e)) => {
+                    eprintln!("mcp-audit: could not read the bearer file: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            runtime.block_on(audit_http(url, bearer, &cli.options))
+        }
+    };
     if cli.json {
         println!(
             "{}",

@@ -5,6 +5,34 @@
 
 use serde_json::{Map, Value, json};
 
+/// The markers of one audit run: a text and a number no server would say
+/// unless it repeated what the caller sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Canary {
+    /// Put in every string and key name sent (`MCPAUDIT` and 12 hex digits).
+    pub text: String,
+    /// Nine digits, put in every bounded number sent (out of range by at
+    /// least this much, or as the fraction of an integer).
+    pub number: u32,
+}
+
+impl Canary {
+    /// Fresh random markers.
+    pub fn fresh() -> Self {
+        let mut b = [0u8; 10];
+        let _ = getrandom::fill(&mut b);
+        let hex: String = b[..6].iter().map(|x| format!("{x:02x}")).collect();
+        let r = u32::from_le_bytes([b[6], b[7], b[8], b[9]]);
+        // Not ending in 0: as a fraction (`1.739104857`) every float
+        // printer gives all nine digits back.
+        let number = 100_000_000 + r % 900_000_000;
+        Self {
+            text: format!("MCPAUDIT{hex}"),
+            number: if number % 10 == 0 { number + 1 } else { number },
+        }
+    }
+}
+
 /// One forbidden call.
 #[derive(Debug, Clone)]
 pub struct Mutation {
@@ -18,6 +46,9 @@ pub struct Mutation {
     /// Whether the schema check applies (false for raw literals the
     /// validator cannot parse; those are forbidden by construction).
     pub checked: bool,
+    /// Digits that, found in the answer, show the number sent was
+    /// repeated (the text canary is looked for in every answer).
+    pub echo: Option<String>,
 }
 
 /// A value the schema accepts for `schema`, if one is easy to find.
@@ -121,65 +152,105 @@ fn upper(schema: &Value) -> Option<(f64, bool)> {
 
 /// A candidate call before the schema check.
 enum Candidate {
-    /// Arguments as a JSON value (checked against the schema).
-    Value(Value),
+    /// Arguments as a JSON value (checked against the schema), and the
+    /// digits of a numeric canary in them.
+    Value(Value, Option<String>),
     /// Arguments as raw text; `Some(v)` when the text parses as `v` (then
     /// checked), `None` when it holds a literal no `f64` holds (`1e999`,
-    /// made only for numbers with an upper bound, which it exceeds).
-    Raw(String, Option<Value>),
+    /// made only for numbers with an upper bound, which it exceeds); and
+    /// the digits of a numeric canary in them.
+    Raw(String, Option<Value>, Option<String>),
 }
 
 /// The forbidden calls of a tool whose input schema is `schema`, from
-/// `baseline` (schema-valid), with `canary` in every string and key sent.
-pub fn mutations(schema: &Value, baseline: &Map<String, Value>, canary: &str) -> Vec<Mutation> {
+/// `baseline` (schema-valid), with `canary` in every string, key and bounded
+/// number sent.
+pub fn mutations(schema: &Value, baseline: &Map<String, Value>, canary: &Canary) -> Vec<Mutation> {
     let Ok(validator) = jsonschema::validator_for(schema) else {
         return Vec::new();
     };
     candidates(schema, baseline, canary)
         .into_iter()
         .filter_map(|(what, property, candidate)| match candidate {
-            Candidate::Value(v) => (!validator.is_valid(&v)).then(|| Mutation {
+            Candidate::Value(v, echo) => (!validator.is_valid(&v)).then(|| Mutation {
                 what,
                 property,
                 arguments: v.to_string(),
                 checked: true,
+                echo,
             }),
-            Candidate::Raw(text, Some(v)) => (!validator.is_valid(&v)).then_some(Mutation {
+            Candidate::Raw(text, Some(v), echo) => (!validator.is_valid(&v)).then_some(Mutation {
                 what,
                 property,
                 arguments: text,
                 checked: true,
+                echo,
             }),
-            Candidate::Raw(text, None) => Some(Mutation {
+            Candidate::Raw(text, None, echo) => Some(Mutation {
                 what,
                 property,
                 arguments: text,
                 checked: false,
+                echo,
             }),
         })
         .collect()
 }
 
+/// Largest magnitude at which a bound plus the numeric canary is still an
+/// exact integer in an `f64` (2^52).
+const EXACT: f64 = 4_503_599_627_370_496.0;
+
+/// A value beyond the bound `edge` by the numeric canary (upward when `up`),
+/// in the property's own type, with the digits that show an echo; `None`
+/// where the bound is too large for the sum to be exact.
+fn beyond(edge: f64, up: bool, integer: bool, number: u32) -> Option<(Value, String)> {
+    let n = f64::from(number);
+    let whole = if up {
+        edge.floor() + n
+    } else {
+        edge.ceil() - n
+    };
+    if !whole.is_finite() || whole.abs() >= EXACT {
+        return None;
+    }
+    // Exact: |whole| < 2^52, checked above.
+    #[allow(clippy::cast_possible_truncation)]
+    let k = whole as i64;
+    let digits = k.unsigned_abs().to_string();
+    if integer {
+        Some((json!(k), digits))
+    } else {
+        // A fraction, so a number property is tested as a number.
+        let v = if up { whole + 0.5 } else { whole - 0.5 };
+        Some((json!(v), digits))
+    }
+}
+
 fn candidates(
     schema: &Value,
     baseline: &Map<String, Value>,
-    canary: &str,
+    canary: &Canary,
 ) -> Vec<(&'static str, String, Candidate)> {
     let mut out = Vec::new();
-    let with = |key: &str, v: Value| {
+    let number = canary.number;
+    let canary = canary.text.as_str();
+    let with_echo = |key: &str, v: Value, echo: Option<String>| {
         let mut m = baseline.clone();
         m.insert(key.to_owned(), v);
-        Candidate::Value(Value::Object(m))
+        Candidate::Value(Value::Object(m), echo)
     };
-    let raw = |key: &str, literal: &str| {
+    let with = |key: &str, v: Value| with_echo(key, v, None);
+    let raw_echo = |key: &str, literal: &str, echo: Option<String>| {
         let mut m = baseline.clone();
         m.insert(key.to_owned(), json!("__MCP_AUDIT_LITERAL__"));
         let text = Value::Object(m)
             .to_string()
             .replace("\"__MCP_AUDIT_LITERAL__\"", literal);
         let parsed = serde_json::from_str::<Value>(&text).ok();
-        Candidate::Raw(text, parsed)
+        Candidate::Raw(text, parsed, echo)
     };
+    let raw = |key: &str, literal: &str| raw_echo(key, literal, None);
     out.push((
         "unknown argument",
         "/".to_owned(),
@@ -189,24 +260,22 @@ fn candidates(
     for (key, prop) in props.into_iter().flatten() {
         let at = format!("/properties/{key}");
         let ty = prop.get("type").and_then(Value::as_str).unwrap_or("");
-        // Out of range by a wide margin, in the property's own type: the
-        // bound is tested, not the type.
+        // Out of range by the numeric canary, in the property's own type:
+        // the bound is tested, not the type, and an echo is seen.
         let integer = ty == "integer";
         if let Some((hi, _)) = upper(prop) {
-            let v = if integer {
-                json!((hi + 1.0e6).floor() as i64)
-            } else {
-                json!(hi + 1.0e6 + 0.125)
+            let c = match beyond(hi, true, integer, number) {
+                Some((v, digits)) => with_echo(key, v, Some(digits)),
+                None => with(key, json!(f64::MAX)),
             };
-            out.push(("above maximum", at.clone(), with(key, v)));
+            out.push(("above maximum", at.clone(), c));
         }
         if let Some((lo, _)) = lower(prop) {
-            let v = if integer {
-                json!((lo - 1.0e6).ceil() as i64)
-            } else {
-                json!(lo - 1.0e6 - 0.125)
+            let c = match beyond(lo, false, integer, number) {
+                Some((v, digits)) => with_echo(key, v, Some(digits)),
+                None => with(key, json!(f64::MIN)),
             };
-            out.push(("below minimum", at.clone(), with(key, v)));
+            out.push(("below minimum", at.clone(), c));
         }
         match ty {
             "integer" | "number" => {
@@ -217,12 +286,15 @@ fn candidates(
                 ));
                 out.push(("wrong type (bool)", at.clone(), with(key, json!(true))));
                 if ty == "integer" {
-                    let v = valid_value(prop).and_then(|v| v.as_f64()).unwrap_or(1.0);
-                    out.push((
-                        "fraction for an integer",
-                        at.clone(),
-                        with(key, json!(v + 0.5)),
-                    ));
+                    // `<valid>.<nine digits>`: at most 15 significant
+                    // digits, so any float printer gives the digits back.
+                    let v = valid_value(prop).and_then(|v| v.as_i64()).unwrap_or(1);
+                    let c = if v.unsigned_abs() < 1_000_000 {
+                        raw_echo(key, &format!("{v}.{number}"), Some(number.to_string()))
+                    } else {
+                        with(key, json!(v as f64 + 0.5))
+                    };
+                    out.push(("fraction for an integer", at.clone(), c));
                 }
                 // 1e999 is valid JSON text for an infinite number: forbidden
                 // where the schema bounds the number above.
@@ -230,6 +302,8 @@ fn candidates(
                     out.push(("non-finite literal 1e999", at.clone(), raw(key, "1e999")));
                 }
                 out.push(("huge literal 1e308", at.clone(), raw(key, "1e308")));
+                // Not JSON at all, yet some parsers take it.
+                out.push(("NaN literal", at.clone(), raw(key, "NaN")));
             }
             "string" => {
                 out.push(("wrong type (number)", at.clone(), with(key, json!(12345))));
@@ -276,6 +350,13 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    fn test_canary() -> Canary {
+        Canary {
+            text: "C4N4RY".into(),
+            number: 739_104_857,
+        }
+    }
+
     fn schema() -> Value {
         json!({"type": "object", "additionalProperties": false, "required": ["n", "mode"],
                "properties": {
@@ -295,7 +376,7 @@ mod tests {
         };
         let validator = jsonschema::validator_for(&s).unwrap();
         assert!(validator.is_valid(&Value::Object(base.clone())));
-        let ms = mutations(&s, &base, "CANARY");
+        let ms = mutations(&s, &base, &test_canary());
         assert!(ms.len() > 15, "{}", ms.len());
         for m in &ms {
             match serde_json::from_str::<Value>(&m.arguments) {
@@ -307,7 +388,7 @@ mod tests {
                     m.arguments
                 ),
                 Err(_) => assert!(
-                    !m.checked && m.arguments.contains("1e999"),
+                    !m.checked && (m.arguments.contains("1e999") || m.arguments.contains("NaN")),
                     "{}",
                     m.arguments
                 ),
@@ -321,6 +402,51 @@ mod tests {
                 .any(|m| m.what == "path traversal" && m.property == "/properties/label")
         );
         assert!(ms.iter().any(|m| m.what == "unknown argument"));
+        // Every bounded number sent carries the numeric canary, so an echo
+        // of it is seen: out of range by it, or as an integer's fraction.
+        for (what, property) in [
+            ("above maximum", "/properties/n"),
+            ("below minimum", "/properties/n"),
+            ("above maximum", "/properties/x"),
+            ("fraction for an integer", "/properties/n"),
+        ] {
+            let m = ms
+                .iter()
+                .find(|m| m.what == what && m.property == property)
+                .unwrap();
+            let digits = m.echo.as_deref().unwrap();
+            assert!(digits.len() >= 9, "{digits}");
+            assert!(m.arguments.contains(digits), "{}", m.arguments);
+        }
+        let above = ms
+            .iter()
+            .find(|m| m.what == "above maximum" && m.property == "/properties/n")
+            .unwrap();
+        assert!(
+            above.arguments.contains("\"n\":739104957"),
+            "{}",
+            above.arguments
+        );
+        let fraction = ms
+            .iter()
+            .find(|m| m.what == "fraction for an integer")
+            .unwrap();
+        assert!(
+            fraction.arguments.contains("\"n\":1.739104857"),
+            "{}",
+            fraction.arguments
+        );
+    }
+
+    #[test]
+    fn fresh_canaries_differ_and_have_nine_digits() {
+        let (a, b) = (Canary::fresh(), Canary::fresh());
+        assert_ne!(a, b);
+        for c in [a, b] {
+            assert!((100_000_000..1_000_000_000).contains(&c.number));
+            assert_ne!(c.number % 10, 0);
+            assert_eq!(c.text.len(), "MCPAUDIT".len() + 12);
+        }
     }
 
     proptest! {
@@ -340,7 +466,7 @@ mod tests {
                     "a": {"type": "array", "maxItems": max_items, "items": {"type": "integer", "minimum": 0, "maximum": 3}}}});
             let validator = jsonschema::validator_for(&s).unwrap();
             let base = Map::new();
-            for m in mutations(&s, &base, "C4N4RY") {
+            for m in mutations(&s, &base, &test_canary()) {
                 if let Ok(v) = serde_json::from_str::<Value>(&m.arguments) {
                     prop_assert!(!validator.is_valid(&v), "{} {}: {}", m.what, m.property, m.arguments);
                 } else {

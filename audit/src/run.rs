@@ -1,13 +1,14 @@
-//! The audit of one stdio server: handshake, schema review, forbidden calls
-//! per tool, wire checks; every wait bounded, the whole bounded in count.
+//! The audit of one server, over stdio or streamable HTTP: handshake,
+//! schema review, forbidden calls per tool, wire checks; every wait
+//! bounded, the whole bounded in count.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::client::{ClientError, StdioClient};
+use crate::client::{Client, ClientError};
 use crate::finding::{Finding, Severity};
-use crate::mutate;
+use crate::mutate::{self, Canary};
 use crate::report::Report;
 use crate::review;
 
@@ -39,14 +40,6 @@ impl Default for Options {
     }
 }
 
-/// A fresh canary: a marker no server would say unless it echoed it.
-fn canary() -> String {
-    let mut b = [0u8; 6];
-    let _ = getrandom::fill(&mut b);
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("MCPAUDIT{hex}")
-}
-
 /// How the server answered a forbidden call.
 enum Answer {
     Rejected,
@@ -56,19 +49,35 @@ enum Answer {
     Dead,
 }
 
-/// Audits the stdio server `program args`.
+/// Audits the stdio server `program args` (started here, killed at the
+/// end).
 pub async fn audit_stdio(program: &str, args: &[String], opts: &Options) -> Report {
     let target = std::iter::once(program.to_owned())
         .chain(args.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
+    audit(target, Client::stdio(program, args, opts.timeout), opts).await
+}
+
+/// Audits the streamable HTTP server at `url`, sending `bearer` (the token
+/// itself, never printed) as `Authorization: Bearer` when given.
+pub async fn audit_http(url: &str, bearer: Option<String>, opts: &Options) -> Report {
+    audit(
+        url.to_owned(),
+        Client::http(url, bearer, opts.timeout),
+        opts,
+    )
+    .await
+}
+
+async fn audit(target: String, client: Result<Client, ClientError>, opts: &Options) -> Report {
     let mut report = Report {
         target,
         tools: 0,
         calls: 0,
         findings: Vec::new(),
     };
-    let mut client = match StdioClient::spawn(program, args, opts.timeout) {
+    let mut client = match client {
         Ok(c) => c,
         Err(e) => {
             report.findings.push(Finding::new(
@@ -101,7 +110,7 @@ pub async fn audit_stdio(program: &str, args: &[String], opts: &Options) -> Repo
     report.tools = tools.len();
     report.findings.extend(review::review(&tools));
 
-    let canary = canary();
+    let canary = Canary::fresh();
     'tools: for tool in tools.iter().take(opts.max_tools) {
         let name = tool
             .get("name")
@@ -123,27 +132,14 @@ pub async fn audit_stdio(program: &str, args: &[String], opts: &Options) -> Repo
             continue;
         };
         if opts.allow_valid_calls && is_harmless(tool) {
-            report.calls += 1;
-            let id = client.id();
-            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                              "params": {"name": name, "arguments": Value::Object(baseline.clone())}});
-            if let Err(ClientError::Timeout) = client.request(&call).await {
-                report.findings.push(
-                    Finding::new(
-                        Severity::Medium,
-                        "valid-call-unanswered",
-                        "a schema-valid call got no answer within the deadline",
-                    )
-                    .tool(&name),
-                );
-            }
+            valid_calls(&mut client, &name, schema, &baseline, &canary, &mut report).await;
         }
         for m in mutate::mutations(schema, &baseline, &canary)
             .into_iter()
             .take(opts.max_calls_per_tool)
         {
             report.calls += 1;
-            let answer = send(&mut client, &name, &m.arguments, &canary).await;
+            let answer = send(&mut client, &name, &m, &canary.text).await;
             let (rule, message) = match answer {
                 Answer::Rejected => continue,
                 Answer::Accepted => (
@@ -156,7 +152,7 @@ pub async fn audit_stdio(program: &str, args: &[String], opts: &Options) -> Repo
                 Answer::Reflected => (
                     "canary-reflected",
                     format!(
-                        "the answer to a forbidden call ({}) repeats text the caller sent",
+                        "the answer to a forbidden call ({}) repeats a string or number the caller sent",
                         m.what
                     ),
                 ),
@@ -178,7 +174,8 @@ pub async fn audit_stdio(program: &str, args: &[String], opts: &Options) -> Repo
             report.findings.push(
                 Finding::new(Severity::High, rule, message)
                     .tool(&name)
-                    .property(&m.property),
+                    .property(&m.property)
+                    .mutation(m.what),
             );
             if matches!(answer, Answer::Dead) {
                 break 'tools;
@@ -186,10 +183,61 @@ pub async fn audit_stdio(program: &str, args: &[String], opts: &Options) -> Repo
         }
     }
     if opts.wire && !client.exited() {
-        wire_checks(&mut client, &canary, &mut report).await;
+        wire_checks(&mut client, &canary.text, &mut report).await;
     }
     report.sort();
     report
+}
+
+/// The schema-valid calls, sent only with `--allow-valid-calls` and only to
+/// harmless tools: the baseline (it must be answered), then, where the
+/// schema leaves the object open, the baseline with an unknown key (a
+/// server that runs it silently drops what a model may have misspelt).
+async fn valid_calls(
+    client: &mut Client,
+    name: &str,
+    schema: &Value,
+    baseline: &serde_json::Map<String, Value>,
+    canary: &Canary,
+    report: &mut Report,
+) {
+    report.calls += 1;
+    let id = client.id();
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": name, "arguments": Value::Object(baseline.clone())}});
+    if let Err(ClientError::Timeout) = client.request(&call).await {
+        report.findings.push(
+            Finding::new(
+                Severity::Medium,
+                "valid-call-unanswered",
+                "a schema-valid call got no answer within the deadline",
+            )
+            .tool(name),
+        );
+    }
+    if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
+        return;
+    }
+    report.calls += 1;
+    let mut arguments = baseline.clone();
+    arguments.insert(format!("{}_key", canary.text), json!(1));
+    let id = client.id();
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": name, "arguments": Value::Object(arguments)}});
+    if let Ok(reply) = client.request(&call).await
+        && matches!(classify(&reply, &canary.text, None), Answer::Accepted)
+    {
+        report.findings.push(
+            Finding::new(
+                Severity::Medium,
+                "unknown-key-accepted",
+                "a call with an argument the tool does not have was run without a word: \
+                 a model's misspelt argument is silently dropped and the default used",
+            )
+            .tool(name)
+            .property("/"),
+        );
+    }
 }
 
 /// Read-only and not destructive, by its own annotations.
@@ -199,17 +247,15 @@ fn is_harmless(tool: &Value) -> bool {
     flag("readOnlyHint") == Some(true) && flag("destructiveHint") != Some(true)
 }
 
-async fn send(client: &mut StdioClient, name: &str, arguments: &str, canary: &str) -> Answer {
+async fn send(client: &mut Client, name: &str, m: &mutate::Mutation, canary: &str) -> Answer {
     let id = client.id();
     let line = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":{},\"arguments\":{arguments}}}}}",
-        Value::String(name.to_owned())
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":{},\"arguments\":{}}}}}",
+        Value::String(name.to_owned()),
+        m.arguments
     );
-    if client.send_line(line.as_bytes()).await.is_err() {
-        return Answer::Dead;
-    }
-    match client.response_to(&json!(id)).await {
-        Ok(reply) => classify(&reply, canary),
+    match client.exchange(line.as_bytes(), &json!(id)).await {
+        Ok(reply) => classify(&reply, canary, m.echo.as_deref()),
         Err(ClientError::Timeout) => {
             if client.alive().await {
                 Answer::Silent
@@ -217,12 +263,15 @@ async fn send(client: &mut StdioClient, name: &str, arguments: &str, canary: &st
                 Answer::Dead
             }
         }
+        // A token good for the handshake that a call is refused with.
+        Err(ClientError::Unauthorized) => Answer::Rejected,
         Err(_) => Answer::Dead,
     }
 }
 
-fn classify(reply: &Value, canary: &str) -> Answer {
-    if reply.to_string().contains(canary) {
+fn classify(reply: &Value, canary: &str, echo: Option<&str>) -> Answer {
+    let text = reply.to_string();
+    if text.contains(canary) || echo.is_some_and(|digits| text.contains(digits)) {
         return Answer::Reflected;
     }
     if reply.get("error").is_some() {
@@ -234,9 +283,10 @@ fn classify(reply: &Value, canary: &str) -> Answer {
     }
 }
 
-/// Raw lines a hardened stdio server answers (each one: with the line's id,
-/// or `null` where it could not read one) and survives.
-async fn wire_checks(client: &mut StdioClient, canary: &str, report: &mut Report) {
+/// Raw messages a hardened server answers (each one: with the message's
+/// id, or `null` where it could not read one; over HTTP, any HTTP answer)
+/// and survives.
+async fn wire_checks(client: &mut Client, canary: &str, report: &mut Report) {
     let big = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":9105,\"method\":\"ping\",\"params\":{{\"x\":\"{}{canary}\"}}}}",
         "A".repeat(12 << 20)
@@ -267,15 +317,7 @@ async fn wire_checks(client: &mut StdioClient, canary: &str, report: &mut Report
     ];
     for (what, id, line) in cases {
         report.calls += 1;
-        if client.send_line(line.as_bytes()).await.is_err() {
-            report.findings.push(Finding::new(
-                Severity::High,
-                "wire-server-died",
-                format!("the server stopped reading after: {what}"),
-            ));
-            return;
-        }
-        match client.response_to(&id).await {
+        match client.exchange(line.as_bytes(), &id).await {
             Ok(reply) if reply.to_string().contains(canary) => report.findings.push(Finding::new(
                 Severity::High,
                 "wire-reflected",
@@ -289,7 +331,7 @@ async fn wire_checks(client: &mut StdioClient, canary: &str, report: &mut Report
             )),
             Err(_) => {}
         }
-        if !client.alive().await {
+        if client.exited() || !client.alive().await {
             report.findings.push(Finding::new(
                 Severity::High,
                 "wire-server-died",

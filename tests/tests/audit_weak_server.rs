@@ -20,7 +20,7 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
     )
     .await
     .unwrap();
-    let mut found: Vec<(Severity, &str, String, String)> = report
+    let mut found: Vec<(Severity, &str, String, String, &str)> = report
         .findings
         .iter()
         .map(|f| {
@@ -29,79 +29,116 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
                 f.rule,
                 f.tool.clone().unwrap_or_default(),
                 f.property.clone().unwrap_or_default(),
+                f.mutation.unwrap_or_default(),
             )
         })
         .collect();
     found.sort();
-    let s = |x: &str| x.to_owned();
+    let f = |sev, rule, tool: &str, prop: &str, what| {
+        (sev, rule, tool.to_owned(), prop.to_owned(), what)
+    };
+    use Severity::{High, Low, Medium};
     let mut expected = vec![
-        (
-            Severity::High,
+        f(
+            High,
             "output-secret-like",
-            s("credentials"),
-            s("/properties/api_key"),
+            "credentials",
+            "/properties/api_key",
+            "",
         ),
-        (
-            Severity::High,
+        f(
+            High,
             "free-text-path-or-command",
-            s("read_file"),
-            s("/properties/path"),
+            "read_file",
+            "/properties/path",
+            "",
         ),
-        // Advertised maximum 10, not enforced: 1000010 is run.
-        (
-            Severity::High,
+        // Advertised maximum 10, not enforced: 10 + the numeric canary is run.
+        f(
+            High,
             "forbidden-call-accepted",
-            s("count"),
-            s("/properties/n"),
+            "count",
+            "/properties/n",
+            "above maximum",
         ),
-        // serde's error text, sent back by rmcp, quotes the value.
-        (
-            Severity::High,
+        // serde's error text, sent back by rmcp, quotes the value: the
+        // string canary, and the numeric one (below the minimum by it, and
+        // as the fraction of an integer).
+        f(
+            High,
             "canary-reflected",
-            s("count"),
-            s("/properties/n"),
+            "count",
+            "/properties/n",
+            "below minimum",
         ),
-        (
-            Severity::High,
+        f(
+            High,
             "canary-reflected",
-            s("scale"),
-            s("/properties/factor"),
+            "count",
+            "/properties/n",
+            "fraction for an integer",
+        ),
+        f(
+            High,
+            "canary-reflected",
+            "count",
+            "/properties/n",
+            "wrong type (string)",
+        ),
+        f(
+            High,
+            "canary-reflected",
+            "scale",
+            "/properties/factor",
+            "wrong type (string)",
         ),
         // rmcp's own stdio transport never answers a line it cannot parse.
-        (
-            Severity::High,
+        f(
+            High,
             "call-unanswered",
-            s("count"),
-            s("/properties/n"),
+            "count",
+            "/properties/n",
+            "non-finite literal 1e999",
         ),
-        (
-            Severity::Medium,
+        f(
+            High,
+            "call-unanswered",
+            "count",
+            "/properties/n",
+            "NaN literal",
+        ),
+        f(
+            High,
+            "call-unanswered",
+            "scale",
+            "/properties/factor",
+            "NaN literal",
+        ),
+        f(
+            Medium,
             "string-unbounded",
-            s("read_file"),
-            s("/properties/path"),
+            "read_file",
+            "/properties/path",
+            "",
         ),
-        (
-            Severity::Medium,
+        f(
+            Medium,
             "number-unbounded",
-            s("scale"),
-            s("/properties/factor"),
+            "scale",
+            "/properties/factor",
+            "",
         ),
-        (Severity::Medium, "wire-unanswered", s(""), s("")),
-        (Severity::Medium, "wire-unanswered", s(""), s("")),
-        (Severity::Medium, "wire-unanswered", s(""), s("")),
-        (Severity::Medium, "wire-unanswered", s(""), s("")),
-        (Severity::Low, "object-open", s("count"), s("/")),
-        (Severity::Low, "object-open", s("credentials"), s("/")),
-        (Severity::Low, "object-open", s("read_file"), s("/")),
-        (Severity::Low, "object-open", s("scale"), s("/")),
-        (Severity::Low, "output-schema-missing", s("count"), s("")),
-        (
-            Severity::Low,
-            "output-schema-missing",
-            s("read_file"),
-            s(""),
-        ),
-        (Severity::Low, "output-schema-missing", s("scale"), s("")),
+        f(Medium, "wire-unanswered", "", "", ""),
+        f(Medium, "wire-unanswered", "", "", ""),
+        f(Medium, "wire-unanswered", "", "", ""),
+        f(Medium, "wire-unanswered", "", "", ""),
+        f(Low, "object-open", "count", "/", ""),
+        f(Low, "object-open", "credentials", "/", ""),
+        f(Low, "object-open", "read_file", "/", ""),
+        f(Low, "object-open", "scale", "/", ""),
+        f(Low, "output-schema-missing", "count", "", ""),
+        f(Low, "output-schema-missing", "read_file", "", ""),
+        f(Low, "output-schema-missing", "scale", "", ""),
     ];
     expected.sort();
     assert_eq!(found, expected, "{}", report.text());
@@ -111,5 +148,5 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
     let sarif = report.sarif();
     let results = sarif["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), report.findings.len());
-    assert_eq!(results.iter().filter(|r| r["level"] == "error").count(), 6);
+    assert_eq!(results.iter().filter(|r| r["level"] == "error").count(), 10);
 }

@@ -30,3 +30,38 @@ async fn the_solver_server_audits_clean() {
     assert_eq!(report.tools, 11);
     assert!(!report.fails(Severity::Low), "{}", report.text());
 }
+
+#[path = "support/http_fixture.rs"]
+#[allow(dead_code)]
+mod http_fixture;
+
+/// The same over streamable HTTP, with a bearer token: every forbidden
+/// call refused, every bad message answered (with an HTTP refusal or a
+/// JSON-RPC error), nothing repeated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_solver_server_audits_clean_over_http() {
+    let fixture = http_fixture::start().await;
+    let url = format!("http://{}/mcp", fixture.addr());
+    let report = tokio::time::timeout(
+        Duration::from_secs(180),
+        mcp_audit::run::audit_http(
+            &url,
+            Some(http_fixture::ALICE.to_owned()),
+            &Options::default(),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.tools, 11, "{}", report.text());
+    assert!(report.calls > 100, "{}", report.calls);
+    assert!(!report.fails(Severity::Low), "{}", report.text());
+    // Without the token the audit stops at the handshake, and says why.
+    let refused = mcp_audit::run::audit_http(&url, None, &Options::default()).await;
+    assert_eq!(refused.tools, 0);
+    assert_eq!(refused.findings.len(), 1, "{}", refused.text());
+    assert!(
+        refused.findings[0].message.contains("401"),
+        "{}",
+        refused.text()
+    );
+}

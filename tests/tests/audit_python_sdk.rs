@@ -1,0 +1,231 @@
+//! `mcp-audit` against a server written the obvious way with the official
+//! MCP Python SDK (`tests/python/weak_sdk_server.py`, the pinned SDK of
+//! `tests/python/constraints.txt`), over stdio and over streamable HTTP:
+//! the SDK's default gaps are found, each where it is, and nothing else.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hardened_mcp_tests::python::{python, workspace};
+use mcp_audit::run::{Options, audit_http, audit_stdio};
+use mcp_audit::{Report, Severity};
+
+fn script() -> String {
+    workspace()
+        .join("tests/python/weak_sdk_server.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn options() -> Options {
+    Options {
+        timeout: Duration::from_secs(5),
+        allow_valid_calls: true,
+        ..Options::default()
+    }
+}
+
+/// Each finding as (severity, rule, tool, property, the mutation named in
+/// its message), sorted.
+fn found(report: &Report) -> Vec<(Severity, String, String, String, String)> {
+    let mut v: Vec<_> = report
+        .findings
+        .iter()
+        .map(|f| {
+            (
+                f.severity,
+                f.rule.to_owned(),
+                f.tool.clone().unwrap_or_default(),
+                f.property.clone().unwrap_or_default(),
+                f.mutation.unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The findings both transports share: the SDK's defaults.
+fn sdk_gaps() -> Vec<(Severity, String, String, String, String)> {
+    let f = |sev, rule: &str, tool: &str, prop: &str, what: &str| {
+        (sev, rule.into(), tool.into(), prop.into(), what.into())
+    };
+    use Severity::{High, Low, Medium};
+    vec![
+        // Schema review: what pydantic's schemas leave open.
+        f(
+            High,
+            "free-text-path-or-command",
+            "read_file",
+            "/properties/path",
+            "",
+        ),
+        f(
+            Medium,
+            "number-unbounded",
+            "scale",
+            "/properties/factor",
+            "",
+        ),
+        f(
+            Medium,
+            "string-unbounded",
+            "read_file",
+            "/properties/path",
+            "",
+        ),
+        f(Low, "object-open", "count", "/", ""),
+        f(Low, "object-open", "read_file", "/", ""),
+        f(Low, "object-open", "scale", "/", ""),
+        // Unknown keys accepted and dropped (probed on the read-only
+        // tools, with --allow-valid-calls).
+        f(Medium, "unknown-key-accepted", "count", "/", ""),
+        f(Medium, "unknown-key-accepted", "scale", "/", ""),
+        // pydantic's lax mode: `true` is a number; Python's json reads NaN.
+        f(
+            High,
+            "forbidden-call-accepted",
+            "count",
+            "/properties/n",
+            "wrong type (bool)",
+        ),
+        f(
+            High,
+            "forbidden-call-accepted",
+            "scale",
+            "/properties/factor",
+            "wrong type (bool)",
+        ),
+        f(
+            High,
+            "forbidden-call-accepted",
+            "scale",
+            "/properties/factor",
+            "NaN literal",
+        ),
+        // The validation error, sent back as the tool result, quotes the
+        // value: strings and numbers alike.
+        f(
+            High,
+            "canary-reflected",
+            "count",
+            "/properties/n",
+            "above maximum",
+        ),
+        f(
+            High,
+            "canary-reflected",
+            "count",
+            "/properties/n",
+            "below minimum",
+        ),
+        f(
+            High,
+            "canary-reflected",
+            "count",
+            "/properties/n",
+            "fraction for an integer",
+        ),
+        f(
+            High,
+            "canary-reflected",
+            "count",
+            "/properties/n",
+            "wrong type (string)",
+        ),
+        f(
+            High,
+            "canary-reflected",
+            "scale",
+            "/properties/factor",
+            "wrong type (string)",
+        ),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_defaults_are_found_over_stdio() {
+    let python = python().to_string_lossy().into_owned();
+    let report = tokio::time::timeout(
+        Duration::from_secs(180),
+        audit_stdio(&python, &[script()], &options()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.tools, 3, "{}", report.text());
+    let mut expected = sdk_gaps();
+    // Over stdio the SDK drops a line it cannot parse without a word.
+    for _ in 0..2 {
+        expected.push((
+            Severity::Medium,
+            "wire-unanswered".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ));
+    }
+    expected.sort();
+    assert_eq!(found(&report), expected, "{}", report.text());
+    let wire: Vec<&str> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "wire-unanswered")
+        .map(|f| f.message.as_str())
+        .collect();
+    assert!(
+        wire.iter().any(|m| m.contains("(unparsable line)")),
+        "{wire:?}"
+    );
+    assert!(
+        wire.iter().any(|m| m.contains("(truncated JSON)")),
+        "{wire:?}"
+    );
+}
+
+/// The Python server over HTTP on a loopback port, killed when dropped.
+struct HttpServer(Child);
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_defaults_are_found_over_http() {
+    let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _server = HttpServer(
+        Command::new(python())
+            .args([script(), "--http".into(), port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the Python server did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let report = tokio::time::timeout(Duration::from_secs(180), audit_http(&url, None, &options()))
+        .await
+        .unwrap();
+    assert_eq!(report.tools, 3, "{}", report.text());
+    // Over HTTP every bad message gets an HTTP answer (400, 413): no wire
+    // findings, the same call findings.
+    let mut expected = sdk_gaps();
+    expected.sort();
+    assert_eq!(found(&report), expected, "{}", report.text());
+}
