@@ -100,14 +100,7 @@ pub fn valid_value(schema: &Value) -> Option<Value> {
             Some(json!(v))
         }
         "boolean" => Some(json!(false)),
-        "string" => {
-            let min = schema
-                .get("minLength")
-                .and_then(Value::as_u64)
-                .unwrap_or(1)
-                .max(1);
-            Some(json!("a".repeat(usize::try_from(min).unwrap_or(1))))
-        }
+        "string" => valid_string(schema).map(Value::String),
         "array" => {
             let min = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0);
             let item = schema.get("items").and_then(valid_value)?;
@@ -130,6 +123,34 @@ pub fn valid_value(schema: &Value) -> Option<Value> {
         "null" => Some(Value::Null),
         _ => None,
     }
+}
+
+/// A string the string schema `schema` accepts: a match of its `pattern`
+/// when it has one (generated from the expression, the same on every run,
+/// and checked against the schema), else `a` repeated to `minLength`.
+/// For an opaque-id pattern this is a handle the server never issued.
+fn valid_string(schema: &Value) -> Option<String> {
+    let validator = jsonschema::validator_for(schema).ok()?;
+    let accepted = |s: &String| validator.is_valid(&Value::String(s.clone()));
+    let Some(pattern) = schema.get("pattern").and_then(Value::as_str) else {
+        let min = schema.get("minLength").and_then(Value::as_u64).unwrap_or(1);
+        let s = "a".repeat(usize::try_from(min.clamp(1, 1 << 16)).ok()?);
+        return accepted(&s).then_some(s);
+    };
+    use proptest::strategy::{Strategy as _, ValueTree as _};
+    // A JSON Schema pattern matches anywhere; a match of its body, anchors
+    // removed, is a match of the whole.
+    let body = pattern.strip_prefix('^').unwrap_or(pattern);
+    let body = match body.strip_suffix('$') {
+        Some(b) if b.chars().rev().take_while(|c| *c == '\\').count() % 2 == 0 => b,
+        _ => body,
+    };
+    let strategy = proptest::string::string_regex(body).ok()?;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    (0..64).find_map(|_| {
+        let s = strategy.new_tree(&mut runner).ok()?.current();
+        accepted(&s).then_some(s)
+    })
 }
 
 fn bound(schema: &Value, inclusive: &str, exclusive: &str) -> Option<(f64, bool)> {
@@ -436,6 +457,30 @@ mod tests {
             "{}",
             fraction.arguments
         );
+    }
+
+    #[test]
+    fn a_patterned_string_gets_a_match_of_its_pattern() {
+        let handle =
+            json!({"type": "string", "pattern": "^[a-z][a-z0-9]{0,15}_[A-Za-z0-9_-]{22,80}$"});
+        let v = valid_value(&handle).unwrap();
+        assert!(
+            jsonschema::validator_for(&handle).unwrap().is_valid(&v),
+            "{v}"
+        );
+        assert_eq!(valid_value(&handle), Some(v), "the same on every run");
+        let bounded = json!({"type": "string", "pattern": "^x+$", "minLength": 3, "maxLength": 5});
+        let v = valid_value(&bounded).unwrap();
+        assert!(
+            jsonschema::validator_for(&bounded).unwrap().is_valid(&v),
+            "{v}"
+        );
+        // Escaped dollar: a literal, kept.
+        let dollar = json!({"type": "string", "pattern": "^a\\$$"});
+        assert_eq!(valid_value(&dollar), Some(json!("a$")));
+        // No match that the schema also accepts: no baseline, not a wrong one.
+        let impossible = json!({"type": "string", "pattern": "^a$", "minLength": 2});
+        assert_eq!(valid_value(&impossible), None);
     }
 
     #[test]

@@ -120,7 +120,8 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
         let Some(schema) = tool.get("inputSchema") else {
             continue;
         };
-        let Some(Value::Object(baseline)) = mutate::valid_value(schema) else {
+        let valid = |v: &Value| jsonschema::validator_for(schema).is_ok_and(|s| s.is_valid(v));
+        let Some(Value::Object(baseline)) = mutate::valid_value(schema).filter(valid) else {
             report.findings.push(
                 Finding::new(
                     Severity::Info,
@@ -205,15 +206,32 @@ async fn valid_calls(
     let id = client.id();
     let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                       "params": {"name": name, "arguments": Value::Object(baseline.clone())}});
-    if let Err(ClientError::Timeout) = client.request(&call).await {
-        report.findings.push(
+    match client.request(&call).await {
+        Err(ClientError::Timeout) => report.findings.push(
             Finding::new(
                 Severity::Medium,
                 "valid-call-unanswered",
                 "a schema-valid call got no answer within the deadline",
             )
             .tool(name),
-        );
+        ),
+        Ok(reply) if matches!(classify(&reply, &canary.text, None), Answer::Accepted) => {
+            // The baseline's handles were made up here: a server that runs
+            // the call does not check handles against what it issued.
+            for key in handle_like(schema, baseline) {
+                report.findings.push(
+                    Finding::new(
+                        Severity::High,
+                        "made-up-handle-accepted",
+                        "a call naming a handle the server never issued was run: \
+                         handles must be checked against what this caller was given",
+                    )
+                    .tool(name)
+                    .property(&format!("/properties/{key}")),
+                );
+            }
+        }
+        _ => {}
     }
     if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
         return;
@@ -238,6 +256,32 @@ async fn valid_calls(
             .property("/"),
         );
     }
+}
+
+/// The baseline's arguments that name something the server issued: strings
+/// with a `pattern` (an opaque id format, not an enum) whose names say
+/// handle, id, run, job, session or ref.
+fn handle_like<'a>(
+    schema: &Value,
+    baseline: &'a serde_json::Map<String, Value>,
+) -> impl Iterator<Item = &'a String> {
+    let props = schema.get("properties").and_then(Value::as_object).cloned();
+    baseline.keys().filter(move |key| {
+        let Some(prop) = props.as_ref().and_then(|p| p.get(key.as_str())) else {
+            return false;
+        };
+        let name = key.to_ascii_lowercase();
+        let named = ["handle", "run", "job", "session", "ref"]
+            .iter()
+            .any(|w| name.contains(w))
+            || name == "id"
+            || name.ends_with("_id")
+            || key.ends_with("Id");
+        named
+            && prop.get("type").and_then(Value::as_str) == Some("string")
+            && prop.get("pattern").is_some()
+            && prop.get("enum").is_none()
+    })
 }
 
 /// Read-only and not destructive, by its own annotations.

@@ -139,14 +139,79 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
         f(Low, "output-schema-missing", "count", "", ""),
         f(Low, "output-schema-missing", "read_file", "", ""),
         f(Low, "output-schema-missing", "scale", "", ""),
+        // The run pattern is advertised, not enforced.
+        f(
+            High,
+            "forbidden-call-accepted",
+            "status",
+            "/properties/run",
+            "path traversal",
+        ),
+        f(
+            High,
+            "forbidden-call-accepted",
+            "status",
+            "/properties/run",
+            "shell metacharacters",
+        ),
+        f(
+            High,
+            "forbidden-call-accepted",
+            "status",
+            "/properties/run",
+            "outside the enum",
+        ),
+        f(Low, "object-open", "status", "/", ""),
+        f(Low, "output-schema-missing", "status", "", ""),
     ];
     expected.sort();
     assert_eq!(found, expected, "{}", report.text());
-    assert_eq!(report.tools, 4);
+    assert_eq!(report.tools, 5);
     assert!(report.fails(Severity::High));
     // SARIF carries one result per finding, errors for the high ones.
     let sarif = report.sarif();
     let results = sarif["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), report.findings.len());
-    assert_eq!(results.iter().filter(|r| r["level"] == "error").count(), 10);
+    assert_eq!(results.iter().filter(|r| r["level"] == "error").count(), 13);
+}
+
+/// With `--allow-valid-calls`, the read-only `status` (and only it: the
+/// other tools are not annotated read-only) gets the schema-valid calls: a
+/// handle made up from the advertised pattern is run, and so is an
+/// unknown key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn valid_calls_find_made_up_handles_and_dropped_keys_on_read_only_tools_only() {
+    let opts = Options {
+        timeout: Duration::from_secs(1),
+        allow_valid_calls: true,
+        ..Options::default()
+    };
+    let report = tokio::time::timeout(
+        Duration::from_secs(120),
+        audit_stdio(env!("CARGO_BIN_EXE_weak_server"), &[], &opts),
+    )
+    .await
+    .unwrap();
+    let mut extra: Vec<(&str, &str, &str)> = report
+        .findings
+        .iter()
+        .filter(|f| matches!(f.rule, "made-up-handle-accepted" | "unknown-key-accepted"))
+        .map(|f| {
+            (
+                f.rule,
+                f.tool.as_deref().unwrap_or_default(),
+                f.property.as_deref().unwrap_or_default(),
+            )
+        })
+        .collect();
+    extra.sort();
+    assert_eq!(
+        extra,
+        [
+            ("made-up-handle-accepted", "status", "/properties/run"),
+            ("unknown-key-accepted", "status", "/"),
+        ],
+        "{}",
+        report.text()
+    );
 }

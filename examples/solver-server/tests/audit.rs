@@ -22,7 +22,12 @@ async fn the_solver_server_audits_clean() {
         audit_stdio(
             env!("CARGO_BIN_EXE_solver-server"),
             &args,
-            &Options::default(),
+            // The read-only tools also get the schema-valid calls: a made-up
+            // run handle and an unknown key must be refused too.
+            &Options {
+                allow_valid_calls: true,
+                ..Options::default()
+            },
         ),
     )
     .await

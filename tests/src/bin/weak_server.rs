@@ -6,6 +6,8 @@
 //! - `scale { factor: f64 }`: an unbounded number, no output schema;
 //! - `count { n: u32 (minimum 0, maximum 10 advertised, not enforced) }`;
 //! - `credentials {}`: a result with a secret-like field;
+//! - `status { run: String (an id pattern advertised, not enforced) }`,
+//!   annotated read-only: any run handle is taken, issued or not;
 //! - schemas open to unknown keys; argument errors quoting the caller's
 //!   value (serde's text, as rmcp sends it).
 
@@ -34,6 +36,16 @@ struct CountArgs {
     n: u32,
 }
 
+fn run_handle(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "pattern": "^run_[A-Za-z0-9]{16}$"})
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct StatusArgs {
+    #[schemars(schema_with = "run_handle")]
+    run: String,
+}
+
 #[derive(serde::Serialize, schemars::JsonSchema)]
 struct Credentials {
     user: String,
@@ -60,6 +72,14 @@ impl Weak {
     #[tool(description = "Count to n")]
     fn count(&self, Parameters(CountArgs { n }): Parameters<CountArgs>) -> String {
         format!("{}", n.min(1000))
+    }
+
+    #[tool(
+        description = "Status of a run",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    fn status(&self, Parameters(StatusArgs { run }): Parameters<StatusArgs>) -> String {
+        format!("run of {} characters: done", run.len())
     }
 
     #[tool(description = "Show credentials")]
