@@ -8,6 +8,8 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Expr, Ident, LitStr, Type};
 
+mod arith;
+
 use crate::diag::{At, Errors, at, did_you_mean};
 use crate::parse::{
     Annotations, BoundedAttr, Check, ForbiddenKind, INT_TYPES, Kind, Param, ToolFn,
@@ -1120,8 +1122,16 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
         check_refs(c, "cost", &names, errors);
         check_cost_casts(c, errors);
     }
+    let scope = arith::Scope {
+        params: t
+            .params
+            .iter()
+            .map(|p| (p.ident.to_string(), &p.kind))
+            .collect(),
+    };
     for c in &a.check {
         check_refs(&c.expr, "check", &names, errors);
+        arith::check_condition(&c.expr, &scope, errors);
     }
     scan_body(body, errors);
 
