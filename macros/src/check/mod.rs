@@ -9,6 +9,7 @@ use syn::visit::Visit;
 use syn::{Expr, Ident, LitStr, Type};
 
 mod arith;
+mod pattern;
 
 use crate::diag::{At, Errors, at, did_you_mean};
 use crate::parse::{
@@ -581,6 +582,22 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
                      every value",
                     "fix the regular expression (Rust `regex` syntax that is also valid ECMA-262), \
                      anchored with `^…$`",
+                );
+            } else if let Some(p) = &b.pattern
+                && let Err(r) = pattern::check(&p.value())
+            {
+                errors.rule(
+                    p.span(),
+                    format!(
+                        "the `pattern` of `{pname}` uses `{}`, which clients read differently",
+                        r.construct
+                    ),
+                    &format!(
+                        "the server checks the pattern with Rust's `regex`; the schema advertises \
+                         it to clients, which read it as ECMA-262: {}",
+                        r.why
+                    ),
+                    r.fix,
                 );
             }
             if spec.max_len.is_none() && b.max_len.is_none() {
