@@ -4,6 +4,8 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
 
+use crate::rules::Rule;
+
 /// Where an error points: one token, or a whole token range.
 pub enum At {
     Span(Span),
@@ -26,12 +28,16 @@ pub fn at(t: &impl ToTokens) -> At {
 pub struct Errors {
     tokens: TokenStream,
     count: usize,
+    /// Kept for the unit tests, which assert which rules an input raises.
+    #[cfg_attr(not(test), allow(dead_code))]
+    fired: Vec<Rule>,
 }
 
 impl Errors {
     /// Records a rule violation: `what` happened, `why` it is unsafe, `fix`.
     pub fn rule(
         &mut self,
+        rule: Rule,
         at: impl Into<At>,
         what: impl AsRef<str>,
         why: &str,
@@ -42,16 +48,25 @@ impl Errors {
             what.as_ref(),
             fix.as_ref()
         );
-        self.push(match at.into() {
-            At::Span(s) => syn::Error::new(s, msg),
-            At::Tokens(t) => syn::Error::new_spanned(t, msg),
-        });
+        self.push(
+            rule,
+            match at.into() {
+                At::Span(s) => syn::Error::new(s, msg),
+                At::Tokens(t) => syn::Error::new_spanned(t, msg),
+            },
+        );
     }
 
-    /// Records a plain syntax error.
-    pub fn push(&mut self, e: syn::Error) {
+    fn push(&mut self, rule: Rule, e: syn::Error) {
         self.tokens.extend(e.to_compile_error());
         self.count += 1;
+        self.fired.push(rule);
+    }
+
+    /// The rules raised so far, in order.
+    #[cfg(test)]
+    pub fn fired(&self) -> &[Rule] {
+        &self.fired
     }
 
     /// Records darling's errors of `#[attr(...)]`. Unknown and duplicated
@@ -65,6 +80,7 @@ impl Errors {
             let (span, msg) = (e.span(), e.to_string());
             if msg.starts_with("Unknown field: ") {
                 self.rule(
+                    Rule::UnknownKey,
                     span,
                     &msg,
                     "an unknown key declares nothing: the bound or setting it was meant to \
@@ -77,15 +93,28 @@ impl Errors {
             } else if let Some(rest) = msg.strip_prefix("Duplicate field ") {
                 let key = rest.split('`').nth(1).unwrap_or("the key");
                 self.rule(
+                    Rule::DuplicateKey,
                     span,
                     &msg,
                     "two values of one key could disagree, and only one of them would be enforced",
                     format!("keep one `{key}` in `#[{attr}(...)]`"),
                 );
             } else {
-                self.push(e);
+                self.malformed(span, &msg, attr);
             }
         }
+    }
+
+    /// A value of the wrong form in `#[attr(...)]`: the parser's own text
+    /// (darling's or syn's), with the reason and where the forms are listed.
+    pub fn malformed(&mut self, span: Span, msg: &str, attr: &str) {
+        self.rule(
+            Rule::MalformedValue,
+            span,
+            msg,
+            "a setting that cannot be read is not enforced; the attribute is refused as a whole",
+            format!("write each key in its documented form (docs/attributes.md lists the keys of `#[{attr}(...)]`)"),
+        );
     }
 
     pub fn is_empty(&self) -> bool {
@@ -129,6 +158,7 @@ fn levenshtein(a: &str, b: &str) -> usize {
 pub fn outside_hardened_tools(name: &str, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     errors.rule(
+        Rule::OutsideHardenedTools,
         Span::call_site(),
         format!("`#[{name}]` is only meaningful inside a `#[hardened_tools]` impl block"),
         "without `#[hardened_tools]` nothing generates the strict parser, the checks or the route, \

@@ -6,6 +6,7 @@ use quote::quote;
 use syn::{Data, DeriveInput, Fields, LitStr};
 
 use crate::diag::Errors;
+use crate::rules::Rule;
 
 #[derive(Debug, Default, FromMeta)]
 #[darling(default)]
@@ -66,6 +67,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
     let ident = &input.ident;
     if !input.generics.params.is_empty() {
         errors.rule(
+            Rule::ToolEnumGeneric,
             ident.span(),
             "`ToolEnum` cannot be derived for a generic enum",
             "a tool enum is a fixed set of tokens written into the schema",
@@ -74,6 +76,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
     }
     let Data::Enum(data) = &input.data else {
         errors.rule(
+            Rule::ToolEnumNotAnEnum,
             ident.span(),
             "`ToolEnum` can only be derived for enums",
             "a tool enum is a fixed set of tokens",
@@ -87,6 +90,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
     for v in &data.variants {
         if !matches!(v.fields, Fields::Unit) {
             errors.rule(
+                Rule::ToolEnumWithData,
                 v.ident.span(),
                 format!("variant `{}` carries data", v.ident),
                 "a tool enum maps each caller token to one fixed variant; data in a variant would be \
@@ -115,6 +119,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
         {
             errors.rule(
+                Rule::ToolEnumInvalidToken,
                 v.ident.span(),
                 format!("invalid token `{token}`"),
                 "tokens are written into solver inputs and schemas; they must be plain identifiers",
@@ -123,6 +128,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
         }
         if tokens.contains(&token) {
             errors.rule(
+                Rule::ToolEnumDuplicateToken,
                 v.ident.span(),
                 format!("duplicate token `{token}`"),
                 "one token must map to exactly one variant",
@@ -135,6 +141,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
     }
     if data.variants.is_empty() {
         errors.rule(
+            Rule::ToolEnumEmpty,
             ident.span(),
             "`ToolEnum` needs at least one variant",
             "an enum without tokens accepts no value",

@@ -9,6 +9,7 @@ use syn::{ImplItem, ItemImpl, Type};
 use crate::check::{self, ArgModel, DefaultLit, Num, Spec, ToolModel};
 use crate::diag::Errors;
 use crate::parse::{self, Kind, ToolsAttr};
+use crate::rules::Rule;
 
 /// The one path through which generated code reaches the runtime.
 pub(crate) fn hm() -> TokenStream {
@@ -27,7 +28,7 @@ pub fn hardened_tools(attr: TokenStream, item: TokenStream) -> TokenStream {
             }
         },
         Err(e) => {
-            errors.push(e);
+            errors.malformed(e.span(), &e.to_string(), "hardened_tools");
             ToolsAttr::default()
         }
     };
@@ -58,6 +59,7 @@ pub fn expand_impl(
 ) -> (TokenStream, usize) {
     if item_impl.trait_.is_some() || !item_impl.generics.params.is_empty() {
         errors.rule(
+            Rule::ToolsOnNonInherentImpl,
             Span::call_site(),
             "`#[hardened_tools]` goes on a non-generic inherent impl block",
             "the generated routes name the concrete server type",
@@ -82,6 +84,7 @@ pub fn expand_impl(
     }
     if tool_count == 0 {
         errors.rule(
+            Rule::ToolsWithoutTools,
             Span::call_site(),
             "`#[hardened_tools]` found no `#[hardened_tool]` method",
             "the generated router would serve no tools",
@@ -771,6 +774,7 @@ pub fn derive_args(item: TokenStream) -> TokenStream {
         }) if input.generics.params.is_empty() => f,
         _ => {
             errors.rule(
+                Rule::ArgsDeriveNotANamedStruct,
                 ident.span(),
                 "`HardenedArgs` can only be derived for a non-generic struct with named fields",
                 "each field is one named argument of the tool's argument object",
@@ -975,12 +979,17 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("keep one `min` in `#[bounded(...)]`"), "{e}");
-        // Other darling errors are passed through unchanged, one each.
+        // Other darling errors keep darling's text first, one each, with
+        // the reason and where the forms are listed.
         let e = errors_of(&tool_with(
             "cost = 1.0, name = 5",
             "#[bounded(min = 1, max = 2)] n: u32",
         ));
-        assert!(!e.contains("= note:"), "{e}");
+        assert!(
+            e.contains("Unexpected type `int`\\n  = note: a setting that cannot be read"),
+            "{e}"
+        );
+        assert!(e.contains("the keys of `#[hardened_tool(...)]`"), "{e}");
         assert_eq!(e.matches("compile_error").count(), 1, "{e}");
     }
 

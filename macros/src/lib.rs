@@ -15,6 +15,7 @@ mod enums;
 mod expand;
 mod output;
 mod parse;
+mod rules;
 
 /// Turns the `#[hardened_tool]` methods of an impl block into hardened MCP
 /// tools and generates `hardened_tool_router()`, `try_hardened_tool_router()`

@@ -8,6 +8,7 @@ use syn::Item;
 
 use crate::diag::Errors;
 use crate::expand::hm;
+use crate::rules::Rule;
 
 /// Adds `Serialize` and `JsonSchema` derives (with their `crate` paths set
 /// to the runtime's re-exports) to a struct or enum.
@@ -15,6 +16,7 @@ pub fn tool_output(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     if !attr.is_empty() {
         errors.rule(
+            Rule::ToolOutputWithArguments,
             syn::spanned::Spanned::span(&attr),
             "`#[tool_output]` takes no arguments",
             "it only adds the `Serialize` and `JsonSchema` derives an output type needs",
@@ -31,6 +33,7 @@ pub fn tool_output(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     if !matches!(parsed, Item::Struct(_) | Item::Enum(_)) {
         errors.rule(
+            Rule::ToolOutputOnAFunction,
             syn::spanned::Spanned::span(&parsed),
             "`#[tool_output]` goes on a struct or an enum",
             "it derives the serialisation and the output schema of a tool's result type",

@@ -12,6 +12,7 @@ use syn::{
 };
 
 use crate::diag::Errors;
+use crate::rules::Rule;
 
 /// An expression kept exactly as written (darling would parse the
 /// contents of a string literal as an expression).
@@ -353,54 +354,37 @@ pub fn tool_fn(f: &mut ImplItemFn, errors: &mut Errors) -> ToolFn {
                 has_self_ref = r.reference.is_some() && r.mutability.is_none();
             }
             FnArg::Typed(pt) => {
-                let mut bounded = None;
-                let mut attr_failed = false;
                 let mut is_args = false;
-                let mut spans = Vec::new();
+                let mut bounded_attrs = Vec::new();
                 let mut kept = Vec::new();
                 for a in std::mem::take(&mut pt.attrs) {
                     if a.path().is_ident("args") {
                         is_args = true;
                     } else if is_attr(&a, "bounded") {
-                        let span = a.path().span();
-                        spans = key_spans(&a.meta);
-                        let parsed = match &a.meta {
-                            Meta::Path(_) => Ok(BoundedAttr::default()),
-                            m => BoundedAttr::from_meta(m),
-                        };
-                        match parsed {
-                            Ok(b) => {
-                                if bounded.is_some() {
-                                    errors.rule(
-                                        span,
-                                        "duplicate `#[bounded]` attribute",
-                                        "two declarations of one parameter's bounds could disagree",
-                                        "merge the keys into one `#[bounded(...)]`",
-                                    );
-                                } else {
-                                    bounded = Some((b, span));
-                                }
-                            }
-                            Err(e) => {
-                                errors.darling(e, "bounded");
-                                attr_failed = true;
-                            }
-                        }
+                        bounded_attrs.push(a);
                     } else {
                         kept.push(a);
                     }
                 }
+                let BoundedRead {
+                    bounded,
+                    attr_failed,
+                    key_spans: spans,
+                } = read_bounded(&bounded_attrs, errors);
                 pt.attrs = kept;
                 let ident = match &*pt.pat {
                     Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
                         pi.ident.clone()
                     }
                     other => {
-                        errors.push(syn::Error::new_spanned(
-                            other,
-                            "tool parameters must be plain names (`cells: u32`): the name is the \
-                             argument's key in the schema",
-                        ));
+                        errors.rule(
+                            Rule::ParameterNotAPlainName,
+                            crate::diag::at(other),
+                            "tool parameters must be plain names",
+                            "the name is the argument's key in the schema; a pattern has no one \
+                             name",
+                            "write `cells: u32` and destructure in the body",
+                        );
                         Ident::new("__hardened_invalid", other.span())
                     }
                 };
@@ -480,6 +464,53 @@ fn output_of(ty: &Type) -> Option<Type> {
     }
 }
 
+/// What the `#[bounded]` attributes of one parameter or field declare.
+struct BoundedRead {
+    bounded: Option<(BoundedAttr, Span)>,
+    /// An attribute did not parse (already reported): no further rules.
+    attr_failed: bool,
+    key_spans: Vec<(String, Span)>,
+}
+
+/// Reads the `#[bounded]` attributes of one parameter or struct field, the
+/// same way for both: one is read, a second is refused.
+fn read_bounded<'a>(
+    attrs: impl IntoIterator<Item = &'a syn::Attribute>,
+    errors: &mut Errors,
+) -> BoundedRead {
+    let mut read = BoundedRead {
+        bounded: None,
+        attr_failed: false,
+        key_spans: Vec::new(),
+    };
+    for a in attrs {
+        let span = a.path().span();
+        let parsed = match &a.meta {
+            Meta::Path(_) => Ok(BoundedAttr::default()),
+            m => BoundedAttr::from_meta(m),
+        };
+        match parsed {
+            Ok(_) if read.bounded.is_some() => errors.rule(
+                Rule::DuplicateBounded,
+                span,
+                "duplicate `#[bounded]` attribute",
+                "two declarations of one argument's bounds could disagree, and only one would \
+                 be enforced",
+                "merge the keys into one `#[bounded(...)]`",
+            ),
+            Ok(b) => {
+                read.key_spans = key_spans(&a.meta);
+                read.bounded = Some((b, span));
+            }
+            Err(e) => {
+                errors.darling(e, "bounded");
+                read.attr_failed = true;
+            }
+        }
+    }
+    read
+}
+
 /// Reads the fields of a `#[derive(HardenedArgs)]` struct as parameters
 /// (doc comments become descriptions) and strips nothing (derive helpers
 /// stay on the item).
@@ -489,31 +520,17 @@ pub fn struct_fields(fields: &syn::FieldsNamed, errors: &mut Errors) -> Vec<Para
         let Some(ident) = f.ident.clone() else {
             continue;
         };
-        let mut bounded = None;
-        let mut attr_failed = false;
-        let mut spans = Vec::new();
-        for a in &f.attrs {
-            if a.path().is_ident("bounded") {
-                let span = a.path().span();
-                spans = key_spans(&a.meta);
-                match match &a.meta {
-                    Meta::Path(_) => Ok(BoundedAttr::default()),
-                    m => BoundedAttr::from_meta(m),
-                } {
-                    Ok(mut b) => {
-                        if b.description.is_none() {
-                            let d = doc_of(&f.attrs);
-                            if !d.is_empty() {
-                                b.description = Some(LitStr::new(&d, span));
-                            }
-                        }
-                        bounded = Some((b, span));
-                    }
-                    Err(e) => {
-                        attr_failed = true;
-                        errors.darling(e, "bounded");
-                    }
-                }
+        let BoundedRead {
+            mut bounded,
+            attr_failed,
+            key_spans: spans,
+        } = read_bounded(f.attrs.iter().filter(|a| is_attr(a, "bounded")), errors);
+        if let Some((b, span)) = &mut bounded
+            && b.description.is_none()
+        {
+            let d = doc_of(&f.attrs);
+            if !d.is_empty() {
+                b.description = Some(LitStr::new(&d, *span));
             }
         }
         out.push(Param {

@@ -13,6 +13,7 @@ use syn::{BinOp, Expr, ExprBinary, ExprMethodCall, ExprUnary, Lit, Type, UnOp};
 
 use crate::diag::{At, Errors};
 use crate::parse::Kind;
+use crate::rules::Rule;
 
 /// The parameters a condition can name, with their kinds.
 pub struct Scope<'a> {
@@ -123,6 +124,7 @@ impl<'ast> Visit<'ast> for Arith<'_, '_> {
         if is_arith(&b.op) && (self.scope.may_be_int(&b.left) || self.scope.may_be_int(&b.right)) {
             let op = &b.op;
             self.errors.rule(
+                Rule::CheckIntegerArithmetic,
                 At::Tokens(quote::quote!(#op)),
                 format!("`check` does integer arithmetic (`{}`)", quote::quote!(#op)),
                 WHY,
@@ -137,6 +139,7 @@ impl<'ast> Visit<'ast> for Arith<'_, '_> {
         if matches!(u.op, UnOp::Neg(_)) && !literal && self.scope.may_be_int(&u.expr) {
             let op = &u.op;
             self.errors.rule(
+                Rule::CheckIntegerArithmetic,
                 At::Tokens(quote::quote!(#op)),
                 "`check` negates an integer",
                 "negating the smallest value of a signed integer type overflows: it wraps in \
@@ -163,6 +166,7 @@ impl<'ast> Visit<'ast> for Arith<'_, '_> {
         if refused {
             let method = &m.method;
             self.errors.rule(
+                Rule::CheckIntegerArithmetic,
                 method.span(),
                 format!("`check` calls `{name}` on integers"),
                 WHY,

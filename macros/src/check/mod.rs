@@ -15,6 +15,7 @@ use crate::diag::{At, Errors, at, did_you_mean};
 use crate::parse::{
     Annotations, BoundedAttr, Check, ForbiddenKind, INT_TYPES, Kind, Param, ToolFn,
 };
+use crate::rules::Rule;
 
 /// A numeric literal read from an attribute.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -109,6 +110,7 @@ fn scopes(lit: Option<&LitStr>, errors: &mut Errors) -> Vec<String> {
             .all(|b| b == 0x21 || (0x23..=0x5B).contains(&b) || (0x5D..=0x7E).contains(&b));
         if !valid {
             errors.rule(
+                Rule::ScopesNotAScopeToken,
                 lit.span(),
                 format!("`{}` is not an OAuth scope", token.escape_default()),
                 "scopes are RFC 6749 scope tokens: printable ASCII without space, `\"` or `\\`, \
@@ -119,6 +121,7 @@ fn scopes(lit: Option<&LitStr>, errors: &mut Errors) -> Vec<String> {
         }
         if out.iter().any(|s| s == token) {
             errors.rule(
+                Rule::ScopesRepeated,
                 lit.span(),
                 format!("scope `{token}` is listed twice"),
                 "a list with repeats usually hides a typo in the scope meant",
@@ -130,6 +133,7 @@ fn scopes(lit: Option<&LitStr>, errors: &mut Errors) -> Vec<String> {
     }
     if out.is_empty() {
         errors.rule(
+            Rule::ScopesEmpty,
             lit.span(),
             "`scopes` is empty",
             "an empty list would declare that the tool needs nothing, which omitting the key already says",
@@ -221,6 +225,7 @@ fn bound(
     let e = e.as_ref()?;
     let Some(n) = eval_num(e) else {
         errors.rule(
+            Rule::NonLiteralBound,
             e.span(),
             format!("`{key}` of `{pname}` must be a numeric literal"),
             "bounds are written into the schema at compile time and checked against the type; \
@@ -232,6 +237,7 @@ fn bound(
     match (kind, n) {
         (Kind::Int(_), Num::Float(_)) => {
             errors.rule(
+                Rule::FractionalIntegerBound,
                 e.span(),
                 format!("`{key}` of integer parameter `{pname}` is not an integer"),
                 "a fractional bound on an integer is out of the parameter's type; the schema and the \
@@ -244,6 +250,7 @@ fn bound(
             let (lo, hi) = int_range(t);
             if i < lo || i > hi {
                 errors.rule(
+                    Rule::OutOfTypeBound,
                     e.span(),
                     format!("`{key} = {i}` is outside the range of `{t}` ({lo}..={hi})"),
                     "a bound the type cannot hold is meaningless and hides an error in the declaration",
@@ -262,6 +269,7 @@ fn bound(
             };
             if !f.is_finite() || f.abs() > limit {
                 errors.rule(
+                    Rule::NonFiniteBound,
                     e.span(),
                     format!("`{key}` of `{pname}` is not a finite `{t}`"),
                     "a non-finite or out-of-type bound does not bound anything",
@@ -281,6 +289,7 @@ fn usize_key(e: &Option<Expr>, key: &str, pname: &str, errors: &mut Errors) -> O
         Some(Num::Int(i)) if i >= 0 && i <= i128::from(u32::MAX) => Some(i as usize),
         _ => {
             errors.rule(
+                Rule::LengthNotAnInteger,
                 e.span(),
                 format!("`{key}` of `{pname}` must be a non-negative integer literal"),
                 "lengths and item counts are written into the schema at compile time",
@@ -371,6 +380,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
         Kind::Context | Kind::RunDir | Kind::Args => {
             if let Some((_, span)) = &p.bounded {
                 errors.rule(
+                    Rule::BoundedOnUnboundableType,
                     *span,
                     format!("`#[bounded]` cannot bound {}", p.kind.describe()),
                     "the parameter is not a model-written argument; bounds on it would never be checked",
@@ -395,6 +405,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
     match k {
         Kind::Forbidden(ForbiddenKind::Path) => {
             errors.rule(
+                Rule::PathParameter,
                 at(&p.ty),
                 format!("parameter `{pname}` takes a file-system path"),
                 "a model-written path can name any file the server can reach (`../`, absolute paths, \
@@ -405,6 +416,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
         }
         Kind::Forbidden(ForbiddenKind::Untyped) => {
             errors.rule(
+                Rule::UntypedJson,
                 at(&p.ty),
                 format!("parameter `{pname}` is untyped JSON"),
                 "an untyped value or map has no schema, no bounds and accepts any key; nothing about it \
@@ -415,6 +427,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
         }
         Kind::Unsupported | Kind::Context | Kind::RunDir | Kind::Args => {
             errors.rule(
+                Rule::UnsupportedType,
                 at(&p.ty),
                 format!("`#[bounded]` cannot describe the type of parameter `{pname}`"),
                 "only integers (up to 64 bits), f32/f64, bool, String, unit enums deriving ToolEnum, \
@@ -427,6 +440,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
     }
     if !shape_ok(&p.kind) {
         errors.rule(
+            Rule::NestedContainer,
             at(&p.ty),
             format!("nested container in parameter `{pname}`"),
             "nested arrays and optionals have no single set of bounds to declare and check",
@@ -441,6 +455,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
     {
         {
             errors.rule(
+                Rule::PathNamedString,
                 p.ident.span(),
                 format!("string parameter `{pname}` is named like a file-system path"),
                 "a caller-chosen file or directory name is a path traversal waiting to happen; run \
@@ -466,6 +481,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             .map_or(span, |(_, s)| *s);
         if !allowed.contains(&key) {
             errors.rule(
+                Rule::KeyDoesNotApply,
                 span,
                 format!(
                     "`{key}` does not apply to {} parameter (`{pname}`)",
@@ -505,6 +521,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             let has_hi = b.max.is_some() || b.exclusive_max.is_some();
             if p.bounded.is_none() {
                 errors.rule(
+                    Rule::UnboundedNumber,
                     at(&p.ty),
                     format!("numeric parameter `{pname}` has no `#[bounded]`"),
                     WHY_UNBOUNDED,
@@ -512,6 +529,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
                 );
             } else if !has_lo || !has_hi {
                 errors.rule(
+                    Rule::OneSidedBound,
                     b_span,
                     format!("numeric parameter `{pname}` needs both a lower and an upper bound"),
                     WHY_UNBOUNDED,
@@ -520,6 +538,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             }
             if b.min.is_some() && b.exclusive_min.is_some() {
                 errors.rule(
+                    Rule::TwoBoundsOnOneSide,
                     b_span,
                     format!("`{pname}` declares both `min` and `exclusive_min`"),
                     "two lower bounds make the declaration ambiguous",
@@ -528,6 +547,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             }
             if b.max.is_some() && b.exclusive_max.is_some() {
                 errors.rule(
+                    Rule::TwoBoundsOnOneSide,
                     b_span,
                     format!("`{pname}` declares both `max` and `exclusive_max`"),
                     "two upper bounds make the declaration ambiguous",
@@ -560,6 +580,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
                         .next()
                         .map_or(b_span, |e| e.span());
                     errors.rule(
+                        Rule::MinAboveMax,
                         span,
                         format!("the range of `{pname}` is empty (lower bound above upper bound)"),
                         "no value can satisfy it, so the tool could never be called; it is a typo",
@@ -576,6 +597,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
                 && regex_syntax::Parser::new().parse(&p.value()).is_err()
             {
                 errors.rule(
+                    Rule::InvalidPattern,
                     p.span(),
                     format!("the `pattern` of `{pname}` is not a valid regular expression"),
                     "an invalid pattern cannot be advertised in the schema nor checked; it would refuse \
@@ -587,6 +609,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
                 && let Err(r) = pattern::check(&p.value())
             {
                 errors.rule(
+                    Rule::PatternDialect,
                     p.span(),
                     format!(
                         "the `pattern` of `{pname}` uses `{}`, which clients read differently",
@@ -602,6 +625,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             }
             if spec.max_len.is_none() && b.max_len.is_none() {
                 errors.rule(
+                    Rule::UnboundedString,
                     at(&p.ty),
                     format!("string parameter `{pname}` has no `max_len`"),
                     "an unbounded string lets one call push megabytes into parsing, logs and solver \
@@ -616,6 +640,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
                 && a > z
             {
                 errors.rule(
+                    Rule::MinLenAboveMaxLen,
                     b.min_len.as_ref().map_or(b_span, |e| e.span()),
                     format!("`min_len` of `{pname}` is above its `max_len`"),
                     "no string can satisfy it, so the tool could never be called",
@@ -629,6 +654,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
                         .map(|d| format!("did you mean `{d}`? "))
                         .unwrap_or_default();
                     errors.rule(
+                        Rule::UnknownCharset,
                         cs.span(),
                         format!("unknown charset `{v}`"),
                         "a charset is a fixed, named allowlist of characters",
@@ -646,6 +672,7 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
         spec.max_items = usize_key(&b.max_items, "max_items", &pname, errors);
         if b.max_items.is_none() {
             errors.rule(
+                Rule::UnboundedVec,
                 at(&p.ty),
                 format!("Vec parameter `{pname}` has no `max_items`"),
                 "an unbounded array lets one call request unbounded work and memory",
@@ -696,6 +723,7 @@ fn check_default(
         ) => Some(DefaultLit::Str(s.value())),
         _ => {
             errors.rule(
+                Rule::DefaultNotALiteral,
                 d.span(),
                 format!("`default` of `{pname}` is not a literal of its type"),
                 "the default is written into the schema and checked at compile time",
@@ -712,6 +740,7 @@ fn check_default(
             || spec.exclusive_max.is_some_and(|m| v >= m.as_f64());
         if out {
             errors.rule(
+                Rule::DefaultOutOfRange,
                 d.span(),
                 format!("`default` of `{pname}` is outside its declared range"),
                 "the default would be refused by the parameter's own check on every call that omits it",
@@ -724,6 +753,7 @@ fn check_default(
         let n = s.chars().count();
         if spec.max_len.is_some_and(|m| n > m) || spec.min_len.is_some_and(|m| n < m) {
             errors.rule(
+                Rule::DefaultOutOfLength,
                 d.span(),
                 format!("`default` of `{pname}` violates its length bounds"),
                 "the default would be refused by the parameter's own check",
@@ -785,7 +815,13 @@ impl BodyScan<'_> {
         let fs_like = matches!(first, Some("fs" | "process")) && segs.len() > 1;
         let command = segs.iter().any(|s| s == "Command");
         if pairs || fs_like || command {
+            let rule = if !command && segs.iter().any(|s| s == "fs") {
+                Rule::FsInBody
+            } else {
+                Rule::ProcessInBody
+            };
             self.errors.rule(
+                rule,
                 span,
                 format!("tool bodies must not use `{}` directly", segs.join("::")),
                 "processes and files reached from a tool body escape the sandbox (no allowlist, no \
@@ -835,6 +871,7 @@ impl<'ast> Visit<'ast> for BodyScan<'_> {
     fn visit_lit_str(&mut self, s: &'ast LitStr) {
         if SHELLS.contains(&s.value().as_str()) {
             self.errors.rule(
+                Rule::ShellInBody,
                 s.span(),
                 "tool bodies must not name a shell",
                 "a shell interprets its input as code; solvers run from an argument vector, never \
@@ -898,7 +935,13 @@ fn check_refs(e: &Expr, what: &str, params: &[String], errors: &mut Errors) {
         let hint = did_you_mean(&s, &cands)
             .map(|d| format!("did you mean `{d}`? "))
             .unwrap_or_default();
+        let rule = if what == "cost" {
+            Rule::CostUnknownParameter
+        } else {
+            Rule::CheckUnknownParameter
+        };
         errors.rule(
+            rule,
             id.span(),
             format!("`{what}` refers to `{s}`, which is not a parameter of this tool"),
             "cost estimates and checks are evaluated on the validated arguments only",
@@ -930,6 +973,7 @@ impl<'ast> Visit<'ast> for IntCasts<'_> {
         if let Some(t) = int_cast_target(&c.ty) {
             let (as_token, ty) = (&c.as_token, &c.ty);
             self.errors.rule(
+                Rule::CostIntegerCast,
                 At::Tokens(quote::quote!(#as_token #ty)),
                 format!("`cost` casts to the integer type `{t}`"),
                 "integer arithmetic wraps silently in release builds (no overflow checks), so an \
@@ -957,16 +1001,32 @@ fn check_cost_casts(e: &Expr, errors: &mut Errors) {
     IntCasts { errors }.visit_expr(e);
 }
 
+/// A positive limit literal: an integer up to `u32::MAX` (`concurrency`),
+/// or a number up to 1e9 (`timeout_s`, seconds: about 31 years).
 fn positive(e: &Option<Expr>, key: &str, integer: bool, errors: &mut Errors) -> Option<f64> {
     let e = e.as_ref()?;
+    let (rule, cap, cap_text) = if integer {
+        (
+            Rule::NonPositiveConcurrency,
+            f64::from(u32::MAX),
+            "4_294_967_295",
+        )
+    } else {
+        (Rule::NonPositiveTimeout, 1e9, "1e9")
+    };
     match eval_num(e) {
-        Some(Num::Int(i)) if i > 0 && i <= i128::from(u32::MAX) => Some(i as f64),
-        Some(Num::Float(f)) if !integer && f.is_finite() && f > 0.0 && f <= 1e9 => Some(f),
+        Some(Num::Int(i)) if i > 0 && (i as f64) <= cap => Some(i as f64),
+        Some(Num::Float(f)) if !integer && f.is_finite() && f > 0.0 && f <= cap => Some(f),
         _ => {
             errors.rule(
+                rule,
                 e.span(),
-                format!("`{key}` must be a positive {} literal", if integer { "integer" } else { "finite" }),
-                "limits are fixed at compile time; a zero, negative or non-finite limit limits nothing",
+                format!(
+                    "`{key}` must be a positive {} literal of at most {cap_text}",
+                    if integer { "integer" } else { "finite" }
+                ),
+                "limits are fixed at compile time; a zero, negative, non-finite or absurdly large \
+                 limit limits nothing",
                 format!("write e.g. `{key} = {}`", if integer { "4" } else { "30" }),
             );
             None
@@ -981,6 +1041,7 @@ pub fn struct_fields(params: &[Param], errors: &mut Errors) -> Vec<ArgModel> {
     for p in params {
         if matches!(p.kind, Kind::Context | Kind::RunDir) {
             errors.rule(
+                Rule::ArgsStructContextField,
                 at(&p.ty),
                 format!("field `{}` cannot be part of an argument struct", p.ident),
                 "the context and run handles are resolved by the route, not parsed from the arguments",
@@ -1011,6 +1072,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
     }
     if !missing.is_empty() && !t.attr_failed {
         errors.rule(
+            Rule::MissingCost,
             t.attr_span,
             format!("tool `{}` does not declare its cost ceiling", t.ident),
             "every tool must estimate its work from the validated arguments and refuse calls above a \
@@ -1023,6 +1085,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
             Some(n) if n.as_f64().is_finite() && n.as_f64() > 0.0 => Some(n.as_f64()),
             _ => {
                 errors.rule(
+                    Rule::NonPositiveMaxCost,
                     e.span(),
                     "`max_cost` must be a positive finite numeric literal",
                     "the ceiling is advertised in the schema and compared with the estimate",
@@ -1037,6 +1100,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
         && u.value().trim().is_empty()
     {
         errors.rule(
+            Rule::EmptyUnits,
             u.span(),
             "`units` must name what the cost counts",
             "the model reads the ceiling with its units to size its requests",
@@ -1059,6 +1123,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
     {
         let span = a.name.as_ref().map_or(t.sig_span, LitStr::span);
         errors.rule(
+            Rule::InvalidToolName,
             span,
             format!("invalid tool name `{name}`"),
             "MCP tool names are 1 to 64 characters of A-Z a-z 0-9 _ - .",
@@ -1068,6 +1133,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
 
     if !t.has_self_ref {
         errors.rule(
+            Rule::ToolWithoutRefSelf,
             t.sig_span,
             format!("tool `{}` must take `&self`", t.ident),
             "routes call tools on the shared server value",
@@ -1079,6 +1145,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
         Some(o) => Some(o.clone()),
         None => {
             errors.rule(
+                Rule::BadReturnType,
                 t.ret_span,
                 format!("tool `{}` must return `Result<Output<T>, ToolError>`", t.ident),
                 "outputs are wrapped with warnings and artifacts and checked against the advertised \
@@ -1096,6 +1163,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
             contexts += 1;
             if contexts > 1 {
                 errors.rule(
+                    Rule::SeveralToolContexts,
                     p.ty.span(),
                     "more than one `ToolContext` parameter",
                     "one context describes one call",
@@ -1122,6 +1190,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
         && let Some(p) = t.params.iter().find(|p| matches!(p.kind, Kind::Args))
     {
         errors.rule(
+            Rule::ArgsStructMixed,
             at(&p.ty),
             format!("tool `{}` mixes an `#[args]` struct with other arguments", t.ident),
             "one argument struct describes the whole argument object; other arguments beside it \

@@ -1,0 +1,6 @@
+use hardened_mcp::prelude::*;
+
+#[derive(HardenedArgs)]
+struct Grid(u32);
+
+fn main() {}

@@ -1,0 +1,6 @@
+use hardened_mcp::prelude::*;
+
+#[derive(Clone, Copy, ToolEnum)]
+struct Mode;
+
+fn main() {}
