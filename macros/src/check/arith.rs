@@ -218,6 +218,13 @@ mod tests {
         };
         let mut errors = Errors::default();
         check_condition(&syn::parse_str(src).unwrap(), &scope, &mut errors);
+        assert!(
+            errors
+                .fired()
+                .iter()
+                .all(|r| *r == Rule::CheckIntegerArithmetic),
+            "{src}"
+        );
         errors.len()
     }
 
