@@ -6,8 +6,9 @@ use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use syn::{ImplItem, ItemImpl, Type};
 
-use crate::check::{self, ArgModel, DefaultLit, Num, Spec, ToolModel};
+use crate::check;
 use crate::diag::Errors;
+use crate::model::{ArgModel, DefaultLit, Num, Spec, ToolModel};
 use crate::parse::{self, Kind, ToolsAttr};
 use crate::rules::Rule;
 
@@ -208,13 +209,8 @@ fn scalar_spec(kind: &Kind, spec: &Spec, doc: TokenStream) -> TokenStream {
             };
             let (a, b) = (usz(spec.min_len), usz(spec.max_len));
             let pat = opt(spec.pattern.as_deref(), |p| quote!(#hm::Pattern::new(#p)));
-            let cs = opt(spec.charset.as_deref(), |c| {
-                let v = match c {
-                    "alnum" => quote!(Alnum),
-                    "identifier" => quote!(Identifier),
-                    "printable" => quote!(Printable),
-                    _ => quote!(Text),
-                };
+            let cs = opt(spec.charset, |c| {
+                let v = syn::Ident::new(c.variant(), Span::call_site());
                 quote!(#hm::Charset::#v)
             });
             let def = opt(
@@ -258,8 +254,16 @@ fn spec_tokens(p: &ArgModel) -> TokenStream {
     }
 }
 
-fn spec_ident(i: usize) -> syn::Ident {
-    syn::Ident::new(&format!("__HARDENED_SPEC_{i}"), Span::mixed_site())
+/// The static holding the spec of argument `p`: named by the argument,
+/// and by `owner` (the tool's position in its impl block) where several
+/// tools share one scope. Hygienic (mixed-site), so never visible to the
+/// user's code.
+fn spec_ident(owner: Option<usize>, p: &ArgModel) -> syn::Ident {
+    let name = match owner {
+        Some(t) => format!("__hardened_spec_{t}_{}", p.key()),
+        None => format!("__hardened_spec_{}", p.key()),
+    };
+    syn::Ident::new(&name, Span::mixed_site())
 }
 
 /// The concrete type of a parameter's spec (what `<T as Arg>::Spec` is
@@ -380,21 +384,27 @@ fn wire_ty(p: &ArgModel) -> TokenStream {
     }
 }
 
-/// `static` items holding the spec of every parameter `keep` selects.
-fn spec_statics(m: &ToolModel, keep: fn(&ArgModel) -> bool) -> TokenStream {
+/// One `static` per argument with a spec (every parameter but the context
+/// and an `#[args]` struct), for the parser, the schema, the startup
+/// checks and the validator alike. `owner` as in [`spec_ident`].
+fn spec_statics<'a>(
+    owner: Option<usize>,
+    params: impl IntoIterator<Item = &'a ArgModel>,
+) -> TokenStream {
     let hm = hm();
     let mut out = TokenStream::new();
-    for (i, p) in m.params.iter().filter(|p| keep(p)).enumerate() {
-        if matches!(p.kind, Kind::Args) {
+    for p in params {
+        if matches!(p.kind, Kind::Args | Kind::Context) {
             continue;
         }
-        let id = spec_ident(i);
+        let id = spec_ident(owner, p);
         let ty = spec_ty(p);
         let spec = match p.kind {
             Kind::RunDir => quote!(#hm::run_handle_spec()),
             _ => spec_tokens(p),
         };
         out.extend(quote! {
+            #[allow(non_upper_case_globals)]
             static #id: #ty = #spec;
         });
     }
@@ -413,11 +423,19 @@ fn generate(attr: &ToolsAttr, self_ty: &Type, models: &[ToolModel], failed: bool
     let try_router = format_ident!("try_{}", router);
     let set = format_ident!("{}_set", router);
 
-    let validators = models.iter().map(validator);
+    let statics = models
+        .iter()
+        .enumerate()
+        .map(|(t, m)| spec_statics(Some(t), &m.params));
+    let validators = models.iter().enumerate().map(|(t, m)| validator(t, m));
     let decls: Vec<TokenStream> = if failed {
         Vec::new()
     } else {
-        models.iter().map(|m| decl(self_ty, m)).collect()
+        models
+            .iter()
+            .enumerate()
+            .map(|(t, m)| decl(self_ty, t, m))
+            .collect()
     };
     let set_body = if failed {
         quote!(::core::unreachable!(
@@ -438,7 +456,12 @@ fn generate(attr: &ToolsAttr, self_ty: &Type, models: &[ToolModel], failed: bool
          `#[tool_handler(router = ...)]`.\n\n# Panics\n\nAt startup, with the message of \
          [`Self::{try_router}`], if a declaration must not be served."
     );
+    // Inside an anonymous const: the spec statics, declared once for all
+    // the functions below, stay out of the user's scope.
     quote! {
+        const _: () = {
+        #(#statics)*
+
         impl #self_ty {
             #(#validators)*
 
@@ -458,37 +481,32 @@ fn generate(attr: &ToolsAttr, self_ty: &Type, models: &[ToolModel], failed: bool
                 #hm::router_or_panic(Self::#try_router())
             }
         }
+        };
     }
 }
 
 /// `pub fn validate_<tool>(&args...)`: the revalidation step.
-fn validator(m: &ToolModel) -> TokenStream {
+fn validator(t: usize, m: &ToolModel) -> TokenStream {
     let hm = hm();
     let (vname, name) = names(m);
-    let statics = spec_statics(m, is_arg);
     let params = m.params.iter().filter(|p| is_arg(p)).map(|p| {
         let id = &p.ident;
         let ty = &p.ty;
         quote!(#id: &#ty)
     });
-    let checks = m
-        .params
-        .iter()
-        .filter(|p| is_arg(p))
-        .enumerate()
-        .map(|(i, p)| {
-            let id = &p.ident;
-            let ty = &p.ty;
-            let key = p.key();
-            let s = spec_ident(i);
-            match p.kind {
-                Kind::Args => quote!(<#ty as #hm::ToolArgs>::validate(#id)?;),
-                _ => {
-                    let (check, r) = (arg_fn(ty, "check"), spec_ref(ty, &s));
-                    quote!(#check(#id, #r, #key)?;)
-                }
+    let checks = m.params.iter().filter(|p| is_arg(p)).map(|p| {
+        let id = &p.ident;
+        let ty = &p.ty;
+        let key = p.key();
+        let s = spec_ident(Some(t), p);
+        match p.kind {
+            Kind::Args => quote!(<#ty as #hm::ToolArgs>::validate(#id)?;),
+            _ => {
+                let (check, r) = (arg_fn(ty, "check"), spec_ref(ty, &s));
+                quote!(#check(#id, #r, #key)?;)
             }
-        });
+        }
+    });
     let rebinds = m
         .params
         .iter()
@@ -547,7 +565,6 @@ fn validator(m: &ToolModel) -> TokenStream {
             clippy::cast_precision_loss
         )]
         pub fn #vname(#(#params),*) -> #hm::Result<(), #hm::ToolError> {
-            #statics
             #(#checks)*
             #(#rebinds)*
             #(#rules)*
@@ -561,10 +578,9 @@ fn validator(m: &ToolModel) -> TokenStream {
 }
 
 /// One `ToolDecl` expression: specs, parser, check and call entries.
-fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
+fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
     let hm = hm();
     let (vname, name) = names(m);
-    let statics = spec_statics(m, is_wire);
     let args: Vec<&ArgModel> = m.params.iter().filter(|p| is_wire(p)).collect();
     let vars: Vec<syn::Ident> = (0..args.len())
         .map(|i| syn::Ident::new(&format!("__hardened_a{i}"), Span::mixed_site()))
@@ -574,7 +590,7 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
         .collect();
     let keys: Vec<String> = args.iter().map(|p| p.key()).collect();
     let tys: Vec<TokenStream> = args.iter().map(|p| wire_ty(p)).collect();
-    let specs: Vec<syn::Ident> = (0..args.len()).map(spec_ident).collect();
+    let specs: Vec<syn::Ident> = args.iter().map(|p| spec_ident(Some(t), p)).collect();
 
     let obj = syn::Ident::new("__hardened_obj", Span::mixed_site());
     let k = syn::Ident::new("__hardened_k", Span::mixed_site());
@@ -711,19 +727,19 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
         }
         None => quote!(#hm::Option::None),
     };
-    let schema_args = args.iter().enumerate().map(|(i, p)| {
+    let schema_args = args.iter().map(|p| {
         let ty = wire_ty(p);
         let key = p.key();
-        let s = spec_ident(i);
+        let s = spec_ident(Some(t), p);
         match p.kind {
             Kind::Args => quote!(.with::<#ty>()),
             _ => schema_tokens(&ty, &key, &s),
         }
     });
-    let self_tests = args.iter().enumerate().map(|(i, p)| {
+    let self_tests = args.iter().map(|p| {
         let ty = wire_ty(p);
         let key = p.key();
-        let s = spec_ident(i);
+        let s = spec_ident(Some(t), p);
         match p.kind {
             Kind::Args => quote!(<#ty as #hm::ToolArgs>::spec_faults(&mut #faults);),
             _ => self_test_tokens(&ty, quote!(&mut #faults), &key, &s),
@@ -739,7 +755,6 @@ fn decl(self_ty: &Type, m: &ToolModel) -> TokenStream {
             concurrency: #conc,
             scopes: &[#(#scopes),*],
         };
-        #statics
         #parse
         #check
         #call
@@ -789,20 +804,11 @@ pub fn derive_args(item: TokenStream) -> TokenStream {
         return errors.into_tokens();
     }
     let hm = hm();
-    let statics = {
-        let mut out = TokenStream::new();
-        for (i, p) in models.iter().enumerate() {
-            let id = spec_ident(i);
-            let ty = spec_ty(p);
-            let spec = spec_tokens(p);
-            out.extend(quote!(static #id: #ty = #spec;));
-        }
-        out
-    };
+    let statics = spec_statics(None, &models);
     let idents: Vec<&syn::Ident> = models.iter().map(|p| &p.ident).collect();
     let keys: Vec<String> = models.iter().map(|p| p.key()).collect();
     let tys: Vec<&Type> = models.iter().map(|p| &p.ty).collect();
-    let specs: Vec<syn::Ident> = (0..models.len()).map(spec_ident).collect();
+    let specs: Vec<syn::Ident> = models.iter().map(|p| spec_ident(None, p)).collect();
     let slots: Vec<syn::Ident> = (0..models.len())
         .map(|i| syn::Ident::new(&format!("__hardened_s{i}"), Span::mixed_site()))
         .collect();
@@ -818,9 +824,13 @@ pub fn derive_args(item: TokenStream) -> TokenStream {
     let self_tests =
         (0..models.len()).map(|i| self_test_tokens(tys[i], quote!(#faults), &keys[i], &specs[i]));
     quote! {
+        // The spec statics, once, out of the user's scope.
+        const _: () = {
+        #statics
+
+        #[automatically_derived]
         impl #hm::ToolArgs for #ident {
             fn parse(#obj: &#hm::JsonObject) -> #hm::Result<Self, #hm::ArgError> {
-                #statics
                 #(let mut #slots: #hm::Option<&#hm::Value> = #hm::Option::None;)*
                 for (#k, #v) in #obj {
                     match #k.as_str() {
@@ -833,19 +843,17 @@ pub fn derive_args(item: TokenStream) -> TokenStream {
                 })
             }
             fn validate(&self) -> #hm::Result<(), #hm::ArgError> {
-                #statics
                 #(#checks(&self.#idents, #spec_refs, #keys)?;)*
                 #hm::Result::Ok(())
             }
             fn schema(#b: #hm::InputSchema) -> #hm::InputSchema {
-                #statics
                 #b #(#schemas)*
             }
             fn spec_faults(#faults: &mut #hm::Vec<(&'static str, &'static str)>) {
-                #statics
                 #(#self_tests)*
             }
         }
+        };
     }
 }
 
@@ -1004,15 +1012,60 @@ mod tests {
 
     #[test]
     fn generated_code_uses_only_the_private_path() {
-        let a = expand(SRC);
-        // Every runtime item is reached through the versioned path.
-        for needle in ["hardened_mcp ::"] {
-            for (i, _) in a.match_indices(needle) {
+        let derive_args = super::derive_args(
+            syn::parse_str(
+                "struct Grid { #[bounded(min = 2, max = 100)] nx: u32, \
+                 #[bounded(max_len = 8, pattern = \"^[a-z]+$\")] label: String }",
+            )
+            .unwrap(),
+        );
+        let derive_enum = crate::enums::derive(
+            syn::parse_str("enum Mode { Fast, #[tool_enum(rename = \"slow\")] Careful }").unwrap(),
+        );
+        let output = crate::output::tool_output(
+            TokenStream::new(),
+            syn::parse_str("struct Report { cells: u32 }").unwrap(),
+        );
+        for (what, code) in [
+            ("#[hardened_tools]", expand(SRC)),
+            ("derive(HardenedArgs)", derive_args.to_string()),
+            ("derive(ToolEnum)", derive_enum.to_string()),
+            ("#[tool_output]", output.to_string()),
+        ] {
+            assert!(!code.contains("compile_error"), "{what}: {code}");
+            // Every absolute path starts at the versioned private module,
+            // `core` or `std`: nothing else of the runtime, and no crate
+            // the user may not depend on.
+            let tokens: Vec<&str> = code.split_whitespace().collect();
+            let mut roots = 0;
+            for (i, t) in tokens.iter().enumerate() {
+                let prev = i.checked_sub(1).map(|j| tokens[j]);
+                let leading = *t == "::"
+                    && !prev.is_some_and(|p| {
+                        p.ends_with(|c: char| {
+                            c.is_alphanumeric() || c == '_' || c == '>' || c == ')'
+                        })
+                    });
+                if !leading {
+                    continue;
+                }
+                roots += 1;
+                let rest = tokens[i + 1..].join(" ");
                 assert!(
-                    a[i..].starts_with("hardened_mcp :: __private :: v1"),
-                    "{}",
-                    &a[i..i + 60]
+                    rest.starts_with("hardened_mcp :: __private :: v1 ::")
+                        || rest.starts_with("core ::")
+                        || rest.starts_with("std ::"),
+                    "{what}: {}",
+                    &rest[..rest.len().min(80)]
                 );
+            }
+            assert!(
+                roots > 0,
+                "{what}: no absolute path seen, the check saw nothing"
+            );
+            // Derived impls say so (lints and coverage skip them).
+            if what.starts_with("derive") {
+                assert!(code.contains("automatically_derived"), "{what}");
             }
         }
     }

@@ -13,6 +13,7 @@ mod check;
 mod diag;
 mod enums;
 mod expand;
+mod model;
 mod output;
 mod parse;
 mod rules;

@@ -683,9 +683,6 @@ pub enum Charset {
 }
 
 impl Charset {
-    /// Every charset name accepted by `#[bounded(charset = "…")]`.
-    pub const NAMES: &'static [&'static str] = &["alnum", "identifier", "printable", "text"];
-
     /// The charset's name.
     pub const fn name(self) -> &'static str {
         match self {

@@ -12,89 +12,9 @@ mod arith;
 mod pattern;
 
 use crate::diag::{At, Errors, at, did_you_mean};
-use crate::parse::{
-    Annotations, BoundedAttr, Check, ForbiddenKind, INT_TYPES, Kind, Param, ToolFn,
-};
+use crate::model::{ArgModel, Charset, DefaultLit, Num, Spec, ToolModel};
+use crate::parse::{BoundedAttr, ForbiddenKind, INT_TYPES, Kind, Param, ToolFn};
 use crate::rules::Rule;
-
-/// A numeric literal read from an attribute.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Num {
-    Int(i128),
-    Float(f64),
-}
-
-impl Num {
-    pub fn as_f64(self) -> f64 {
-        match self {
-            Num::Int(i) => i as f64,
-            Num::Float(f) => f,
-        }
-    }
-}
-
-/// A literal default value.
-#[derive(Debug, Clone, PartialEq)]
-pub enum DefaultLit {
-    Num(Num),
-    Bool(bool),
-    Str(String),
-}
-
-/// The checked bounds of one argument.
-#[derive(Debug, Clone, Default)]
-pub struct Spec {
-    pub min: Option<Num>,
-    pub max: Option<Num>,
-    pub exclusive_min: Option<Num>,
-    pub exclusive_max: Option<Num>,
-    pub default: Option<DefaultLit>,
-    pub min_len: Option<usize>,
-    pub max_len: Option<usize>,
-    pub max_items: Option<usize>,
-    pub pattern: Option<String>,
-    pub charset: Option<String>,
-    pub units: Option<String>,
-    pub description: Option<String>,
-}
-
-/// One checked parameter.
-#[derive(Debug)]
-pub struct ArgModel {
-    pub ident: Ident,
-    pub ty: Type,
-    pub kind: Kind,
-    pub spec: Spec,
-}
-
-impl ArgModel {
-    /// The key of this argument in the JSON object.
-    pub fn key(&self) -> String {
-        let s = self.ident.to_string();
-        s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
-    }
-}
-
-/// One checked tool, ready to expand.
-#[derive(Debug)]
-pub struct ToolModel {
-    pub ident: Ident,
-    pub name: String,
-    pub description: String,
-    pub max_cost: f64,
-    pub units: String,
-    pub cost: Expr,
-    pub checks: Vec<Check>,
-    pub timeout_s: Option<f64>,
-    pub concurrency: Option<usize>,
-    pub scopes: Vec<String>,
-    pub annotations: Option<Annotations>,
-    pub params: Vec<ArgModel>,
-    pub output: Type,
-    pub is_async: bool,
-}
-
-pub const CHARSETS: &[&str] = &["alnum", "identifier", "printable", "text"];
 
 /// `scopes = "a b"`: space-separated RFC 6749 scope tokens, at least one,
 /// none twice.
@@ -649,8 +569,11 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             }
             if let Some(cs) = &b.charset {
                 let v = cs.value();
-                if !CHARSETS.contains(&v.as_str()) {
-                    let hint = did_you_mean(&v, CHARSETS)
+                if let Some(c) = Charset::named(&v) {
+                    spec.charset = Some(c);
+                } else {
+                    let names = Charset::names();
+                    let hint = did_you_mean(&v, &names)
                         .map(|d| format!("did you mean `{d}`? "))
                         .unwrap_or_default();
                     errors.rule(
@@ -658,10 +581,8 @@ fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
                         cs.span(),
                         format!("unknown charset `{v}`"),
                         "a charset is a fixed, named allowlist of characters",
-                        format!("{hint}known charsets: {}", CHARSETS.join(", ")),
+                        format!("{hint}known charsets: {}", names.join(", ")),
                     );
-                } else {
-                    spec.charset = Some(v);
                 }
             }
         }
