@@ -500,7 +500,7 @@ fn validator(t: usize, m: &ToolModel) -> TokenStream {
         let key = p.key();
         let s = spec_ident(Some(t), p);
         match p.kind {
-            Kind::Args => quote!(<#ty as #hm::ToolArgs>::validate(#id)?;),
+            Kind::Args => quote!(<#ty as #hm::HardenedArgs>::validate(#id)?;),
             _ => {
                 let (check, r) = (arg_fn(ty, "check"), spec_ref(ty, &s));
                 quote!(#check(#id, #r, #key)?;)
@@ -615,7 +615,7 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
     let parse = if let Some(st) = struct_form {
         quote! {
             fn #parse_fn(#obj: &#hm::JsonObject) -> #hm::Result<(#st,), #hm::ArgError> {
-                #hm::Result::Ok((<#st as #hm::ToolArgs>::parse(#obj)?,))
+                #hm::Result::Ok((<#st as #hm::HardenedArgs>::parse(#obj)?,))
             }
         }
     } else {
@@ -741,7 +741,7 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
         let key = p.key();
         let s = spec_ident(Some(t), p);
         match p.kind {
-            Kind::Args => quote!(<#ty as #hm::ToolArgs>::spec_faults(&mut #faults);),
+            Kind::Args => quote!(<#ty as #hm::HardenedArgs>::spec_faults(&mut #faults);),
             _ => self_test_tokens(&ty, quote!(&mut #faults), &key, &s),
         }
     });
@@ -829,7 +829,7 @@ pub fn derive_args(item: TokenStream) -> TokenStream {
         #statics
 
         #[automatically_derived]
-        impl #hm::ToolArgs for #ident {
+        impl #hm::HardenedArgs for #ident {
             fn parse(#obj: &#hm::JsonObject) -> #hm::Result<Self, #hm::ArgError> {
                 #(let mut #slots: #hm::Option<&#hm::Value> = #hm::Option::None;)*
                 for (#k, #v) in #obj {

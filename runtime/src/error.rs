@@ -7,8 +7,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
 use crate::args::ArgError;
+use crate::concurrency::LimitError;
 use crate::deck::DeckError;
-use crate::limits::LimitError;
 use crate::runs::RunError;
 use crate::sandbox::SandboxError;
 

@@ -1,19 +1,47 @@
 #![doc = include_str!("../../README.md")]
+//!
+//! # Module map
+//!
+//! **Declaring tools.** [`prelude`] is the one import of a tool file: the
+//! attribute macros ([`hardened_tools`], [`hardened_tool`], [`bounded`]),
+//! the derives ([`HardenedArgs`], [`ToolEnum`], [`tool_output`]), and what
+//! a tool body meets: [`ToolContext`] ([`context`]), [`Output`]
+//! ([`output`]), [`ToolError`] ([`error`]). [`args`] holds the refusal of
+//! an argument ([`args::ArgError`]) and the derives' traits;
+//! [`concurrency`] the per-caller ceilings; [`schema`] the JSON Schema
+//! dialect and its standard formats. The macros build a [`ToolSet`] of
+//! [`HardenedTool`]s (or report [`RouterError`]s at startup); [`Server`]
+//! serves it.
+//!
+//! **Run state.** [`runs`]: the run root, opaque run handles, confined
+//! file access. [`sandbox`]: the only way a solver is started. [`deck`]:
+//! solver input decks from typed values. [`identity`]: who a call acts for.
+//! [`secret`]: secrets that never print.
+//!
+//! **Result hygiene.** [`untrusted`]: text from outside the server, marked
+//! as data. [`paging`]: bounded readers for logs and fields. [`image`]:
+//! checked PNG content. [`redact`]: the secret-name rule of logs and
+//! outputs.
+//!
+//! **Transports.** [`serve_stdio`] and [`serve_http`] ([`serve`]) in one
+//! call; [`transport`]: the bounded stdio transport, the HTTP server
+//! (admission, sessions, bearer and OAuth 2.1 callers); [`logging`]: logs
+//! to stderr with secrets redacted.
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod args;
+pub mod concurrency;
 pub mod context;
 pub mod deck;
 pub mod error;
 pub mod identity;
 pub mod image;
-pub mod limits;
 pub mod logging;
 pub mod output;
 pub mod paging;
 pub mod prelude;
 pub mod redact;
-pub mod route;
+mod route;
 pub mod runs;
 pub mod sandbox;
 pub mod schema;
@@ -30,6 +58,7 @@ pub use hardened_mcp_macros::{
 };
 pub use identity::CallerId;
 pub use output::Output;
+pub use route::{HardenedTool, RouterError, ToolSet};
 pub use serve::{ServeError, serve_http, serve_stdio};
 pub use server::Server;
 

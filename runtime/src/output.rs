@@ -529,7 +529,7 @@ mod tests {
     #[test]
     fn every_result_validates_against_the_output_schema() {
         use crate::args::{ArgError, ArgErrorCode, Bound};
-        use crate::limits::LimitError;
+        use crate::concurrency::LimitError;
 
         let schema = Value::Object((*output_schema::<R>()).clone());
         let v = jsonschema::draft202012::new(&schema).unwrap();

@@ -16,9 +16,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::args::ArgError;
+use crate::concurrency::ConcurrencyLimiter;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::limits::ConcurrencyLimiter;
 use crate::output::{Output, secret_like_properties};
 
 /// Static facts about one tool, declared in `#[hardened_tool(...)]`.

@@ -6,14 +6,14 @@ use std::sync::Arc;
 use rmcp::model::JsonObject;
 use serde_json::{Map, Value, json};
 
-use crate::args::Arg;
-
 /// The JSON Schema dialect of every generated schema.
 pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// Builder of a tool's input schema: a closed object (`additionalProperties:
 /// false`), one property per declared argument, `required` for arguments
-/// without a default, and the cost ceiling as `x-cost-ceiling`.
+/// without a default, and the cost ceiling as `x-cost-ceiling`. Support for
+/// generated code (reached through `hardened_mcp::__private`).
+#[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct InputSchema {
     properties: Map<String, Value>,
@@ -24,11 +24,6 @@ impl InputSchema {
     /// An object schema with no properties yet.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// Adds an argument of kind `T` with its declared spec.
-    pub fn arg<T: Arg>(self, name: &'static str, spec: &T::Spec) -> Self {
-        self.property(name, T::schema(spec), crate::args::is_required::<T>(spec))
     }
 
     /// Adds a property with its schema, required or not. The macros use
@@ -49,16 +44,8 @@ impl InputSchema {
     }
 
     /// Adds every field of an argument struct.
-    pub fn with<T: crate::args::ToolArgs>(self) -> Self {
+    pub fn with<T: crate::args::HardenedArgs>(self) -> Self {
         T::schema(self)
-    }
-
-    /// Adds a required property with a ready-made schema (run handles).
-    pub fn raw(mut self, name: &'static str, schema: Map<String, Value>) -> Self {
-        self.properties
-            .insert(name.to_owned(), Value::Object(schema));
-        self.required.push(name);
-        self
     }
 
     /// The finished schema, with the cost ceiling and its units.

@@ -421,7 +421,7 @@ async fn argument_structs_work_like_flat_parameters() {
 
 #[tokio::test]
 async fn argument_structs_are_revalidated_on_direct_calls() {
-    use hardened_mcp::args::ToolArgs;
+    use hardened_mcp::args::HardenedArgs;
     use hardened_mcp_tests::macros_fixture::GridArgs;
     let bad = GridArgs {
         nx: 1,

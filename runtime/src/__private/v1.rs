@@ -3,13 +3,15 @@
 //! `::hardened_mcp::__private::v1`. Not a public API; it changes with the
 //! macros in lockstep.
 
-pub use crate::args::{
-    Arg, ArgError, BoolSpec, Charset, Doc, EnumSpec, FloatSpec, IntSpec, Pattern, StrSpec,
-    ToolArgs, ToolEnum, VecSpec, enum_absent, enum_parse, enum_schema,
-};
+pub use crate::args::container::VecSpec;
+pub use crate::args::enums::{EnumSpec, enum_absent, enum_parse, enum_schema};
+pub use crate::args::kind::{Arg, BoolSpec, Doc};
+pub use crate::args::number::{FloatSpec, IntSpec};
+pub use crate::args::text::{Charset, Pattern, StrSpec};
+pub use crate::args::{ArgError, HardenedArgs, ToolEnum};
+pub use crate::concurrency::ConcurrencyLimiter;
 pub use crate::context::ToolContext;
 pub use crate::error::ToolError;
-pub use crate::limits::ConcurrencyLimiter;
 pub use crate::output::Output;
 pub use crate::route::{
     CallFn, CheckFn, HardenedTool, RouterError, ToolDecl, ToolMeta, ToolSet, check_cost, describe,

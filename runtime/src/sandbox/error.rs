@@ -1,7 +1,7 @@
 //! The sandbox's errors: [`SandboxError`] for a run (fixed texts a caller may
 //! see) and [`ConfigError`] for a configuration refused at server start.
 
-use crate::limits::LimitError;
+use crate::concurrency::LimitError;
 
 /// Why a run could not be started, or how it failed. Every text is fixed
 /// and server-authored: no path, no OS error string, no solver output. The

@@ -32,8 +32,8 @@ use super::spawn::{
     self, CStrArray, ChildPlan, ExecPlan, ExitRecord, IdMaps, RECORD_LEN, RlimitPlan, ViewChild,
 };
 use super::view::{RunMounts, ViewPlan};
+use crate::concurrency::{ConcurrencyLimiter, Permit};
 use crate::identity::CallerId;
-use crate::limits::{ConcurrencyLimiter, Permit};
 use crate::runs::{FileName, RunDir};
 
 /// Server-side configuration of the sandbox.

@@ -48,8 +48,8 @@ use super::outcome::{LimitHit, Outcome, Termination};
 use super::progress::ProgressReport;
 use super::registry::Solver;
 use super::run::{RunRequest, Sandbox, SandboxConfig};
+use crate::concurrency::Permit;
 use crate::identity::CallerId;
-use crate::limits::Permit;
 use crate::runs::{FileName, HandlePrefix, RunDir, RunRoot};
 
 /// The fixed batch script submitted to Slurm (it holds no run data).

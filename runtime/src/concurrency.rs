@@ -27,7 +27,7 @@ struct Counts {
 ///
 /// ```
 /// use hardened_mcp::identity::CallerId;
-/// use hardened_mcp::limits::{ConcurrencyLimiter, LimitError};
+/// use hardened_mcp::concurrency::{ConcurrencyLimiter, LimitError};
 ///
 /// let limiter = ConcurrencyLimiter::new(Some(8), 1);
 /// let alice = CallerId::new("alice").unwrap();

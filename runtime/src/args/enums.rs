@@ -1,0 +1,86 @@
+//! Unit enums accepted as one of fixed tokens (`#[derive(ToolEnum)]`).
+
+use serde_json::{Map, Value};
+
+use super::error::{ArgError, ArgErrorCode, Bound};
+use super::kind::Doc;
+
+/// A unit-variant enum accepted as one of fixed tokens. Derive it with
+/// `#[derive(ToolEnum)]`; the tokens are the variant names in `snake_case`
+/// unless renamed with `#[tool_enum(rename = "…")]`.
+pub trait ToolEnum: Sized + Copy + 'static {
+    /// Every accepted token, in declaration order.
+    const TOKENS: &'static [&'static str];
+    /// The enum's own documentation (its doc comment, with the derive).
+    const DOC: Option<&'static str> = None;
+    /// Each token's documentation (its variant's doc comment, with the
+    /// derive), in the order of [`ToolEnum::TOKENS`].
+    const TOKEN_DOCS: &'static [Option<&'static str>] = &[];
+    /// The variant for a token.
+    fn from_token(token: &str) -> Option<Self>;
+    /// The token of a variant.
+    fn token(self) -> &'static str;
+}
+
+/// Description and default of an enum argument.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EnumSpec {
+    /// Token used when absent.
+    pub default: Option<&'static str>,
+    /// Description.
+    pub doc: Doc,
+}
+
+/// `Arg::parse` for a [`ToolEnum`] (used by the derive).
+pub fn enum_parse<E: ToolEnum>(value: &Value, name: &'static str) -> Result<E, ArgError> {
+    let Value::String(s) = value else {
+        return Err(ArgError::wrong_type(name, "string"));
+    };
+    E::from_token(s).ok_or(ArgError::new(
+        ArgErrorCode::NotAllowed,
+        name,
+        Some(Bound::Tokens(E::TOKENS)),
+    ))
+}
+
+/// `Arg::schema` for a [`ToolEnum`] (used by the derive).
+///
+/// The description is the argument's own (`#[bounded(description = ..)]`),
+/// else the enum's doc comment, followed by each documented token and its
+/// variant's doc comment: `Values: \`a\`: …; \`b\`: ….`
+pub fn enum_schema<E: ToolEnum>(spec: &EnumSpec) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("type".into(), Value::from("string"));
+    m.insert("enum".into(), Value::from(E::TOKENS.to_vec()));
+    if let Some(d) = spec.default {
+        m.insert("default".into(), Value::from(d));
+    }
+    spec.doc.apply(&mut m);
+    let values: Vec<String> = E::TOKENS
+        .iter()
+        .zip(E::TOKEN_DOCS)
+        .filter_map(|(t, d)| d.map(|d| format!("`{t}`: {}", d.trim_end_matches('.'))))
+        .collect();
+    let base = match m.get("description") {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => E::DOC.map(str::to_owned),
+    };
+    let text = match (base, values.is_empty()) {
+        (Some(b), true) => Some(b),
+        (Some(b), false) => Some(format!("{b} Values: {}.", values.join("; "))),
+        (None, false) => Some(format!("Values: {}.", values.join("; "))),
+        (None, true) => None,
+    };
+    if let Some(t) = text {
+        m.insert("description".into(), Value::from(t));
+    }
+    m
+}
+
+/// `Arg::absent` for a [`ToolEnum`] (used by the derive).
+pub fn enum_absent<E: ToolEnum>(
+    spec: &EnumSpec,
+    name: &'static str,
+) -> Option<Result<E, ArgError>> {
+    spec.default.map(|d| enum_parse::<E>(&Value::from(d), name))
+}

@@ -1,0 +1,271 @@
+//! The refusal of an argument: a stable code, the declared name and bound,
+//! never the caller's value.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+/// What went wrong with the arguments, as a stable machine-readable code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ArgErrorCode {
+    /// The arguments are not a JSON object.
+    NotObject,
+    /// A key that the tool does not declare (its name is never reported).
+    UnknownArgument,
+    /// A required argument is absent.
+    MissingArgument,
+    /// The JSON type does not match (bool for a number, numeric string, null, …).
+    WrongType,
+    /// A float is NaN or infinite.
+    NotFinite,
+    /// Below the inclusive minimum.
+    BelowMinimum,
+    /// Above the inclusive maximum.
+    AboveMaximum,
+    /// Not above the exclusive minimum.
+    NotAboveExclusiveMinimum,
+    /// Not below the exclusive maximum.
+    NotBelowExclusiveMaximum,
+    /// Fewer characters than `min_len`.
+    TooShort,
+    /// More characters than `max_len`.
+    TooLong,
+    /// The string does not match the declared `pattern`.
+    PatternMismatch,
+    /// The string has a character outside the declared `charset`.
+    CharsetMismatch,
+    /// The array has more than `max_items` elements.
+    TooManyItems,
+    /// Not one of the enum's tokens.
+    NotAllowed,
+    /// A cross-argument `check(..)` rule failed.
+    CheckFailed,
+}
+
+impl ArgErrorCode {
+    /// The code as a `snake_case` string, as it appears in the structured error.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::NotObject => "not_object",
+            Self::UnknownArgument => "unknown_argument",
+            Self::MissingArgument => "missing_argument",
+            Self::WrongType => "wrong_type",
+            Self::NotFinite => "not_finite",
+            Self::BelowMinimum => "below_minimum",
+            Self::AboveMaximum => "above_maximum",
+            Self::NotAboveExclusiveMinimum => "not_above_exclusive_minimum",
+            Self::NotBelowExclusiveMaximum => "not_below_exclusive_maximum",
+            Self::TooShort => "too_short",
+            Self::TooLong => "too_long",
+            Self::PatternMismatch => "pattern_mismatch",
+            Self::CharsetMismatch => "charset_mismatch",
+            Self::TooManyItems => "too_many_items",
+            Self::NotAllowed => "not_allowed",
+            Self::CheckFailed => "check_failed",
+        }
+    }
+}
+
+/// A declared bound, reported with an error. Always authored in code.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Bound {
+    /// An integer bound.
+    Int(i128),
+    /// A float bound.
+    Float(f64),
+    /// A length or item count.
+    Count(usize),
+    /// A declared text: expected type, pattern, charset name, check reason.
+    Text(&'static str),
+    /// The allowed tokens of an enum.
+    Tokens(&'static [&'static str]),
+}
+
+impl Bound {
+    pub(super) fn to_json(self) -> Value {
+        match self {
+            // Always a JSON number (a schema bound must be one): i64, then
+            // u64 (bounds up to `u64::MAX`), else the nearest f64 (only a
+            // hand-built spec can hold an `i128` beyond both).
+            Self::Int(i) => i64::try_from(i)
+                .map(Value::from)
+                .or_else(|_| u64::try_from(i).map(Value::from))
+                .unwrap_or_else(|_| {
+                    serde_json::Number::from_f64(i as f64).map_or(Value::Null, Value::Number)
+                }),
+            Self::Float(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+            Self::Count(n) => Value::from(n),
+            Self::Text(t) => Value::from(t),
+            Self::Tokens(t) => Value::from(t.to_vec()),
+        }
+    }
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Int(i) => write!(f, "{i}"),
+            Self::Float(x) => write!(f, "{x}"),
+            Self::Count(n) => write!(f, "{n}"),
+            Self::Text(t) => f.write_str(t),
+            Self::Tokens(t) => f.write_str(&t.join(", ")),
+        }
+    }
+}
+
+/// An argument was refused. Carries only declared data: a code, the
+/// declared argument name, the declared bound, a `check` rule's reason —
+/// never the caller's value or an unknown key's name.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ArgError {
+    code: ArgErrorCode,
+    argument: Option<&'static str>,
+    bound: Option<Bound>,
+    reason: Option<&'static str>,
+}
+
+impl ArgError {
+    /// An error about a declared argument.
+    pub const fn new(code: ArgErrorCode, argument: &'static str, bound: Option<Bound>) -> Self {
+        Self {
+            code,
+            argument: Some(argument),
+            bound,
+            reason: None,
+        }
+    }
+
+    /// The arguments are not a JSON object.
+    pub const fn not_object() -> Self {
+        Self {
+            code: ArgErrorCode::NotObject,
+            argument: None,
+            bound: None,
+            reason: None,
+        }
+    }
+
+    /// A key that is not declared. Its name is deliberately not kept.
+    pub const fn unknown_argument() -> Self {
+        Self {
+            code: ArgErrorCode::UnknownArgument,
+            argument: None,
+            bound: None,
+            reason: None,
+        }
+    }
+
+    /// A key that is not declared, with the names that are (server text,
+    /// safe to show; they become the error's `bound` and its message). The
+    /// unknown key's name is deliberately not kept.
+    pub const fn unknown_argument_of(declared: &'static [&'static str]) -> Self {
+        Self {
+            code: ArgErrorCode::UnknownArgument,
+            argument: None,
+            bound: Some(Bound::Tokens(declared)),
+            reason: None,
+        }
+    }
+
+    /// A required argument is absent.
+    pub const fn missing(argument: &'static str) -> Self {
+        Self::new(ArgErrorCode::MissingArgument, argument, None)
+    }
+
+    /// The JSON type is wrong; `expected` names the declared type.
+    pub const fn wrong_type(argument: &'static str, expected: &'static str) -> Self {
+        Self::new(
+            ArgErrorCode::WrongType,
+            argument,
+            Some(Bound::Text(expected)),
+        )
+    }
+
+    /// A `check(..)` rule failed; `reason` is its server-authored text.
+    pub const fn check_failed(reason: &'static str) -> Self {
+        Self {
+            code: ArgErrorCode::CheckFailed,
+            argument: None,
+            bound: None,
+            reason: Some(reason),
+        }
+    }
+
+    /// The error code.
+    pub const fn code(&self) -> ArgErrorCode {
+        self.code
+    }
+
+    /// The declared name of the argument concerned, if any.
+    pub const fn argument(&self) -> Option<&'static str> {
+        self.argument
+    }
+
+    /// The declared bound that was violated, if any (for an unknown key:
+    /// the declared names, when the tool's parser gave them).
+    pub const fn bound(&self) -> Option<Bound> {
+        self.bound
+    }
+
+    /// The server-authored reason of a failed `check` rule.
+    pub const fn reason(&self) -> Option<&'static str> {
+        self.reason
+    }
+
+    /// The structured form sent to the caller: `code`, `argument`, `bound`.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("code".into(), Value::from(self.code.as_str()));
+        if let Some(a) = self.argument {
+            m.insert("argument".into(), Value::from(a));
+        }
+        if let Some(b) = self.bound {
+            m.insert("bound".into(), b.to_json());
+        }
+        if let Some(r) = self.reason {
+            m.insert("reason".into(), Value::from(r));
+        }
+        Value::Object(m)
+    }
+}
+
+impl fmt::Display for ArgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ArgErrorCode as C;
+        f.write_str("invalid arguments: ")?;
+        let a = self.argument.unwrap_or("argument");
+        let b = self.bound.map(|b| b.to_string()).unwrap_or_default();
+        match self.code {
+            C::NotObject => f.write_str("expected a JSON object"),
+            C::UnknownArgument => match self.bound {
+                Some(Bound::Tokens([])) => f.write_str("unknown argument; this tool takes none"),
+                Some(Bound::Tokens(names)) => {
+                    write!(
+                        f,
+                        "unknown argument; the arguments are: {}",
+                        names.join(", ")
+                    )
+                }
+                _ => f.write_str("unknown argument"),
+            },
+            C::MissingArgument => write!(f, "missing required argument `{a}`"),
+            C::WrongType => write!(f, "`{a}` must be of type {b}"),
+            C::NotFinite => write!(f, "`{a}` must be a finite number"),
+            C::BelowMinimum => write!(f, "`{a}` is below its minimum {b}"),
+            C::AboveMaximum => write!(f, "`{a}` is above its maximum {b}"),
+            C::NotAboveExclusiveMinimum => write!(f, "`{a}` must be greater than {b}"),
+            C::NotBelowExclusiveMaximum => write!(f, "`{a}` must be less than {b}"),
+            C::TooShort => write!(f, "`{a}` is shorter than {b} characters"),
+            C::TooLong => write!(f, "`{a}` is longer than {b} characters"),
+            C::PatternMismatch => write!(f, "`{a}` does not match the pattern {b}"),
+            C::CharsetMismatch => write!(f, "`{a}` has characters outside the {b} set"),
+            C::TooManyItems => write!(f, "`{a}` has more than {b} items"),
+            C::NotAllowed => write!(f, "`{a}` must be one of: {b}"),
+            C::CheckFailed => f.write_str(self.reason.unwrap_or("a check of the arguments failed")),
+        }
+    }
+}
+
+impl std::error::Error for ArgError {}

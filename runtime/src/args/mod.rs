@@ -1,0 +1,58 @@
+//! Strict tool arguments: raw JSON values → typed, bounded Rust values, and
+//! the same bounds as JSON Schema fragments, from one declaration.
+//!
+//! Every argument kind implements [`Arg`]. Its `Spec` is the declared bounds
+//! (built by the macros as a `static`); [`Arg::parse`], [`Arg::check`] and
+//! [`Arg::schema`] all read the same spec, so the advertised schema and the
+//! checks cannot disagree.
+//!
+//! Decisions, consistent with JSON Schema draft 2020-12:
+//! - an integer field accepts a JSON number with a zero fractional part
+//!   (`5.0`), because `"type": "integer"` accepts it; `5.5` is a wrong type;
+//! - a float field accepts integers (`5`), because `"type": "number"` does;
+//! - `null` is a wrong type everywhere (an `Option` argument is omitted, not
+//!   null), booleans are never numbers, numeric strings are never numbers;
+//! - string lengths count Unicode scalar values, as JSON Schema does;
+//! - `pattern` is searched, not anchored, as in JSON Schema: write `^…$`.
+//!
+//! The public part is what a server author meets: the refusal
+//! ([`ArgError`], its [`ArgErrorCode`] and [`Bound`]) and the two traits the
+//! derives implement ([`HardenedArgs`], [`ToolEnum`]). The argument kinds
+//! and their specs are support for generated code, reached through
+//! `hardened_mcp::__private`.
+
+pub(crate) mod container;
+pub(crate) mod enums;
+mod error;
+pub(crate) mod kind;
+pub(crate) mod number;
+pub(crate) mod text;
+
+pub use enums::ToolEnum;
+pub use error::{ArgError, ArgErrorCode, Bound};
+/// The argument-kind trait, visible here (hidden) so that the compiler's
+/// "`Mesh` is not a tool argument kind" names it `Arg`, not by its module.
+#[doc(hidden)]
+pub use kind::Arg;
+
+use serde_json::Value;
+
+/// An argument struct: the whole argument object of a tool, declared as one
+/// struct with `#[derive(HardenedArgs)]` and taken as `#[args] a: T`. The
+/// derive of the same name implements it; its methods are for the
+/// generated route.
+pub trait HardenedArgs: Sized {
+    /// Strictly parses the argument object (unknown keys refused).
+    fn parse(object: &serde_json::Map<String, Value>) -> Result<Self, ArgError>;
+    /// Revalidates every field against its declared bounds.
+    fn validate(&self) -> Result<(), ArgError>;
+    /// Adds every field to an input schema.
+    #[doc(hidden)]
+    fn schema(into: crate::schema::InputSchema) -> crate::schema::InputSchema;
+    /// Collects the startup faults of the field specs.
+    #[doc(hidden)]
+    fn spec_faults(faults: &mut Vec<(&'static str, &'static str)>);
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,234 @@
+//! Integers and floats: one range spec, checked in the JSON value's own
+//! precision and again in the parameter's type.
+
+use serde_json::{Map, Value};
+
+use super::error::{ArgError, ArgErrorCode, Bound};
+use super::kind::{Arg, Doc};
+
+/// A number a range is declared in: `i128` for every integer type (wide
+/// enough for all of them, so no bound is rounded), `f64` for floats.
+pub trait RangeValue: Copy + PartialOrd {
+    /// The JSON Schema type of arguments with such bounds.
+    const JSON_TYPE: &'static str;
+    /// The bound, as reported in an error and written into the schema.
+    fn bound(self) -> Bound;
+}
+
+impl RangeValue for i128 {
+    const JSON_TYPE: &'static str = "integer";
+    fn bound(self) -> Bound {
+        Bound::Int(self)
+    }
+}
+
+impl RangeValue for f64 {
+    const JSON_TYPE: &'static str = "number";
+    fn bound(self) -> Bound {
+        Bound::Float(self)
+    }
+}
+
+/// The declared range of a numeric argument; exclusive bounds are kept as
+/// declared. One spec for every numeric kind: [`IntSpec`] and
+/// [`FloatSpec`] are its two instances.
+#[derive(Debug, Clone, Copy)]
+pub struct RangeSpec<N> {
+    /// Inclusive minimum.
+    pub min: Option<N>,
+    /// Inclusive maximum.
+    pub max: Option<N>,
+    /// Exclusive minimum.
+    pub exclusive_min: Option<N>,
+    /// Exclusive maximum.
+    pub exclusive_max: Option<N>,
+    /// Value when absent.
+    pub default: Option<N>,
+    /// Description and units.
+    pub doc: Doc,
+}
+
+/// The range of an integer argument (any integer type).
+pub type IntSpec = RangeSpec<i128>;
+
+/// The range of a float argument. Floats are always checked finite.
+pub type FloatSpec = RangeSpec<f64>;
+
+impl<N: RangeValue> RangeSpec<N> {
+    /// Checks `v` against every bound, each bound first brought into `v`'s
+    /// type by `into` (the identity, or the rounding to `f32`); an error
+    /// names the bound as declared.
+    #[inline]
+    fn check_in<T: PartialOrd>(
+        &self,
+        v: T,
+        into: impl Fn(N) -> T,
+        name: &'static str,
+    ) -> Result<(), ArgError> {
+        use ArgErrorCode as C;
+        let fail = |code, m: N| Err(ArgError::new(code, name, Some(m.bound())));
+        if let Some(m) = self.min
+            && v < into(m)
+        {
+            return fail(C::BelowMinimum, m);
+        }
+        if let Some(m) = self.exclusive_min
+            && v <= into(m)
+        {
+            return fail(C::NotAboveExclusiveMinimum, m);
+        }
+        if let Some(m) = self.max
+            && v > into(m)
+        {
+            return fail(C::AboveMaximum, m);
+        }
+        if let Some(m) = self.exclusive_max
+            && v >= into(m)
+        {
+            return fail(C::NotBelowExclusiveMaximum, m);
+        }
+        Ok(())
+    }
+
+    /// Checks `v` against every bound, in `N`.
+    #[inline]
+    fn check_range(&self, v: N, name: &'static str) -> Result<(), ArgError> {
+        self.check_in(v, |m| m, name)
+    }
+
+    pub(super) fn schema(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("type".into(), Value::from(N::JSON_TYPE));
+        for (key, v) in [
+            ("minimum", self.min),
+            ("maximum", self.max),
+            ("exclusiveMinimum", self.exclusive_min),
+            ("exclusiveMaximum", self.exclusive_max),
+            ("default", self.default),
+        ] {
+            if let Some(v) = v {
+                m.insert(key.into(), v.bound().to_json());
+            }
+        }
+        self.doc.apply(&mut m);
+        m
+    }
+}
+
+/// Reads a JSON number as an integer, accepting integral floats (`5.0`).
+fn json_integer(value: &Value, name: &'static str) -> Result<i128, ArgError> {
+    let Value::Number(n) = value else {
+        return Err(ArgError::wrong_type(name, "integer"));
+    };
+    if let Some(i) = n.as_i64() {
+        return Ok(i128::from(i));
+    }
+    if let Some(u) = n.as_u64() {
+        return Ok(i128::from(u));
+    }
+    match n.as_f64() {
+        Some(f) if !f.is_finite() => Err(ArgError::new(ArgErrorCode::NotFinite, name, None)),
+        // |f| < 2^126 fits i128 exactly, since an integral f64 is exact.
+        Some(f) if f.fract() == 0.0 && f.abs() < 8.5e37 => Ok(f as i128),
+        // Integral but astronomically large: out of any declared range.
+        Some(f) if f.fract() == 0.0 => Ok(if f < 0.0 { i128::MIN } else { i128::MAX }),
+        _ => Err(ArgError::wrong_type(name, "integer")),
+    }
+}
+
+macro_rules! int_arg {
+    ($($t:ty),*) => {$(
+        impl Arg for $t {
+            type Spec = IntSpec;
+            fn parse(value: &Value, spec: &IntSpec, name: &'static str) -> Result<Self, ArgError> {
+                let v = json_integer(value, name)?;
+                spec.check_range(v, name)?;
+                // The macro keeps declared bounds inside the type's range, so
+                // this only fails for a spec built by hand.
+                <$t>::try_from(v).map_err(|_| {
+                    let code = if v < 0 { ArgErrorCode::BelowMinimum } else { ArgErrorCode::AboveMaximum };
+                    ArgError::new(code, name, None)
+                })
+            }
+            #[inline]
+            fn check(&self, spec: &IntSpec, name: &'static str) -> Result<(), ArgError> {
+                spec.check_range(*self as i128, name)
+            }
+            fn schema(spec: &IntSpec) -> Map<String, Value> {
+                spec.schema()
+            }
+            fn absent(spec: &IntSpec, name: &'static str) -> Option<Result<Self, ArgError>> {
+                spec.default.map(|d| Self::parse(&Bound::Int(d).to_json(), spec, name))
+            }
+        }
+    )*};
+}
+int_arg!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
+impl FloatSpec {
+    /// Finite, then within the range, in `f64`.
+    #[inline]
+    fn check_f64(&self, v: f64, name: &'static str) -> Result<(), ArgError> {
+        if !v.is_finite() {
+            return Err(ArgError::new(ArgErrorCode::NotFinite, name, None));
+        }
+        self.check_range(v, name)
+    }
+
+    fn parse_f64(&self, value: &Value, name: &'static str) -> Result<f64, ArgError> {
+        let Value::Number(n) = value else {
+            return Err(ArgError::wrong_type(name, "number"));
+        };
+        let v = n.as_f64().ok_or(ArgError::wrong_type(name, "number"))?;
+        self.check_f64(v, name)?;
+        Ok(v)
+    }
+}
+
+impl Arg for f64 {
+    type Spec = FloatSpec;
+    fn parse(value: &Value, spec: &FloatSpec, name: &'static str) -> Result<Self, ArgError> {
+        spec.parse_f64(value, name)
+    }
+    #[inline]
+    fn check(&self, spec: &FloatSpec, name: &'static str) -> Result<(), ArgError> {
+        spec.check_f64(*self, name)
+    }
+    fn schema(spec: &FloatSpec) -> Map<String, Value> {
+        spec.schema()
+    }
+    fn absent(spec: &FloatSpec, name: &'static str) -> Option<Result<Self, ArgError>> {
+        spec.default.map(|d| spec.check_f64(d, name).map(|()| d))
+    }
+}
+
+/// `f32` arguments are parsed and checked as the JSON (f64) value, then
+/// rounded. Revalidation of an `f32` compares in `f32` with the bounds
+/// rounded to `f32` (rounding is monotone, so every parsed value passes);
+/// an exclusive bound is therefore checked inclusively after rounding.
+impl Arg for f32 {
+    type Spec = FloatSpec;
+    /// Checked in `f64`, then again after the conversion: rounding to `f32`
+    /// can land a value on an exclusive bound (`1e-50` becomes `0.0`) or
+    /// overflow to infinity.
+    fn parse(value: &Value, spec: &FloatSpec, name: &'static str) -> Result<Self, ArgError> {
+        let v = spec.parse_f64(value, name)? as f32;
+        v.check(spec, name)?;
+        Ok(v)
+    }
+    fn check(&self, spec: &FloatSpec, name: &'static str) -> Result<(), ArgError> {
+        if !self.is_finite() {
+            return Err(ArgError::new(ArgErrorCode::NotFinite, name, None));
+        }
+        // The bounds as `f32` (rounding is monotonic, so a value within an
+        // inclusive bound in `f64` stays within it).
+        spec.check_in(*self, |m| m as f32, name)
+    }
+    fn schema(spec: &FloatSpec) -> Map<String, Value> {
+        spec.schema()
+    }
+    fn absent(spec: &FloatSpec, name: &'static str) -> Option<Result<Self, ArgError>> {
+        spec.default
+            .map(|d| spec.check_f64(d, name).map(|()| d as f32))
+    }
+}
