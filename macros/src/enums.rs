@@ -14,6 +14,13 @@ struct VariantAttr {
     rename: Option<LitStr>,
 }
 
+/// `#[tool_enum(output)]` on the enum: it also appears in tool outputs.
+#[derive(Debug, Default, FromMeta)]
+#[darling(default)]
+struct EnumAttr {
+    output: bool,
+}
+
 /// The text of the `///` doc comments among `attrs`, lines joined by a
 /// space; `None` when there is none.
 fn doc_of(attrs: &[syn::Attribute]) -> Option<String> {
@@ -65,6 +72,17 @@ pub fn derive(item: TokenStream) -> TokenStream {
     };
     let mut errors = Errors::default();
     let ident = &input.ident;
+    let mut enum_attr = EnumAttr::default();
+    for a in input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("tool_enum"))
+    {
+        match EnumAttr::from_meta(&a.meta) {
+            Ok(x) => enum_attr = x,
+            Err(e) => errors.darling(e, "tool_enum"),
+        }
+    }
     if !input.generics.params.is_empty() {
         errors.rule(
             Rule::ToolEnumGeneric,
@@ -154,7 +172,42 @@ pub fn derive(item: TokenStream) -> TokenStream {
     let hm = crate::expand::hm();
     let doc = opt_str(doc_of(&input.attrs).as_ref());
     let token_docs = docs.iter().map(|d| opt_str(d.as_ref()));
+    // In outputs, the same tokens: serialized as the token, described as
+    // the enum of tokens (inline, with the enum's doc).
+    let output = enum_attr.output.then(|| {
+        let name = ident.to_string();
+        quote! {
+            #[automatically_derived]
+            impl #hm::Serialize for #ident {
+                fn serialize<__S: #hm::serde::Serializer>(
+                    &self,
+                    serializer: __S,
+                ) -> ::core::result::Result<__S::Ok, __S::Error> {
+                    serializer.serialize_str(<Self as #hm::ToolEnum>::token(*self))
+                }
+            }
+            #[automatically_derived]
+            impl #hm::JsonSchema for #ident {
+                fn inline_schema() -> bool {
+                    true
+                }
+                fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                    ::std::borrow::Cow::Borrowed(#name)
+                }
+                fn json_schema(_: &mut #hm::schemars::SchemaGenerator) -> #hm::schemars::Schema {
+                    #hm::enum_output_schema::<Self>()
+                }
+            }
+        }
+    });
     quote! {
+        #output
+        #[automatically_derived]
+        impl #hm::DeckToken for #ident {
+            fn token(&self) -> &'static str {
+                <Self as #hm::ToolEnum>::token(*self)
+            }
+        }
         #[automatically_derived]
         impl #hm::ToolEnum for #ident {
             const TOKENS: &'static [&'static str] = &[#(#tokens),*];

@@ -37,7 +37,7 @@
 //! assert!(matches!(r, Err(ToolError::InvalidArguments(_))));
 //! ```
 
-pub use crate::args::{ArgError, ArgErrorCode, HardenedArgs};
+pub use crate::args::{ArgError, ArgErrorCode, HardenedArgs, ToolEnum};
 pub use crate::context::ToolContext;
 pub use crate::error::ToolError;
 pub use crate::identity::CallerId;

@@ -16,8 +16,8 @@ use serde::Serialize;
 use tokio::sync::Notify;
 
 /// How the domain ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToolEnum, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToolEnum)]
+#[tool_enum(output)]
 pub enum Boundary {
     /// Wraps around.
     Periodic,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use hardened_mcp::deck::{Deck, DeckToken, KeyValue};
+use hardened_mcp::deck::{Deck, KeyValue};
 use hardened_mcp::image::Image;
 use hardened_mcp::paging;
 use hardened_mcp::prelude::*;
@@ -44,8 +44,8 @@ const MAX_LOG_READ_BYTES: usize = 1024 * 1024;
 pub const RUN_WALL_TIME: Duration = Duration::from_secs(120);
 
 /// Boundary condition at both ends of the rod.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToolEnum, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToolEnum)]
+#[tool_enum(output)]
 pub enum Boundary {
     /// Both ends held at zero.
     Dirichlet,
@@ -54,8 +54,8 @@ pub enum Boundary {
 }
 
 /// Initial temperature profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToolEnum, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToolEnum)]
+#[tool_enum(output)]
 pub enum Initial {
     /// sin(mode·π·x/L): exact solution known under Dirichlet ends.
     Sine,
@@ -74,26 +74,6 @@ pub enum Stream {
     Stdout,
     /// The solver's standard error (diagnostics).
     Stderr,
-}
-
-impl DeckToken for Boundary {
-    fn token(&self) -> &'static str {
-        match self {
-            Boundary::Dirichlet => "dirichlet",
-            Boundary::Neumann => "neumann",
-        }
-    }
-}
-
-impl DeckToken for Initial {
-    fn token(&self) -> &'static str {
-        match self {
-            Initial::Sine => "sine",
-            Initial::Cosine => "cosine",
-            Initial::Gaussian => "gaussian",
-            Initial::Step => "step",
-        }
-    }
 }
 
 /// One validated simulation.
@@ -363,11 +343,7 @@ struct SolverResult {
 impl SolverResult {
     /// The boundary, as one of the server's own tokens.
     fn boundary(&self) -> Option<Boundary> {
-        match self.boundary.as_deref() {
-            Some("dirichlet") => Some(Boundary::Dirichlet),
-            Some("neumann") => Some(Boundary::Neumann),
-            _ => None,
-        }
+        self.boundary.as_deref().and_then(Boundary::from_token)
     }
 }
 

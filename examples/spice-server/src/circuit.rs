@@ -20,8 +20,8 @@ pub const THERMAL_VOLTAGE: f64 = 1.380_649e-23 * 300.15 / 1.602_176_634e-19;
 
 /// A circuit of the catalogue. Every template is driven by the source `V1`
 /// between node `in` and ground and observed at node `out`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToolEnum, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToolEnum)]
+#[tool_enum(output)]
 pub enum Template {
     /// R from `in` to `out`, C from `out` to ground: a first-order low-pass,
     /// f_c = 1/(2πRC).

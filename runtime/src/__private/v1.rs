@@ -4,13 +4,14 @@
 //! macros in lockstep.
 
 pub use crate::args::container::VecSpec;
-pub use crate::args::enums::{EnumSpec, enum_absent, enum_parse, enum_schema};
+pub use crate::args::enums::{EnumSpec, enum_absent, enum_output_schema, enum_parse, enum_schema};
 pub use crate::args::kind::{Arg, BoolSpec, Doc};
 pub use crate::args::number::{FloatSpec, IntSpec};
 pub use crate::args::text::{Charset, Pattern, StrSpec};
 pub use crate::args::{ArgError, HardenedArgs, ToolEnum};
 pub use crate::concurrency::ConcurrencyLimiter;
 pub use crate::context::ToolContext;
+pub use crate::deck::DeckToken;
 pub use crate::error::ToolError;
 pub use crate::output::Output;
 pub use crate::route::{

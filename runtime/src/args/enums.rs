@@ -84,3 +84,16 @@ pub fn enum_absent<E: ToolEnum>(
 ) -> Option<Result<E, ArgError>> {
     spec.default.map(|d| enum_parse::<E>(&Value::from(d), name))
 }
+
+/// The schema of a [`ToolEnum`] in a tool's output
+/// (`#[tool_enum(output)]`): a string, one of the tokens, described by the
+/// enum's doc comment.
+pub fn enum_output_schema<E: ToolEnum>() -> schemars::Schema {
+    let mut m = Map::new();
+    m.insert("type".into(), Value::from("string"));
+    m.insert("enum".into(), Value::from(E::TOKENS.to_vec()));
+    if let Some(d) = E::DOC {
+        m.insert("description".into(), Value::from(d));
+    }
+    schemars::Schema::from(m)
+}

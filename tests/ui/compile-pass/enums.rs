@@ -1,7 +1,9 @@
 //! Unit-variant enums as fixed tokens, renamed and defaulted.
 use hardened_mcp::prelude::*;
 
+/// The time integration scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ToolEnum)]
+#[tool_enum(output)]
 enum Scheme {
     ExplicitEuler,
     #[tool_enum(rename = "cn")]
@@ -30,4 +32,11 @@ fn main() {
     let tool = set.get("enums").unwrap();
     assert!(tool.check_arguments(&serde_json::json!({})).is_ok());
     assert!(tool.check_arguments(&serde_json::json!({"scheme": "explicit_euler"})).is_err());
+    // One declaration of the tokens: decks and outputs use them too.
+    use hardened_mcp::deck::DeckToken;
+    assert_eq!(DeckToken::token(&Scheme::CrankNicolson), "cn");
+    assert_eq!(serde_json::to_value(Scheme::CrankNicolson).unwrap(), "cn");
+    let schema = hardened_mcp::schemars::schema_for!(Scheme);
+    assert_eq!(schema.get("enum").unwrap(), &serde_json::json!(["explicit_euler", "cn"]));
+    assert_eq!(schema.get("description").unwrap(), "The time integration scheme.");
 }
