@@ -3,7 +3,7 @@
 use darling::FromMeta;
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::{Data, DeriveInput, Fields, LitStr};
+use syn::{Data, DeriveInput, Fields, Ident, LitStr};
 
 use crate::diag::Errors;
 use crate::rules::Rule;
@@ -65,13 +65,49 @@ fn snake(s: &str) -> String {
     out
 }
 
+/// `#[derive(ToolEnum)]`: parse, check, emit.
 pub fn derive(item: TokenStream) -> TokenStream {
     let input: DeriveInput = match syn::parse2(item) {
         Ok(i) => i,
         Err(e) => return e.to_compile_error(),
     };
     let mut errors = Errors::default();
-    let ident = &input.ident;
+    let declared = read(&input, &mut errors);
+    match check(declared, &mut errors) {
+        Some(model) if errors.is_empty() => emit(&model),
+        _ => errors.into_tokens(),
+    }
+}
+
+/// An enum as written: its attributes read, nothing judged yet.
+struct Declared<'a> {
+    ident: &'a Ident,
+    generic: bool,
+    output: bool,
+    doc: Option<String>,
+    /// `None` when the item is not an enum.
+    variants: Option<Vec<DeclaredVariant<'a>>>,
+}
+
+struct DeclaredVariant<'a> {
+    ident: &'a Ident,
+    unit: bool,
+    token: String,
+    doc: Option<String>,
+}
+
+/// The checked enum: distinct, plain tokens, one per unit variant.
+struct EnumModel<'a> {
+    ident: &'a Ident,
+    output: bool,
+    doc: Option<String>,
+    tokens: Vec<String>,
+    variants: Vec<&'a Ident>,
+    docs: Vec<Option<String>>,
+}
+
+/// Parse: the `#[tool_enum(..)]` attributes of the enum and its variants.
+fn read<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Declared<'a> {
     let mut enum_attr = EnumAttr::default();
     for a in input
         .attrs
@@ -83,7 +119,45 @@ pub fn derive(item: TokenStream) -> TokenStream {
             Err(e) => errors.darling(e, "tool_enum"),
         }
     }
-    if !input.generics.params.is_empty() {
+    let variants = match &input.data {
+        Data::Enum(data) => Some(
+            data.variants
+                .iter()
+                .map(|v| {
+                    let mut attr = VariantAttr::default();
+                    for a in v.attrs.iter().filter(|a| a.path().is_ident("tool_enum")) {
+                        match VariantAttr::from_meta(&a.meta) {
+                            Ok(x) => attr = x,
+                            Err(e) => errors.darling(e, "tool_enum"),
+                        }
+                    }
+                    DeclaredVariant {
+                        ident: &v.ident,
+                        unit: matches!(v.fields, Fields::Unit),
+                        token: attr
+                            .rename
+                            .as_ref()
+                            .map_or_else(|| snake(&v.ident.to_string()), LitStr::value),
+                        doc: doc_of(&v.attrs),
+                    }
+                })
+                .collect(),
+        ),
+        _ => None,
+    };
+    Declared {
+        ident: &input.ident,
+        generic: !input.generics.params.is_empty(),
+        output: enum_attr.output,
+        doc: doc_of(&input.attrs),
+        variants,
+    }
+}
+
+/// Check: the rules of a tool enum.
+fn check<'a>(d: Declared<'a>, errors: &mut Errors) -> Option<EnumModel<'a>> {
+    let ident = d.ident;
+    if d.generic {
         errors.rule(
             Rule::ToolEnumGeneric,
             ident.span(),
@@ -92,7 +166,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
             "remove the generic parameters",
         );
     }
-    let Data::Enum(data) = &input.data else {
+    let Some(declared) = d.variants else {
         errors.rule(
             Rule::ToolEnumNotAnEnum,
             ident.span(),
@@ -100,13 +174,18 @@ pub fn derive(item: TokenStream) -> TokenStream {
             "a tool enum is a fixed set of tokens",
             "use `#[derive(ToolEnum)]` on a unit-variant `enum`",
         );
-        return errors.into_tokens();
+        return None;
     };
-    let mut tokens: Vec<String> = Vec::new();
-    let mut variants = Vec::new();
-    let mut docs: Vec<Option<String>> = Vec::new();
-    for v in &data.variants {
-        if !matches!(v.fields, Fields::Unit) {
+    let mut m = EnumModel {
+        ident,
+        output: d.output,
+        doc: d.doc,
+        tokens: Vec::new(),
+        variants: Vec::new(),
+        docs: Vec::new(),
+    };
+    for v in &declared {
+        if !v.unit {
             errors.rule(
                 Rule::ToolEnumWithData,
                 v.ident.span(),
@@ -117,19 +196,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
             );
             continue;
         }
-        let mut attr = VariantAttr::default();
-        for a in &v.attrs {
-            if a.path().is_ident("tool_enum") {
-                match VariantAttr::from_meta(&a.meta) {
-                    Ok(x) => attr = x,
-                    Err(e) => errors.darling(e, "tool_enum"),
-                }
-            }
-        }
-        let token = attr
-            .rename
-            .as_ref()
-            .map_or_else(|| snake(&v.ident.to_string()), LitStr::value);
+        let token = &v.token;
         if token.is_empty()
             || token.len() > 64
             || !token
@@ -144,7 +211,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
                 "rename to 1..=64 characters of A-Z a-z 0-9 _ - .",
             );
         }
-        if tokens.contains(&token) {
+        if m.tokens.contains(token) {
             errors.rule(
                 Rule::ToolEnumDuplicateToken,
                 v.ident.span(),
@@ -153,11 +220,11 @@ pub fn derive(item: TokenStream) -> TokenStream {
                 "rename one of the variants with `#[tool_enum(rename = \"...\")]`",
             );
         }
-        tokens.push(token);
-        variants.push(&v.ident);
-        docs.push(doc_of(&v.attrs));
+        m.tokens.push(token.clone());
+        m.variants.push(v.ident);
+        m.docs.push(v.doc.clone());
     }
-    if data.variants.is_empty() {
+    if declared.is_empty() {
         errors.rule(
             Rule::ToolEnumEmpty,
             ident.span(),
@@ -166,15 +233,19 @@ pub fn derive(item: TokenStream) -> TokenStream {
             "add the variants",
         );
     }
-    if !errors.is_empty() {
-        return errors.into_tokens();
-    }
-    let hm = crate::expand::hm();
-    let doc = opt_str(doc_of(&input.attrs).as_ref());
+    Some(m)
+}
+
+/// Emit: the `ToolEnum`, argument and `DeckToken` impls (and, with
+/// `#[tool_enum(output)]`, `Serialize` and `JsonSchema`).
+fn emit(m: &EnumModel<'_>) -> TokenStream {
+    let (ident, tokens, variants, docs) = (m.ident, &m.tokens, &m.variants, &m.docs);
+    let hm = crate::emit::hm();
+    let doc = opt_str(m.doc.as_ref());
     let token_docs = docs.iter().map(|d| opt_str(d.as_ref()));
     // In outputs, the same tokens: serialized as the token, described as
     // the enum of tokens (inline, with the enum's doc).
-    let output = enum_attr.output.then(|| {
+    let output = m.output.then(|| {
         let name = ident.to_string();
         quote! {
             #[automatically_derived]

@@ -1,8 +1,10 @@
 //! Procedural macros of hardened-mcp. Use them through `hardened_mcp::prelude`.
 //!
-//! Each macro is a pipeline: `parse` (attributes and signatures → a typed
-//! model, darling/syn), `check` (the safety rules → compile errors, all of
-//! them collected), `expand` (schema, parser, revalidation, rmcp routes).
+//! Each macro is a pipeline: `parse` (attributes and signatures → typed
+//! declarations, darling/syn), `check` (the safety rules → the checked
+//! `model`, or compile errors, all of them collected; every rule has an id
+//! in `rules`), `emit` (schema, parser, revalidation, rmcp routes). The
+//! entry points in `tools`, `enums` and `output` read in that order.
 //! On errors the item is still emitted, stripped of our attributes, so IDEs
 //! keep working. Generated code reaches the runtime only through
 //! `::hardened_mcp::__private::v1`.
@@ -11,12 +13,13 @@ use proc_macro::TokenStream;
 
 mod check;
 mod diag;
+mod emit;
 mod enums;
-mod expand;
 mod model;
 mod output;
 mod parse;
 mod rules;
+mod tools;
 
 /// Turns the `#[hardened_tool]` methods of an impl block into hardened MCP
 /// tools and generates `hardened_tool_router()`, `try_hardened_tool_router()`
@@ -25,7 +28,7 @@ mod rules;
 /// See `docs/attributes.md` for every key.
 #[proc_macro_attribute]
 pub fn hardened_tools(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::hardened_tools(attr.into(), item.into()).into()
+    tools::hardened_tools(attr.into(), item.into()).into()
 }
 
 /// Marks a method of a `#[hardened_tools]` impl block as a tool. Only
@@ -56,7 +59,7 @@ pub fn derive_tool_enum(item: TokenStream) -> TokenStream {
 /// become descriptions). Take it in a tool as `#[args] args: MyArgs`.
 #[proc_macro_derive(HardenedArgs, attributes(bounded))]
 pub fn derive_hardened_args(item: TokenStream) -> TokenStream {
-    expand::derive_args(item.into()).into()
+    tools::derive_args(item.into()).into()
 }
 
 /// Derives what a tool's result type needs (`Serialize` and `JsonSchema`,

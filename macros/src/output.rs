@@ -7,7 +7,7 @@ use quote::quote;
 use syn::Item;
 
 use crate::diag::Errors;
-use crate::expand::hm;
+use crate::emit::hm;
 use crate::rules::Rule;
 
 /// Adds `Serialize` and `JsonSchema` derives (with their `crate` paths set

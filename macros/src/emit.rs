@@ -1,102 +1,18 @@
-//! Expansion: from checked tools to code — argument specs (one `static`
+//! Emission: from the checked model to code — argument specs (one `static`
 //! per argument, read by the parser, the checks and the schema alike), the
-//! revalidation function, the rewritten method, and the router functions.
+//! revalidation function, the prologue of each tool method, the router
+//! functions, and the `HardenedArgs` impl.
 
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
-use syn::{ImplItem, ItemImpl, Type};
+use syn::Type;
 
-use crate::check;
-use crate::diag::Errors;
 use crate::model::{ArgModel, DefaultLit, Num, Spec, ToolModel};
-use crate::parse::{self, Kind, ToolsAttr};
-use crate::rules::Rule;
+use crate::parse::{Kind, ToolsAttr};
 
 /// The one path through which generated code reaches the runtime.
 pub(crate) fn hm() -> TokenStream {
     quote!(::hardened_mcp::__private::v1)
-}
-
-/// Entry point of `#[hardened_tools]`.
-pub fn hardened_tools(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let mut errors = Errors::default();
-    let tools_attr = match darling::ast::NestedMeta::parse_meta_list(attr) {
-        Ok(list) => match <ToolsAttr as darling::FromMeta>::from_list(&list) {
-            Ok(a) => a,
-            Err(e) => {
-                errors.darling(e, "hardened_tools");
-                ToolsAttr::default()
-            }
-        },
-        Err(e) => {
-            errors.malformed(e.span(), &e.to_string(), "hardened_tools");
-            ToolsAttr::default()
-        }
-    };
-    let mut item_impl: ItemImpl = match syn::parse2(item.clone()) {
-        Ok(i) => i,
-        Err(e) => {
-            let mut out = item;
-            out.extend(e.to_compile_error());
-            return out;
-        }
-    };
-    let (generated, models) = expand_impl(&tools_attr, &mut item_impl, &mut errors);
-    let _ = models;
-    let errs = errors.into_tokens();
-    quote! {
-        #item_impl
-        #generated
-        #errs
-    }
-}
-
-/// Checks and expands an impl block in place. Returns the extra impl block
-/// (empty when any error was found) and the number of tools.
-pub fn expand_impl(
-    attr: &ToolsAttr,
-    item_impl: &mut ItemImpl,
-    errors: &mut Errors,
-) -> (TokenStream, usize) {
-    if item_impl.trait_.is_some() || !item_impl.generics.params.is_empty() {
-        errors.rule(
-            Rule::ToolsOnNonInherentImpl,
-            Span::call_site(),
-            "`#[hardened_tools]` goes on a non-generic inherent impl block",
-            "the generated routes name the concrete server type",
-            "write `#[hardened_tools] impl MyServer { ... }`",
-        );
-    }
-    let mut models = Vec::new();
-    let mut tool_count = 0;
-    for item in &mut item_impl.items {
-        let ImplItem::Fn(f) = item else { continue };
-        if !parse::is_tool(f) {
-            continue;
-        }
-        tool_count += 1;
-        let t = parse::tool_fn(f, errors);
-        if let Some(m) = check::tool(&t, &f.block, errors) {
-            let prologue = validate_call(&m);
-            let block = &f.block;
-            f.block = syn::parse_quote!({ #prologue #block });
-            models.push(m);
-        }
-    }
-    if tool_count == 0 {
-        errors.rule(
-            Rule::ToolsWithoutTools,
-            Span::call_site(),
-            "`#[hardened_tools]` found no `#[hardened_tool]` method",
-            "the generated router would serve no tools",
-            "mark the tool methods with `#[hardened_tool(max_cost = .., units = \"..\", cost = ..)]`",
-        );
-    }
-    let self_ty = &item_impl.self_ty;
-    (
-        generate(attr, self_ty, &models, !errors.is_empty()),
-        tool_count,
-    )
 }
 
 fn names(m: &ToolModel) -> (syn::Ident, String) {
@@ -104,7 +20,7 @@ fn names(m: &ToolModel) -> (syn::Ident, String) {
 }
 
 /// The statement prepended to a tool body: revalidate the arguments.
-fn validate_call(m: &ToolModel) -> TokenStream {
+pub(crate) fn validate_call(m: &ToolModel) -> TokenStream {
     let (vname, _) = names(m);
     let args = m.params.iter().filter(|p| is_arg(p)).map(|p| {
         let id = &p.ident;
@@ -414,7 +330,12 @@ fn spec_statics<'a>(
 /// The extra impl block. With `failed`, the router functions are stubs so
 /// that the compile errors already reported are not buried under
 /// follow-on "function not found" errors.
-fn generate(attr: &ToolsAttr, self_ty: &Type, models: &[ToolModel], failed: bool) -> TokenStream {
+pub(crate) fn generate(
+    attr: &ToolsAttr,
+    self_ty: &Type,
+    models: &[ToolModel],
+    failed: bool,
+) -> TokenStream {
     let hm = hm();
     let router = attr
         .router
@@ -773,38 +694,11 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
     }}
 }
 
-/// `#[derive(HardenedArgs)]`: the same rules, specs and parser as flat tool
-/// parameters, for the named fields of one argument struct.
-pub fn derive_args(item: TokenStream) -> TokenStream {
-    let input: syn::DeriveInput = match syn::parse2(item) {
-        Ok(i) => i,
-        Err(e) => return e.to_compile_error(),
-    };
-    let mut errors = Errors::default();
-    let ident = &input.ident;
-    let fields = match &input.data {
-        syn::Data::Struct(syn::DataStruct {
-            fields: syn::Fields::Named(f),
-            ..
-        }) if input.generics.params.is_empty() => f,
-        _ => {
-            errors.rule(
-                Rule::ArgsDeriveNotANamedStruct,
-                ident.span(),
-                "`HardenedArgs` can only be derived for a non-generic struct with named fields",
-                "each field is one named argument of the tool's argument object",
-                "declare `struct Args { #[bounded(..)] name: Type, .. }`",
-            );
-            return errors.into_tokens();
-        }
-    };
-    let params = parse::struct_fields(fields, &mut errors);
-    let models = check::struct_fields(&params, &mut errors);
-    if !errors.is_empty() {
-        return errors.into_tokens();
-    }
+/// The `HardenedArgs` impl of a checked argument struct: the same specs,
+/// parser, checks and schema as flat tool parameters.
+pub(crate) fn args_impl(ident: &syn::Ident, models: &[ArgModel]) -> TokenStream {
     let hm = hm();
-    let statics = spec_statics(None, &models);
+    let statics = spec_statics(None, models);
     let idents: Vec<&syn::Ident> = models.iter().map(|p| &p.ident).collect();
     let keys: Vec<String> = models.iter().map(|p| p.key()).collect();
     let tys: Vec<&Type> = models.iter().map(|p| &p.ty).collect();
@@ -860,12 +754,15 @@ pub fn derive_args(item: TokenStream) -> TokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diag::Errors;
+    use syn::ItemImpl;
 
     fn expand(src: &str) -> String {
         let item: ItemImpl = syn::parse_str(src).unwrap_or_else(|e| panic!("{e}"));
         let mut item = item;
         let mut errors = Errors::default();
-        let (gen_tokens, _) = expand_impl(&ToolsAttr::default(), &mut item, &mut errors);
+        let (gen_tokens, _) =
+            crate::tools::tools_impl(&ToolsAttr::default(), &mut item, &mut errors);
         assert!(errors.is_empty(), "{}", errors.into_tokens());
         format!("{} {}", quote!(#item), gen_tokens)
     }
@@ -890,7 +787,7 @@ mod tests {
     fn errors_of(src: &str) -> String {
         let mut item: ItemImpl = syn::parse_str(src).unwrap_or_else(|e| panic!("{e}"));
         let mut errors = Errors::default();
-        let _ = expand_impl(&ToolsAttr::default(), &mut item, &mut errors);
+        let _ = crate::tools::tools_impl(&ToolsAttr::default(), &mut item, &mut errors);
         assert!(!errors.is_empty(), "expected errors for {src}");
         errors.into_tokens().to_string()
     }
@@ -1012,7 +909,7 @@ mod tests {
 
     #[test]
     fn generated_code_uses_only_the_private_path() {
-        let derive_args = super::derive_args(
+        let derive_args = crate::tools::derive_args(
             syn::parse_str(
                 "struct Grid { #[bounded(min = 2, max = 100)] nx: u32, \
                  #[bounded(max_len = 8, pattern = \"^[a-z]+$\")] label: String }",
