@@ -124,7 +124,10 @@ fn scalar_spec(kind: &Kind, spec: &Spec, doc: TokenStream) -> TokenStream {
                 })
             };
             let (a, b) = (usz(spec.min_len), usz(spec.max_len));
-            let pat = opt(spec.pattern.as_deref(), |p| quote!(#hm::Pattern::new(#p)));
+            let pat = opt(
+                spec.pattern.as_ref().map(|p| p.as_str()),
+                |p| quote!(#hm::Pattern::new(#p)),
+            );
             let cs = opt(spec.charset, |c| {
                 let v = syn::Ident::new(c.variant(), Span::call_site());
                 quote!(#hm::Charset::#v)

@@ -46,6 +46,23 @@ impl Charset {
     }
 }
 
+/// A `pattern` that parses and reads the same in Rust's `regex` and in
+/// ECMA-262 (made by `check::pattern` only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pattern(String);
+
+impl Pattern {
+    /// Wraps a pattern the checks accepted.
+    pub(crate) fn checked(source: String) -> Self {
+        Self(source)
+    }
+
+    /// The source text, as advertised and compiled.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// A numeric literal read from an attribute.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Num {
@@ -81,9 +98,7 @@ pub struct Spec {
     pub min_len: Option<usize>,
     pub max_len: Option<usize>,
     pub max_items: Option<usize>,
-    /// Checked at compile time: it parses, and means the same in Rust and
-    /// ECMA-262.
-    pub pattern: Option<String>,
+    pub pattern: Option<Pattern>,
     pub charset: Option<Charset>,
     pub units: Option<String>,
     pub description: Option<String>,

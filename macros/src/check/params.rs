@@ -466,36 +466,33 @@ pub(super) fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
         Kind::Str => {
             spec.min_len = usize_key(&b.min_len, "min_len", &pname, errors);
             spec.max_len = usize_key(&b.max_len, "max_len", &pname, errors);
-            spec.pattern = b.pattern.as_ref().map(LitStr::value);
-            if let Some(p) = &b.pattern
-                && regex_syntax::Parser::new().parse(&p.value()).is_err()
-            {
-                errors.rule(
-                    Rule::InvalidPattern,
-                    p.span(),
-                    format!("the `pattern` of `{pname}` is not a valid regular expression"),
-                    "an invalid pattern cannot be advertised in the schema nor checked; it would refuse \
-                     every value",
-                    "fix the regular expression (Rust `regex` syntax that is also valid ECMA-262), \
-                     anchored with `^…$`",
-                );
-            } else if let Some(p) = &b.pattern
-                && let Err(r) = pattern::check(&p.value())
-            {
-                errors.rule(
-                    Rule::PatternDialect,
-                    p.span(),
-                    format!(
-                        "the `pattern` of `{pname}` uses `{}`, which clients read differently",
-                        r.construct
+            if let Some(p) = &b.pattern {
+                match pattern::check(&p.value()) {
+                    Ok(checked) => spec.pattern = Some(checked),
+                    Err(pattern::Fault::Syntax) => errors.rule(
+                        Rule::InvalidPattern,
+                        p.span(),
+                        format!("the `pattern` of `{pname}` is not a valid regular expression"),
+                        "an invalid pattern cannot be advertised in the schema nor checked; it \
+                         would refuse every value",
+                        "fix the regular expression (Rust `regex` syntax that is also valid \
+                         ECMA-262), anchored with `^…$`",
                     ),
-                    &format!(
-                        "the server checks the pattern with Rust's `regex`; the schema advertises \
-                         it to clients, which read it as ECMA-262: {}",
-                        r.why
+                    Err(pattern::Fault::Dialect(r)) => errors.rule(
+                        Rule::PatternDialect,
+                        p.span(),
+                        format!(
+                            "the `pattern` of `{pname}` uses `{}`, which clients read differently",
+                            r.construct
+                        ),
+                        &format!(
+                            "the server checks the pattern with Rust's `regex`; the schema \
+                             advertises it to clients, which read it as ECMA-262: {}",
+                            r.why
+                        ),
+                        r.fix,
                     ),
-                    r.fix,
-                );
+                }
             }
             if spec.max_len.is_none() && b.max_len.is_none() {
                 errors.rule(

@@ -11,6 +11,7 @@
 //! The admitted subset is tested against an ECMA-262 engine (Node.js) in
 //! this module's tests.
 
+use crate::model::Pattern;
 use regex_syntax::ast::{
     self, AssertionKind, Ast, ClassSet, ClassSetItem, GroupKind, HexLiteralKind, LiteralKind,
     SpecialLiteralKind,
@@ -25,14 +26,26 @@ pub struct Refusal {
     pub fix: &'static str,
 }
 
-/// Checks that `pattern` (already known to parse as a Rust regex) uses only
-/// constructs that Rust's `regex` and ECMA-262 (`u` flag) read alike.
-pub fn check(pattern: &str) -> Result<(), Refusal> {
-    let Ok(ast) = ast::parse::Parser::new().parse(pattern) else {
-        // Reported by the syntax rule.
-        return Ok(());
+/// Why a pattern is refused.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// It does not parse as a regular expression.
+    Syntax,
+    /// It uses a construct the two dialects read differently.
+    Dialect(Refusal),
+}
+
+/// Checks `source`: it must parse (as Rust's `regex` parses it) and use
+/// only constructs that Rust's `regex` and ECMA-262 (`u` flag) read alike.
+pub fn check(source: &str) -> Result<Pattern, Fault> {
+    if regex_syntax::Parser::new().parse(source).is_err() {
+        return Err(Fault::Syntax);
+    }
+    let Ok(ast) = ast::parse::Parser::new().parse(source) else {
+        return Err(Fault::Syntax);
     };
-    Walk { src: pattern }.ast(&ast)
+    Walk { src: source }.ast(&ast).map_err(Fault::Dialect)?;
+    Ok(Pattern::checked(source.to_owned()))
 }
 
 struct Walk<'a> {

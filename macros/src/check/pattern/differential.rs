@@ -149,7 +149,7 @@ fn the_admitted_subset_means_the_same_in_rust_and_in_ecma_262() {
         if regex::Regex::new(&p).is_err() {
             continue;
         }
-        assert_eq!(check(&p), Ok(()), "the generator left the subset: {p}");
+        assert!(check(&p).is_ok(), "the generator left the subset: {p}");
         let xs = inputs(&p, &mut runner);
         cases.push((p, xs));
     }

@@ -14,7 +14,11 @@ fn the_common_spellings_pass_and_the_dialect_specific_ones_are_refused() {
         "héllo|wörld",
         "",
     ] {
-        assert_eq!(check(ok), Ok(()), "{ok}");
+        assert_eq!(
+            check(ok).map(|p| p.as_str().to_owned()),
+            Ok(ok.to_owned()),
+            "{ok}"
+        );
     }
     for (bad, construct) in [
         ("^\\d+$", "\\d"),
@@ -39,11 +43,17 @@ fn the_common_spellings_pass_and_the_dialect_specific_ones_are_refused() {
         ("^*a", "^*"),
     ] {
         match check(bad) {
-            Err(r) => assert_eq!(r.construct, construct, "{bad}"),
-            Ok(()) => panic!("{bad} was not refused"),
+            Err(Fault::Dialect(r)) => assert_eq!(r.construct, construct, "{bad}"),
+            other => panic!("{bad}: {other:?}"),
         }
     }
 }
 
 #[path = "differential.rs"]
 mod differential;
+
+#[test]
+fn a_pattern_that_does_not_parse_is_a_syntax_fault() {
+    assert_eq!(check("^(unclosed$"), Err(Fault::Syntax));
+    assert_eq!(check("a{,3}"), Err(Fault::Syntax));
+}
