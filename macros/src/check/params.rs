@@ -381,162 +381,17 @@ pub(super) fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
         ..Spec::default()
     };
 
+    let arg = Declared {
+        p,
+        b,
+        b_span,
+        pname: &pname,
+    };
     match &scalar {
         Kind::Int(_) | Kind::Float(_) => {
-            if allowed.contains(&"min") {
-                spec.min = bound(&b.min, &scalar, "min", &pname, errors);
-                spec.max = bound(&b.max, &scalar, "max", &pname, errors);
-                spec.exclusive_min =
-                    bound(&b.exclusive_min, &scalar, "exclusive_min", &pname, errors);
-                spec.exclusive_max =
-                    bound(&b.exclusive_max, &scalar, "exclusive_max", &pname, errors);
-            }
-            let has_lo = b.min.is_some() || b.exclusive_min.is_some();
-            let has_hi = b.max.is_some() || b.exclusive_max.is_some();
-            if p.bounded.is_none() {
-                errors.rule(
-                    Rule::UnboundedNumber,
-                    at(&p.ty),
-                    format!("numeric parameter `{pname}` has no `#[bounded]`"),
-                    WHY_UNBOUNDED,
-                    format!("declare its range: `#[bounded(min = .., max = ..)] {pname}: ..`"),
-                );
-            } else if !has_lo || !has_hi {
-                errors.rule(
-                    Rule::OneSidedBound,
-                    b_span,
-                    format!("numeric parameter `{pname}` needs both a lower and an upper bound"),
-                    WHY_UNBOUNDED,
-                    "add the missing `min`/`exclusive_min` or `max`/`exclusive_max`",
-                );
-            }
-            if b.min.is_some() && b.exclusive_min.is_some() {
-                errors.rule(
-                    Rule::TwoBoundsOnOneSide,
-                    b_span,
-                    format!("`{pname}` declares both `min` and `exclusive_min`"),
-                    "two lower bounds make the declaration ambiguous",
-                    "keep one of them",
-                );
-            }
-            if b.max.is_some() && b.exclusive_max.is_some() {
-                errors.rule(
-                    Rule::TwoBoundsOnOneSide,
-                    b_span,
-                    format!("`{pname}` declares both `max` and `exclusive_max`"),
-                    "two upper bounds make the declaration ambiguous",
-                    "keep one of them",
-                );
-            }
-            let lo = spec.min.or(spec.exclusive_min);
-            let hi = spec.max.or(spec.exclusive_max);
-            if let (Some(lo), Some(hi)) = (lo, hi) {
-                let strict = spec.exclusive_min.is_some() || spec.exclusive_max.is_some();
-                let empty = if strict {
-                    lo.as_f64() >= hi.as_f64()
-                } else {
-                    lo.as_f64() > hi.as_f64()
-                };
-                let bad = match (lo, hi) {
-                    (Num::Int(a), Num::Int(b)) => {
-                        if strict {
-                            a >= b
-                        } else {
-                            a > b
-                        }
-                    }
-                    _ => empty,
-                };
-                if bad {
-                    let span = [&b.min, &b.exclusive_min]
-                        .into_iter()
-                        .flatten()
-                        .next()
-                        .map_or(b_span, |e| e.span());
-                    errors.rule(
-                        Rule::MinAboveMax,
-                        span,
-                        format!("the range of `{pname}` is empty (lower bound above upper bound)"),
-                        "no value can satisfy it, so the tool could never be called; it is a typo",
-                        "swap or correct `min` and `max`",
-                    );
-                }
-            }
+            check_numeric(&arg, &scalar, &allowed, &mut spec, errors);
         }
-        Kind::Str => {
-            spec.min_len = usize_key(&b.min_len, "min_len", &pname, errors);
-            spec.max_len = usize_key(&b.max_len, "max_len", &pname, errors);
-            if let Some(p) = &b.pattern {
-                match pattern::check(&p.value()) {
-                    Ok(checked) => spec.pattern = Some(checked),
-                    Err(pattern::Fault::Syntax) => errors.rule(
-                        Rule::InvalidPattern,
-                        p.span(),
-                        format!("the `pattern` of `{pname}` is not a valid regular expression"),
-                        "an invalid pattern cannot be advertised in the schema nor checked; it \
-                         would refuse every value",
-                        "fix the regular expression (Rust `regex` syntax that is also valid \
-                         ECMA-262), anchored with `^…$`",
-                    ),
-                    Err(pattern::Fault::Dialect(r)) => errors.rule(
-                        Rule::PatternDialect,
-                        p.span(),
-                        format!(
-                            "the `pattern` of `{pname}` uses `{}`, which clients read differently",
-                            r.construct
-                        ),
-                        &format!(
-                            "the server checks the pattern with Rust's `regex`; the schema \
-                             advertises it to clients, which read it as ECMA-262: {}",
-                            r.why
-                        ),
-                        r.fix,
-                    ),
-                }
-            }
-            if spec.max_len.is_none() && b.max_len.is_none() {
-                errors.rule(
-                    Rule::UnboundedString,
-                    at(&p.ty),
-                    format!("string parameter `{pname}` has no `max_len`"),
-                    "an unbounded string lets one call push megabytes into parsing, logs and solver \
-                     inputs",
-                    format!(
-                        "declare `#[bounded(max_len = ..)] {pname}: String` (and a `charset` or \
-                         `pattern`), or use a `#[derive(ToolEnum)]` enum for fixed choices"
-                    ),
-                );
-            }
-            if let (Some(a), Some(z)) = (spec.min_len, spec.max_len)
-                && a > z
-            {
-                errors.rule(
-                    Rule::MinLenAboveMaxLen,
-                    b.min_len.as_ref().map_or(b_span, |e| e.span()),
-                    format!("`min_len` of `{pname}` is above its `max_len`"),
-                    "no string can satisfy it, so the tool could never be called",
-                    "swap or correct `min_len` and `max_len`",
-                );
-            }
-            if let Some(cs) = &b.charset {
-                let v = cs.value();
-                if let Some(c) = Charset::named(&v) {
-                    spec.charset = Some(c);
-                } else {
-                    let names = Charset::names();
-                    let hint = did_you_mean(&v, &names)
-                        .map(|d| format!("did you mean `{d}`? "))
-                        .unwrap_or_default();
-                    errors.rule(
-                        Rule::UnknownCharset,
-                        cs.span(),
-                        format!("unknown charset `{v}`"),
-                        "a charset is a fixed, named allowlist of characters",
-                        format!("{hint}known charsets: {}", names.join(", ")),
-                    );
-                }
-            }
-        }
+        Kind::Str => check_string(&arg, &mut spec, errors),
         _ => {}
     }
 
@@ -657,4 +512,191 @@ pub(super) fn shape_ok(k: &Kind) -> bool {
 
 pub(super) fn errors_len(e: &Errors) -> usize {
     e.len()
+}
+
+/// One parameter being checked, with its `#[bounded]` attribute (an empty
+/// one when it has none) and where to point.
+#[derive(Clone, Copy)]
+struct Declared<'a> {
+    p: &'a Param,
+    b: &'a BoundedAttr,
+    b_span: Span,
+    pname: &'a str,
+}
+
+/// The rules of a numeric parameter: both bounds, of its type, not twice
+/// on one side, a non-empty range.
+fn check_numeric(
+    arg: &Declared<'_>,
+    scalar: &Kind,
+    allowed: &[&str],
+    spec: &mut Spec,
+    errors: &mut Errors,
+) {
+    let Declared {
+        p,
+        b,
+        b_span,
+        pname,
+    } = *arg;
+    if allowed.contains(&"min") {
+        spec.min = bound(&b.min, scalar, "min", pname, errors);
+        spec.max = bound(&b.max, scalar, "max", pname, errors);
+        spec.exclusive_min = bound(&b.exclusive_min, scalar, "exclusive_min", pname, errors);
+        spec.exclusive_max = bound(&b.exclusive_max, scalar, "exclusive_max", pname, errors);
+    }
+    let has_lo = b.min.is_some() || b.exclusive_min.is_some();
+    let has_hi = b.max.is_some() || b.exclusive_max.is_some();
+    if p.bounded.is_none() {
+        errors.rule(
+            Rule::UnboundedNumber,
+            at(&p.ty),
+            format!("numeric parameter `{pname}` has no `#[bounded]`"),
+            WHY_UNBOUNDED,
+            format!("declare its range: `#[bounded(min = .., max = ..)] {pname}: ..`"),
+        );
+    } else if !has_lo || !has_hi {
+        errors.rule(
+            Rule::OneSidedBound,
+            b_span,
+            format!("numeric parameter `{pname}` needs both a lower and an upper bound"),
+            WHY_UNBOUNDED,
+            "add the missing `min`/`exclusive_min` or `max`/`exclusive_max`",
+        );
+    }
+    if b.min.is_some() && b.exclusive_min.is_some() {
+        errors.rule(
+            Rule::TwoBoundsOnOneSide,
+            b_span,
+            format!("`{pname}` declares both `min` and `exclusive_min`"),
+            "two lower bounds make the declaration ambiguous",
+            "keep one of them",
+        );
+    }
+    if b.max.is_some() && b.exclusive_max.is_some() {
+        errors.rule(
+            Rule::TwoBoundsOnOneSide,
+            b_span,
+            format!("`{pname}` declares both `max` and `exclusive_max`"),
+            "two upper bounds make the declaration ambiguous",
+            "keep one of them",
+        );
+    }
+    let lo = spec.min.or(spec.exclusive_min);
+    let hi = spec.max.or(spec.exclusive_max);
+    if let (Some(lo), Some(hi)) = (lo, hi) {
+        let strict = spec.exclusive_min.is_some() || spec.exclusive_max.is_some();
+        let empty = if strict {
+            lo.as_f64() >= hi.as_f64()
+        } else {
+            lo.as_f64() > hi.as_f64()
+        };
+        let bad = match (lo, hi) {
+            (Num::Int(a), Num::Int(b)) => {
+                if strict {
+                    a >= b
+                } else {
+                    a > b
+                }
+            }
+            _ => empty,
+        };
+        if bad {
+            let span = [&b.min, &b.exclusive_min]
+                .into_iter()
+                .flatten()
+                .next()
+                .map_or(b_span, |e| e.span());
+            errors.rule(
+                Rule::MinAboveMax,
+                span,
+                format!("the range of `{pname}` is empty (lower bound above upper bound)"),
+                "no value can satisfy it, so the tool could never be called; it is a typo",
+                "swap or correct `min` and `max`",
+            );
+        }
+    }
+}
+
+/// The rules of a string parameter: a `max_len`, consistent lengths, a
+/// pattern both dialects read alike, a known charset.
+fn check_string(arg: &Declared<'_>, spec: &mut Spec, errors: &mut Errors) {
+    let Declared {
+        p,
+        b,
+        b_span,
+        pname,
+    } = *arg;
+    spec.min_len = usize_key(&b.min_len, "min_len", pname, errors);
+    spec.max_len = usize_key(&b.max_len, "max_len", pname, errors);
+    if let Some(p) = &b.pattern {
+        match pattern::check(&p.value()) {
+            Ok(checked) => spec.pattern = Some(checked),
+            Err(pattern::Fault::Syntax) => errors.rule(
+                Rule::InvalidPattern,
+                p.span(),
+                format!("the `pattern` of `{pname}` is not a valid regular expression"),
+                "an invalid pattern cannot be advertised in the schema nor checked; it \
+                     would refuse every value",
+                "fix the regular expression (Rust `regex` syntax that is also valid \
+                     ECMA-262), anchored with `^…$`",
+            ),
+            Err(pattern::Fault::Dialect(r)) => errors.rule(
+                Rule::PatternDialect,
+                p.span(),
+                format!(
+                    "the `pattern` of `{pname}` uses `{}`, which clients read differently",
+                    r.construct
+                ),
+                &format!(
+                    "the server checks the pattern with Rust's `regex`; the schema \
+                         advertises it to clients, which read it as ECMA-262: {}",
+                    r.why
+                ),
+                r.fix,
+            ),
+        }
+    }
+    if spec.max_len.is_none() && b.max_len.is_none() {
+        errors.rule(
+            Rule::UnboundedString,
+            at(&p.ty),
+            format!("string parameter `{pname}` has no `max_len`"),
+            "an unbounded string lets one call push megabytes into parsing, logs and solver \
+                 inputs",
+            format!(
+                "declare `#[bounded(max_len = ..)] {pname}: String` (and a `charset` or \
+                     `pattern`), or use a `#[derive(ToolEnum)]` enum for fixed choices"
+            ),
+        );
+    }
+    if let (Some(a), Some(z)) = (spec.min_len, spec.max_len)
+        && a > z
+    {
+        errors.rule(
+            Rule::MinLenAboveMaxLen,
+            b.min_len.as_ref().map_or(b_span, |e| e.span()),
+            format!("`min_len` of `{pname}` is above its `max_len`"),
+            "no string can satisfy it, so the tool could never be called",
+            "swap or correct `min_len` and `max_len`",
+        );
+    }
+    if let Some(cs) = &b.charset {
+        let v = cs.value();
+        if let Some(c) = Charset::named(&v) {
+            spec.charset = Some(c);
+        } else {
+            let names = Charset::names();
+            let hint = did_you_mean(&v, &names)
+                .map(|d| format!("did you mean `{d}`? "))
+                .unwrap_or_default();
+            errors.rule(
+                Rule::UnknownCharset,
+                cs.span(),
+                format!("unknown charset `{v}`"),
+                "a charset is a fixed, named allowlist of characters",
+                format!("{hint}known charsets: {}", names.join(", ")),
+            );
+        }
+    }
 }
