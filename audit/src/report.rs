@@ -37,6 +37,26 @@ impl Report {
         .map(|s| (s, self.findings.iter().filter(|f| f.severity == s).count()))
     }
 
+    /// Each finding as (severity, rule, tool, property, mutation), the
+    /// absent ones empty, sorted: what two audits of one server compare.
+    pub fn keys(&self) -> Vec<(Severity, &'static str, &str, &str, &'static str)> {
+        let mut v: Vec<_> = self
+            .findings
+            .iter()
+            .map(|f| {
+                (
+                    f.severity,
+                    f.rule,
+                    f.tool.as_deref().unwrap_or_default(),
+                    f.property.as_deref().unwrap_or_default(),
+                    f.mutation.unwrap_or_default(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
     /// Whether any finding is at `level` or above.
     pub fn fails(&self, level: Severity) -> bool {
         self.findings.iter().any(|f| f.severity >= level)

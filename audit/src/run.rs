@@ -262,12 +262,12 @@ async fn valid_calls(
 /// with a `pattern` (an opaque id format, not an enum) whose names say
 /// handle, id, run, job, session or ref.
 fn handle_like<'a>(
-    schema: &Value,
+    schema: &'a Value,
     baseline: &'a serde_json::Map<String, Value>,
 ) -> impl Iterator<Item = &'a String> {
-    let props = schema.get("properties").and_then(Value::as_object).cloned();
+    let props = schema.get("properties").and_then(Value::as_object);
     baseline.keys().filter(move |key| {
-        let Some(prop) = props.as_ref().and_then(|p| p.get(key.as_str())) else {
+        let Some(prop) = props.and_then(|p| p.get(key.as_str())) else {
             return false;
         };
         let name = key.to_ascii_lowercase();

@@ -38,12 +38,17 @@ pub enum Fault {
 /// Checks `source`: it must parse (as Rust's `regex` parses it) and use
 /// only constructs that Rust's `regex` and ECMA-262 (`u` flag) read alike.
 pub fn check(source: &str) -> Result<Pattern, Fault> {
-    if regex_syntax::Parser::new().parse(source).is_err() {
-        return Err(Fault::Syntax);
-    }
+    // Parsed once: the syntax, then the translation `regex` makes of it
+    // (class names, ranges), which is what `regex_syntax::Parser` does.
     let Ok(ast) = ast::parse::Parser::new().parse(source) else {
         return Err(Fault::Syntax);
     };
+    if regex_syntax::hir::translate::Translator::new()
+        .translate(source, &ast)
+        .is_err()
+    {
+        return Err(Fault::Syntax);
+    }
     Walk { src: source }.ast(&ast).map_err(Fault::Dialect)?;
     Ok(Pattern::checked(source.to_owned()))
 }

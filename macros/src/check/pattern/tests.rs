@@ -56,4 +56,7 @@ mod differential;
 fn a_pattern_that_does_not_parse_is_a_syntax_fault() {
     assert_eq!(check("^(unclosed$"), Err(Fault::Syntax));
     assert_eq!(check("a{,3}"), Err(Fault::Syntax));
+    // Parses, but names no class: refused by the translation step.
+    assert_eq!(check("^\\p{NoSuchClass}$"), Err(Fault::Syntax));
+    assert_eq!(check("^[z-a]$"), Err(Fault::Syntax));
 }
