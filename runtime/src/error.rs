@@ -261,6 +261,17 @@ impl From<SandboxError> for ToolError {
                 Self::Rejected("the solver run exceeded its file-size limit")
             }
             SandboxError::DiskFull => Self::Rejected("the run ran out of disk space"),
+            SandboxError::MemoryLimit => Self::Rejected("the solver run exceeded its memory limit"),
+            SandboxError::ProcessLimit => {
+                Self::Rejected("the solver run exceeded its process limit")
+            }
+            SandboxError::CpuShareLimit => {
+                Self::Rejected("the solver run exceeded its time limit at its CPU share")
+            }
+            SandboxError::DiskLimit => Self::Rejected("the solver run exceeded its disk limit"),
+            SandboxError::FileCountLimit => {
+                Self::Rejected("the solver run exceeded its file-count limit")
+            }
             SandboxError::SolverFailed => Self::Rejected("the solver failed"),
             SandboxError::TooManyJobs => {
                 Self::Rejected("too many detached runs are tracked, retry later")

@@ -399,13 +399,23 @@ async fn a_setsid_double_fork_does_not_outlive_its_run() {
 async fn filling_tmp_fills_only_the_runs_own_capped_tmp() {
     let (run, dir) = run_dir();
     let cap: u64 = 4 << 20;
-    let sb = sandbox_with(SandboxConfig {
-        tmp_size: cap,
-        ..SandboxConfig::default()
-    });
+    let sb = sandbox();
     let name = format!("/tmp/hardened-mcp-fill-{}", std::process::id());
     let want = (64u64 << 20).to_string();
-    let o = confined_in(&sb, &dir, &["fill", &name, &want]).await;
+    let o = sb
+        .run(
+            &caller("hostile"),
+            &dir,
+            RunRequest::new("hostile")
+                .args(["fill", &name, &want])
+                .limits(Limits {
+                    tmp_size: cap,
+                    ..Limits::default()
+                }),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
     assert_eq!(o.termination, Termination::Exited(1), "{o:?}");
     let out = String::from_utf8_lossy(o.stdout.head.as_untrusted_bytes()).into_owned();
     let wrote: u64 = out

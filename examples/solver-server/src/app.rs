@@ -61,8 +61,6 @@ pub fn build(
         let mut c = SlurmConfig::new(helper);
         c.helper_args = vec!["node".to_owned()];
         c.partition = slurm.partition.clone();
-        c.cpus_per_task = slurm.cpus.unwrap_or(1);
-        c.mem_mib = slurm.mem_mib;
         config.launcher = Launcher::Slurm(c);
     }
     if common.allow_weak_sandbox {

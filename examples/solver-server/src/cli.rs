@@ -67,12 +67,9 @@ impl Default for RunLimits {
 /// `--launcher slurm` and its resources.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SlurmOptions {
-    /// `--partition`; the cluster's default when absent.
+    /// `--partition`; the cluster's default when absent. A job's CPUs and
+    /// memory come from the run's limits.
     pub partition: Option<String>,
-    /// `--cpus-per-task`.
-    pub cpus: Option<u32>,
-    /// `--mem` in MiB.
-    pub mem_mib: Option<u64>,
 }
 
 /// `serve` options.
@@ -149,8 +146,6 @@ OPTIONS:
                          node helper (this binary, `node` mode) applies the same sandbox; the run
                          root must be on a file system the nodes share, at the same path
     --partition NAME     Slurm partition (default: the cluster's default)
-    --cpus N             Slurm --cpus-per-task (default 1)
-    --mem-mib N          Slurm --mem in MiB (default: the partition's)
     --max-runs N         runs one caller may hold (default 500); more: quota_exceeded
     --max-run-mib N      MiB one caller's finished runs may hold (default 20480)
     --max-runs-per-minute N
@@ -171,14 +166,14 @@ fixed error. Finishes in seconds.
 
 USAGE:
     solver-server demo [--plot FILE] [--run-root DIR] [--solver PATH] [--allow-weak-sandbox]
-                       [--launcher KIND] [--partition NAME] [--cpus N] [--mem-mib N]
+                       [--launcher KIND] [--partition NAME]
 
 OPTIONS:
     --plot FILE          where to save the profile plot (default: heat-profile.png)
     --run-root DIR       as for serve (default: a fresh temporary directory)
     --solver PATH        as for serve
     --allow-weak-sandbox as for serve
-    --launcher KIND      as for serve, and --partition, --cpus, --mem-mib
+    --launcher KIND      as for serve, and --partition
 ";
 
 /// A positive, finite number of hours (at most ten years).
@@ -264,18 +259,6 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
                     .slurm
                     .get_or_insert_with(SlurmOptions::default)
                     .partition = Some(p.to_owned());
-            }
-            (_, "--cpus") => {
-                let n = value()?.to_str().and_then(|s| s.parse().ok());
-                common.slurm.get_or_insert_with(SlurmOptions::default).cpus =
-                    Some(n.ok_or(UsageError("--cpus takes a number"))?);
-            }
-            (_, "--mem-mib") => {
-                let n = value()?.to_str().and_then(|s| s.parse().ok());
-                common
-                    .slurm
-                    .get_or_insert_with(SlurmOptions::default)
-                    .mem_mib = Some(n.ok_or(UsageError("--mem-mib takes a number"))?);
             }
             (_, "--max-runs") => {
                 let n = value()?.to_str().and_then(|s| s.parse().ok());
@@ -401,27 +384,21 @@ mod tests {
 
     #[test]
     fn launcher_options() {
-        let Ok(Command::Serve(s)) = p(&[
-            "serve",
-            "--launcher",
-            "slurm",
-            "--partition",
-            "debug",
-            "--cpus",
-            "2",
-        ]) else {
+        let Ok(Command::Serve(s)) = p(&["serve", "--launcher", "slurm", "--partition", "debug"])
+        else {
             panic!("serve")
         };
         assert_eq!(
             s.common.slurm,
             Some(SlurmOptions {
                 partition: Some("debug".into()),
-                cpus: Some(2),
-                mem_mib: None
             })
         );
         assert!(p(&["serve", "--launcher", "pbs"]).is_err());
-        assert!(p(&["serve", "--cpus", "many"]).is_err());
+        assert!(
+            p(&["serve", "--cpus", "2"]).is_err(),
+            "the job's CPUs come from the run"
+        );
         assert_eq!(
             p(&["node", "/x/slurm-spec"]),
             Ok(Command::Node("/x/slurm-spec".into()))

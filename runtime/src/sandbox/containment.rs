@@ -1,14 +1,16 @@
 //! What the host lets the sandbox do, detected once at server start: how a
 //! run's process tree is killed (PID namespace or process group), whether a
 //! private file-system view can be built (user + mount namespace), whether
-//! the seccomp filter installs, which Landlock ABI confines the run, whether
-//! cgroup v2 is mounted. The detected level is reported as is, never more;
+//! the seccomp filter installs, which Landlock ABI confines the run, which
+//! cgroup backend bounds the run's tree (the resource envelope). The
+//! detected level is reported as is, never more;
 //! by default a host that lacks a layer refuses to start
 //! ([`Requirements::default`]), unless the operator opts out explicitly
 //! ([`Requirements::none`]).
 
 use std::fmt;
 
+use super::cgroup::EnvelopeSupport;
 use super::error::ConfigError;
 
 /// How a run's process tree is killed.
@@ -51,9 +53,11 @@ pub struct Containment {
     /// Landlock ABI version in use (0: Landlock unavailable, no file-system
     /// or network confinement beyond rlimits and uid).
     pub landlock_abi: u32,
-    /// Whether a cgroup v2 hierarchy is mounted. Reported only: this version
-    /// does not create cgroups (no `cgroup.kill`, no memory or pids limit).
-    pub cgroup_v2_mounted: bool,
+    /// What bounds the run's whole tree (memory, processes, CPU share): a
+    /// cgroup backend, or nothing. The run directory's bytes and entries
+    /// are bounded on every host (the sandbox's disk monitor), `/tmp` and
+    /// `/dev/shm` with the private view.
+    pub envelope: EnvelopeSupport,
 }
 
 /// What the start-up probes found the host able to do.
@@ -69,7 +73,12 @@ impl Containment {
     /// The containment from what the probes found. `namespaces: false`
     /// forces the process-group level and no view (for hosts where creating
     /// namespaces is unwanted).
-    pub(crate) fn from_support(host: HostSupport, namespaces: bool, private_network: bool) -> Self {
+    pub(crate) fn from_support(
+        host: HostSupport,
+        namespaces: bool,
+        private_network: bool,
+        envelope: EnvelopeSupport,
+    ) -> Self {
         let ns = namespaces && host.pid_namespace;
         let c = Self {
             tree_kill: if ns {
@@ -81,7 +90,7 @@ impl Containment {
             private_network: ns && host.fs_view && private_network,
             seccomp: host.seccomp,
             landlock_abi: host.landlock_abi,
-            cgroup_v2_mounted: cgroup_v2_mounted(),
+            envelope,
         };
         tracing::info!(containment = %c, "sandbox containment detected");
         c
@@ -120,6 +129,22 @@ impl Containment {
                 available: self.landlock_abi,
             });
         }
+        let e = &self.envelope;
+        if required.memory && !(e.memory && e.swap) {
+            return Err(ConfigError::LayerUnavailable(
+                "a memory limit for the run's whole process tree, swap included (the memory controller of a cgroup v2 subtree delegated to the server, or the cgroup v1 memory hierarchy, writable by the server, with swap accounting where the host swaps)",
+            ));
+        }
+        if required.processes && !e.processes {
+            return Err(ConfigError::LayerUnavailable(
+                "a process limit for the run's whole tree (the pids controller of a cgroup v2 subtree delegated to the server, or the cgroup v1 pids hierarchy, writable by the server)",
+            ));
+        }
+        if required.cpu_share && !e.cpu {
+            return Err(ConfigError::LayerUnavailable(
+                "a CPU share for the run's whole tree (the cpu controller of a cgroup v2 subtree delegated to the server, or the cgroup v1 cpu hierarchy, writable by the server)",
+            ));
+        }
         Ok(())
     }
 }
@@ -156,13 +181,13 @@ impl fmt::Display for Containment {
         }
         write!(
             f,
-            "; cgroup v2: {} (not used)",
-            if self.cgroup_v2_mounted {
-                "mounted"
-            } else {
-                "absent"
-            }
-        )
+            "; envelope: {}; run directory bytes and entries: disk monitor",
+            self.envelope
+        )?;
+        if self.fs_view {
+            f.write_str("; /tmp and /dev/shm: size-capped tmpfs")?;
+        }
+        Ok(())
     }
 }
 
@@ -177,18 +202,31 @@ pub struct Requirements {
     pub seccomp: bool,
     /// Minimum Landlock ABI (0: Landlock optional).
     pub landlock_abi: u32,
+    /// Whether the run's tree must be bounded in memory, swap included
+    /// ([`Limits::memory`](super::Limits::memory)).
+    pub memory: bool,
+    /// Whether the run's tree must be bounded in processes and threads
+    /// ([`Limits::processes`](super::Limits::processes)).
+    pub processes: bool,
+    /// Whether the run's tree must be held to its CPU share
+    /// ([`Limits::cpu_share`](super::Limits::cpu_share)).
+    pub cpu_share: bool,
 }
 
 impl Default for Requirements {
     /// Every layer a current Linux gives: user, PID and mount namespaces
     /// (whole-tree kill and the private file-system view), the seccomp
-    /// filter, and Landlock. A host that lacks one refuses to start.
+    /// filter, Landlock, and the resource envelope's memory, process and
+    /// CPU limits (cgroups). A host that lacks one refuses to start.
     fn default() -> Self {
         Self {
             tree_kill: TreeKill::PidNamespace,
             fs_view: true,
             seccomp: true,
             landlock_abi: 1,
+            memory: true,
+            processes: true,
+            cpu_share: true,
         }
     }
 }
@@ -197,27 +235,35 @@ impl Requirements {
     /// The explicit opt-out: start on any host, with whatever layers it
     /// has (the containment line at start says which). On a host without
     /// namespaces a solver then sees the host's file system, limited only by
-    /// Landlock (if any), and a descendant that calls `setsid` escapes the
-    /// tree kill. Use it knowingly, for a trusted solver on a host you
-    /// cannot upgrade.
+    /// Landlock (if any), a descendant that calls `setsid` escapes the
+    /// tree kill, and without cgroups a run can take the host's memory,
+    /// processes and CPU. Use it knowingly, for a trusted solver on a host
+    /// you cannot upgrade.
     pub fn none() -> Self {
         Self {
             tree_kill: TreeKill::ProcessGroup,
             fs_view: false,
             seccomp: false,
             landlock_abi: 0,
+            memory: false,
+            processes: false,
+            cpu_share: false,
         }
     }
-}
 
-fn cgroup_v2_mounted() -> bool {
-    std::fs::read_to_string("/proc/self/mountinfo").is_ok_and(|s| {
-        s.lines().any(|l| {
-            l.split(" - ")
-                .nth(1)
-                .is_some_and(|t| t.starts_with("cgroup2 "))
-        })
-    })
+    /// Every layer but the resource envelope's cgroup limits: for hosts
+    /// that give the server no cgroup it may write (the start-up error
+    /// names the missing one), when the operator accepts that a run can
+    /// take the host's memory, processes and CPU. The run directory's disk
+    /// limits still hold.
+    pub fn without_envelope() -> Self {
+        Self {
+            memory: false,
+            processes: false,
+            cpu_share: false,
+            ..Self::default()
+        }
+    }
 }
 
 #[cfg(test)]
@@ -231,7 +277,7 @@ mod tests {
             private_network: false,
             seccomp: false,
             landlock_abi: 0,
-            cgroup_v2_mounted: false,
+            envelope: EnvelopeSupport::NONE,
         }
     }
 
@@ -264,7 +310,13 @@ mod tests {
             private_network: true,
             seccomp: true,
             landlock_abi: 7,
-            cgroup_v2_mounted: false,
+            envelope: EnvelopeSupport {
+                backend: super::super::cgroup::EnvelopeBackend::CgroupV1,
+                memory: true,
+                swap: true,
+                processes: true,
+                cpu: true,
+            },
         };
         assert_eq!(full.check(&Requirements::default()), Ok(()));
         let no_view = Containment {
@@ -285,5 +337,44 @@ mod tests {
             ..full
         };
         assert!(no_landlock.check(&Requirements::default()).is_err());
+        for (missing, word) in [
+            (
+                EnvelopeSupport {
+                    memory: false,
+                    ..full.envelope
+                },
+                "memory limit",
+            ),
+            (
+                EnvelopeSupport {
+                    swap: false,
+                    ..full.envelope
+                },
+                "swap included",
+            ),
+            (
+                EnvelopeSupport {
+                    processes: false,
+                    ..full.envelope
+                },
+                "process limit",
+            ),
+            (
+                EnvelopeSupport {
+                    cpu: false,
+                    ..full.envelope
+                },
+                "CPU share",
+            ),
+        ] {
+            let c = Containment {
+                envelope: missing,
+                ..full
+            };
+            let e = c.check(&Requirements::default()).unwrap_err();
+            assert!(e.to_string().contains(word), "{e}");
+            assert!(e.to_string().contains("Requirements::none()"), "{e}");
+            assert_eq!(c.check(&Requirements::without_envelope()), Ok(()));
+        }
     }
 }

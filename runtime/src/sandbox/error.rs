@@ -51,6 +51,21 @@ pub enum SandboxError {
     /// The file system holding the run directory is full.
     #[error("the run ran out of disk space")]
     DiskFull,
+    /// The run's tree exceeded its memory limit (a process was OOM-killed).
+    #[error("the solver run exceeded its memory limit")]
+    MemoryLimit,
+    /// The run's tree reached its process limit and failed.
+    #[error("the solver run exceeded its process limit")]
+    ProcessLimit,
+    /// The run reached its time limit while held to its CPU share.
+    #[error("the solver run exceeded its time limit at its CPU share")]
+    CpuShareLimit,
+    /// The run directory exceeded its byte limit.
+    #[error("the solver run exceeded its disk limit")]
+    DiskLimit,
+    /// The run directory exceeded its file-count limit.
+    #[error("the solver run exceeded its file-count limit")]
+    FileCountLimit,
     /// The solver exited unsuccessfully or was killed by a signal.
     #[error("the solver failed")]
     SolverFailed,
@@ -128,7 +143,7 @@ pub enum ConfigError {
     SlurmConfig(&'static str),
     /// A containment layer the configuration requires is not available.
     #[error(
-        "the host cannot provide {0}, which the sandbox requires; to run solvers without it, opt out explicitly with `SandboxConfig::require = Requirements::none()` (solver-server: --allow-weak-sandbox)"
+        "the host cannot provide {0}, which the sandbox requires; to run solvers without it, opt out explicitly with `SandboxConfig::require = Requirements::none()`, or `Requirements::without_envelope()` for the cgroup limits alone (solver-server: --allow-weak-sandbox)"
     )]
     LayerUnavailable(&'static str),
     /// A configured limit or ceiling is invalid.

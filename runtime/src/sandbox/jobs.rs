@@ -350,11 +350,7 @@ pub(crate) fn finished_json(o: &Outcome) -> serde_json::Value {
         "error": o.error().map(|e| e.to_string()),
         "timed_out": o.timed_out,
         "cancelled": o.cancelled,
-        "limit": o.limit.map(|l| match l {
-            LimitHit::CpuTime => "cpu_time",
-            LimitHit::FileSize => "file_size",
-            LimitHit::DiskFull => "disk_full",
-        }),
+        "limit": o.limit.map(LimitHit::token),
         "wall_ms": u64::try_from(o.wall_time.as_millis()).unwrap_or(u64::MAX),
         "cpu_ms": o.cpu_time.map(|c| u64::try_from(c.as_millis()).unwrap_or(u64::MAX)),
         "stdout_bytes": o.stdout.total_bytes,

@@ -31,7 +31,9 @@
 //! # let _ = outcome; Ok(()) }
 //! ```
 
+mod cgroup;
 mod containment;
+mod disk;
 mod error;
 mod jobs;
 mod landlock;
@@ -48,11 +50,12 @@ mod slurm;
 mod spawn;
 mod view;
 
+pub use cgroup::{EnvelopeBackend, EnvelopeSupport};
 pub use containment::{Containment, Requirements, TreeKill};
 pub use error::{ConfigError, SandboxError};
 pub use jobs::{JobId, JobState, JobStatus, Jobs, StatusSink};
 pub use landlock::DEFAULT_READ_PATHS;
-pub use limits::Limits;
+pub use limits::{CpuShare, Limits};
 pub use logs::{CapturedLog, LogBuffer, READ_CHUNK, SharedLog, UntrustedBytes};
 pub use outcome::{LimitHit, Outcome, Termination};
 pub use progress::{

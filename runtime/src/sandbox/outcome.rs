@@ -22,14 +22,93 @@ pub enum Termination {
 }
 
 /// A resource limit the run ran into.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum LimitHit {
-    /// CPU time (`SIGXCPU`, or `SIGKILL` at the hard limit).
+    /// CPU time of a process (`SIGXCPU`, or `SIGKILL` at the hard limit).
     CpuTime,
     /// File size (`SIGXFSZ`).
     FileSize,
     /// The file system of the run directory has no space left.
     DiskFull,
+    /// The tree's memory limit: the kernel's OOM killer ended a process of
+    /// the run ([`Limits::memory`](super::Limits::memory)).
+    Memory,
+    /// The tree's process limit refused a fork, and the run failed
+    /// ([`Limits::processes`](super::Limits::processes)).
+    Processes,
+    /// The run reached its wall-time limit while throttled to its CPU
+    /// share ([`Limits::cpu_share`](super::Limits::cpu_share)).
+    CpuShare,
+    /// The run directory held more bytes than allowed; the disk monitor
+    /// killed the tree ([`Limits::disk_bytes`](super::Limits::disk_bytes)).
+    DiskBytes,
+    /// The run directory held more entries than allowed (or a tree deeper
+    /// than the monitor walks); the disk monitor killed the tree
+    /// ([`Limits::disk_files`](super::Limits::disk_files)).
+    DiskFiles,
+}
+
+impl LimitHit {
+    /// The limit's stable token, as persisted in a job's status and shown
+    /// by the example servers (`failed: memory limit` reads
+    /// [`LimitHit::describe`]).
+    pub const fn token(self) -> &'static str {
+        match self {
+            Self::CpuTime => "cpu_time",
+            Self::FileSize => "file_size",
+            Self::DiskFull => "disk_full",
+            Self::Memory => "memory",
+            Self::Processes => "processes",
+            Self::CpuShare => "cpu_share",
+            Self::DiskBytes => "disk_bytes",
+            Self::DiskFiles => "disk_files",
+        }
+    }
+
+    /// The limit named by [`LimitHit::token`].
+    pub fn from_token(token: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.token() == token)
+    }
+
+    /// A short fixed description (`memory limit`).
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Self::CpuTime => "CPU-time limit",
+            Self::FileSize => "file-size limit",
+            Self::DiskFull => "disk full",
+            Self::Memory => "memory limit",
+            Self::Processes => "process limit",
+            Self::CpuShare => "CPU share",
+            Self::DiskBytes => "disk limit",
+            Self::DiskFiles => "file-count limit",
+        }
+    }
+
+    /// The fixed error of a run that ended at this limit.
+    pub const fn error(self) -> SandboxError {
+        match self {
+            Self::CpuTime => SandboxError::CpuLimit,
+            Self::FileSize => SandboxError::FileSizeLimit,
+            Self::DiskFull => SandboxError::DiskFull,
+            Self::Memory => SandboxError::MemoryLimit,
+            Self::Processes => SandboxError::ProcessLimit,
+            Self::CpuShare => SandboxError::CpuShareLimit,
+            Self::DiskBytes => SandboxError::DiskLimit,
+            Self::DiskFiles => SandboxError::FileCountLimit,
+        }
+    }
+
+    const ALL: [Self; 8] = [
+        Self::CpuTime,
+        Self::FileSize,
+        Self::DiskFull,
+        Self::Memory,
+        Self::Processes,
+        Self::CpuShare,
+        Self::DiskBytes,
+        Self::DiskFiles,
+    ];
 }
 
 /// What a run did.
@@ -68,19 +147,20 @@ impl Outcome {
     }
 
     /// The fixed error describing why this run did not succeed, `None` on
-    /// success. Order: timeout, cancellation, limit, failure.
+    /// success. Order: a timeout while throttled to the CPU share, a
+    /// timeout, cancellation, any other limit, failure.
     pub fn error(&self) -> Option<SandboxError> {
+        if self.limit == Some(LimitHit::CpuShare) {
+            return Some(SandboxError::CpuShareLimit);
+        }
         if self.timed_out {
             return Some(SandboxError::TimedOut);
         }
         if self.cancelled {
             return Some(SandboxError::Cancelled);
         }
-        match self.limit {
-            Some(LimitHit::CpuTime) => return Some(SandboxError::CpuLimit),
-            Some(LimitHit::FileSize) => return Some(SandboxError::FileSizeLimit),
-            Some(LimitHit::DiskFull) => return Some(SandboxError::DiskFull),
-            None => {}
+        if let Some(limit) = self.limit {
+            return Some(limit.error());
         }
         (!self.success()).then_some(SandboxError::SolverFailed)
     }
@@ -127,6 +207,17 @@ pub(crate) fn limit_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limit_tokens_round_trip_and_errors_are_distinct() {
+        let mut errors = std::collections::BTreeSet::new();
+        for l in LimitHit::ALL {
+            assert_eq!(LimitHit::from_token(l.token()), Some(l));
+            assert!(errors.insert(l.error().to_string()), "{l:?}");
+        }
+        assert_eq!(LimitHit::from_token("nonsense"), None);
+        assert_eq!(LimitHit::Memory.describe(), "memory limit");
+    }
 
     #[test]
     fn wait_statuses_classify() {

@@ -17,6 +17,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
+use super::cgroup::{CgroupEvents, Cgroups, EnvelopeSupport, RunCgroup};
 use super::containment::{Containment, HostSupport, Requirements, TreeKill};
 use super::error::{ConfigError, SandboxError};
 use super::landlock::{DEFAULT_READ_PATHS, FsPolicy};
@@ -53,8 +54,12 @@ pub struct SandboxConfig {
     /// ([`SolverRegistryBuilder::grant_read`](super::SolverRegistryBuilder::grant_read)).
     /// Default: [`DEFAULT_READ_PATHS`].
     pub read_paths: Vec<PathBuf>,
-    /// Size of each run's private `/tmp` (a tmpfs in memory), bytes.
-    pub tmp_size: u64,
+    /// How often the disk monitor measures a running run's directory
+    /// against [`Limits::disk_bytes`] and [`Limits::disk_files`] (at most:
+    /// while a measurement takes more than a quarter of it, the monitor
+    /// waits four times as long as it took). Between two measurements a
+    /// run may write past its limit by what it writes in that time.
+    pub disk_check_interval: Duration,
     /// Where runs execute: on this machine ([`Launcher::Local`], the
     /// default) or as jobs of a Slurm cluster ([`Launcher::Slurm`]), where a
     /// node helper applies this same sandbox.
@@ -98,7 +103,7 @@ impl Default for SandboxConfig {
             ],
             env_allowlist: vec!["OMP_NUM_THREADS".to_owned()],
             read_paths: DEFAULT_READ_PATHS.iter().map(PathBuf::from).collect(),
-            tmp_size: 64 << 20,
+            disk_check_interval: Duration::from_millis(20),
             host_network: false,
             launcher: Launcher::Local,
             require: Requirements::default(),
@@ -208,6 +213,8 @@ struct Inner {
     limiter: ConcurrencyLimiter,
     /// Network namespaces made ahead (with a private network only).
     net_pool: Option<NetPool>,
+    /// The resource envelope's cgroups (`None`: no backend on this host).
+    cgroups: Option<Cgroups>,
 }
 
 impl Sandbox {
@@ -229,8 +236,10 @@ impl Sandbox {
         if config.env_allowlist.iter().any(|k| !valid_env_name(k)) {
             return Err(ConfigError::InvalidEnvironment);
         }
-        if config.tmp_size < 4096 {
-            return Err(ConfigError::InvalidLimit("tmp_size"));
+        if config.disk_check_interval.is_zero()
+            || config.disk_check_interval > Duration::from_secs(10)
+        {
+            return Err(ConfigError::InvalidLimit("disk_check_interval"));
         }
         if let Launcher::Slurm(slurm) = &config.launcher {
             slurm.validate()?;
@@ -243,8 +252,16 @@ impl Sandbox {
             }
         };
         let host = probe_host(&config, filter.as_deref())?;
-        let containment =
-            Containment::from_support(host, config.allow_pid_namespace, !config.host_network);
+        let cgroups = Cgroups::detect();
+        let envelope = cgroups
+            .as_ref()
+            .map_or(EnvelopeSupport::NONE, Cgroups::support);
+        let containment = Containment::from_support(
+            host,
+            config.allow_pid_namespace,
+            !config.host_network,
+            envelope,
+        );
         containment.check(&config.require)?;
         let mut views = BTreeMap::new();
         if containment.fs_view {
@@ -258,7 +275,6 @@ impl Sandbox {
                     id,
                     solver.path(),
                     solver.file_id(),
-                    config.tmp_size,
                     !config.host_network,
                 )?;
                 views.insert(id.to_owned(), Arc::new(plan));
@@ -286,6 +302,7 @@ impl Sandbox {
                 filter,
                 limiter,
                 net_pool,
+                cgroups,
             }),
         })
     }
@@ -379,7 +396,14 @@ impl Sandbox {
                     (Some(name), Some(fd)) => Some((name.as_str(), file_id(fd)?)),
                     _ => None,
                 };
-                let run = plan.run_mounts(file_id(&run_dir)?, w).map_err(internal)?;
+                let run = plan
+                    .run_mounts(
+                        file_id(&run_dir)?,
+                        w,
+                        request.limits.tmp_size,
+                        request.limits.shm_size,
+                    )
+                    .map_err(internal)?;
                 let net = match &inner.net_pool {
                     Some(pool) if plan.private_network() => pool.take(),
                     _ => None,
@@ -403,6 +427,10 @@ impl Sandbox {
         let reaped =
             tokio::net::unix::pipe::Receiver::from_owned_fd(reaped_rd).map_err(internal)?;
         let limits = request.limits;
+        let mut cgroup = match &inner.cgroups {
+            Some(c) => Some(c.create(&limits).map_err(internal)?),
+            None => None,
+        };
         let plan = ChildPlan {
             run_dir: run_dir.try_clone().map_err(internal)?,
             solver: solver.fd().try_clone_to_owned().map_err(internal)?,
@@ -410,13 +438,17 @@ impl Sandbox {
             control: control_rd,
             status: status_wr,
             reaped: reaped_wr,
+            cgroup: cgroup
+                .as_mut()
+                .map(RunCgroup::take_join_fds)
+                .unwrap_or_default(),
             pid_namespace: inner.containment.tree_kill == TreeKill::PidNamespace,
             id_maps: IdMaps::for_server(),
             view,
             seccomp: inner.filter.clone(),
             rlimits: RlimitPlan::new(
                 limits.cpu_seconds(),
-                limits.file_size,
+                limits.file_size_rlimit(),
                 limits.open_files,
                 limits.address_space,
             ),
@@ -470,6 +502,8 @@ impl Sandbox {
             cancel: cancel.child_token(),
             started,
             limits,
+            cgroup: CgroupGuard(cgroup),
+            disk_interval: inner.config.disk_check_interval,
             kill_grace: inner.config.kill_grace,
             log_grace: inner.config.log_grace,
             _permit: permit,
@@ -665,6 +699,10 @@ struct LocalRun {
     cancel: CancellationToken,
     started: Instant,
     limits: Limits,
+    /// The run's cgroup (with a cgroup backend), removed once the monitor
+    /// is reaped.
+    cgroup: CgroupGuard,
+    disk_interval: Duration,
     kill_grace: Duration,
     log_grace: Duration,
     _permit: Permit,
@@ -675,10 +713,18 @@ impl LocalRun {
         let deadline = self.started + self.limits.wall_time;
         let mut timed_out = false;
         let mut cancelled = false;
+        let mut disk_hit = None;
+        let watch = DiskWatch {
+            run_dir: &self.run_dir,
+            limits: &self.limits,
+            interval: self.disk_interval,
+            cgroup: self.cgroup.0.as_ref(),
+        };
         let ended = tokio::select! {
             r = tree_dead(&mut self.reaped, &mut self.child) => r,
             () = tokio::time::sleep_until(deadline) => { timed_out = true; false }
             () = self.cancel.cancelled() => { cancelled = true; false }
+            hit = watch.exceeded() => { disk_hit = Some(hit); false }
         };
         if !ended {
             self.kill_and_reap().await;
@@ -689,6 +735,7 @@ impl LocalRun {
             // The solver ended on its own before the kill took effect.
             timed_out = false;
             cancelled = false;
+            disk_hit = None;
         }
         let logs_complete = self.drain_logs().await;
         let (termination, cpu_time) = match record {
@@ -696,10 +743,21 @@ impl LocalRun {
             None if timed_out || cancelled => (Termination::Killed, None),
             None => (Termination::Unknown, None),
         };
-        let mut limit = limit_of(termination, cpu_time, self.limits.cpu_seconds());
-        if limit.is_none() && termination != Termination::Exited(0) && self.disk_full() {
-            limit = Some(LimitHit::DiskFull);
-        }
+        let events = self
+            .cgroup
+            .0
+            .as_ref()
+            .map(RunCgroup::events)
+            .unwrap_or_default();
+        let limit = disk_hit.or_else(|| {
+            envelope_limit(
+                termination,
+                timed_out,
+                events,
+                limit_of(termination, cpu_time, self.limits.cpu_seconds()),
+                || self.disk_full(),
+            )
+        });
         let outcome = Outcome {
             termination,
             timed_out,
@@ -716,9 +774,13 @@ impl LocalRun {
         // to the runtime's orphan queue, which only looks on a later
         // SIGCHLD.
         let mut monitor = self.child;
+        let cgroup = self.cgroup.0.take();
         tokio::spawn(async move {
             if let Err(e) = monitor.wait().await {
                 tracing::error!(error = %e, "reaping the sandbox monitor failed");
+            }
+            if let Some(cgroup) = cgroup {
+                remove_cgroup(cgroup).await;
             }
         });
         tracing::info!(
@@ -780,6 +842,129 @@ impl LocalRun {
 
     fn disk_full(&self) -> bool {
         rustix::fs::fstatfs(&self.run_dir).is_ok_and(|s| s.f_bavail == 0)
+    }
+}
+
+/// The disk monitor of one local run: measures the run directory (and the
+/// deleted files the run's processes still hold open) against the run's
+/// disk limits, as often as [`SandboxConfig::disk_check_interval`] allows.
+struct DiskWatch<'a> {
+    run_dir: &'a OwnedFd,
+    limits: &'a Limits,
+    interval: Duration,
+    cgroup: Option<&'a RunCgroup>,
+}
+
+impl DiskWatch<'_> {
+    /// Resolves when the run is over one of its disk limits; pending
+    /// forever otherwise (a measurement that fails is logged, and retried).
+    async fn exceeded(self) -> LimitHit {
+        let mut wait = self.interval;
+        loop {
+            tokio::time::sleep(wait).await;
+            let members = self.cgroup.map(RunCgroup::members).unwrap_or_default();
+            let dir = match rustix::io::fcntl_dupfd_cloexec(self.run_dir, 3) {
+                Ok(d) => d,
+                Err(e) => {
+                    tracing::error!(error = %e, "disk monitor: run directory not duplicable");
+                    continue;
+                }
+            };
+            let (max_bytes, max_entries) = (self.limits.disk_bytes, self.limits.disk_files);
+            let t0 = std::time::Instant::now();
+            let measured = tokio::task::spawn_blocking(move || {
+                super::disk::measure(dir.as_fd(), &members, max_bytes, max_entries)
+            })
+            .await;
+            let took = t0.elapsed();
+            wait = self.interval.max(took.saturating_mul(4));
+            match measured {
+                Ok(Ok(u)) if u.entries > max_entries || u.too_deep => {
+                    tracing::warn!(
+                        entries = u.entries,
+                        "disk monitor: run over its entries limit"
+                    );
+                    return LimitHit::DiskFiles;
+                }
+                Ok(Ok(u)) if u.bytes > max_bytes => {
+                    tracing::warn!(bytes = u.bytes, "disk monitor: run over its bytes limit");
+                    return LimitHit::DiskBytes;
+                }
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => tracing::error!(error = %e, "disk monitor: measurement failed"),
+                Err(e) => tracing::error!(error = %e, "disk monitor: measurement task failed"),
+            }
+        }
+    }
+}
+
+/// The envelope's limit that explains how a run ended, if one does: an OOM
+/// kill in the tree (whatever the solver's end: a process of the run was
+/// killed), else the process limit or the disk filling up for a run that
+/// failed, the per-process limit (`rlimit`) its signal names, or the CPU
+/// share for a run that timed out while throttled.
+fn envelope_limit(
+    termination: Termination,
+    timed_out: bool,
+    events: CgroupEvents,
+    rlimit: Option<LimitHit>,
+    disk_full: impl FnOnce() -> bool,
+) -> Option<LimitHit> {
+    if events.oom_kills > 0 {
+        return Some(LimitHit::Memory);
+    }
+    if rlimit.is_some() {
+        return rlimit;
+    }
+    if timed_out {
+        return (events.throttled > 0).then_some(LimitHit::CpuShare);
+    }
+    if termination == Termination::Exited(0) {
+        return None;
+    }
+    if events.pids_refused > 0 {
+        return Some(LimitHit::Processes);
+    }
+    disk_full().then_some(LimitHit::DiskFull)
+}
+
+/// Removes a finished run's cgroup; a member still exiting delays it a
+/// little (bounded: then the cgroup is left for the next start's sweep).
+async fn remove_cgroup(mut cgroup: RunCgroup) {
+    for _ in 0..50 {
+        let done = tokio::task::spawn_blocking(move || {
+            let done = cgroup.remove();
+            (done, cgroup)
+        })
+        .await;
+        match done {
+            Ok((true, _)) => return,
+            Ok((false, c)) => cgroup = c,
+            Err(e) => {
+                tracing::error!(error = %e, "removing a run cgroup failed");
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A run's cgroup until the run is over: dropped before [`LocalRun::wait`]
+/// took it (the run's handle dropped: the monitor is killing the tree, its
+/// control pipe hung up), it is removed once empty, off this thread.
+#[derive(Debug)]
+struct CgroupGuard(Option<RunCgroup>);
+
+impl Drop for CgroupGuard {
+    fn drop(&mut self) {
+        if let Some(cgroup) = self.0.take() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(rt) => {
+                    rt.spawn(remove_cgroup(cgroup));
+                }
+                Err(_) => drop(cgroup),
+            }
+        }
     }
 }
 
@@ -887,10 +1072,14 @@ fn probe_view(config: &SandboxConfig) -> Result<(ViewPlan, RunMounts, OwnedFd), 
         "probe",
         Path::new("/dev/null"),
         (null.st_dev, null.st_ino),
-        config.tmp_size,
         !config.host_network,
     )?;
-    let run = plan.run_mounts((root_id.st_dev, root_id.st_ino), None)?;
+    let run = plan.run_mounts(
+        (root_id.st_dev, root_id.st_ino),
+        None,
+        Limits::default().tmp_size,
+        Limits::default().shm_size,
+    )?;
     Ok((plan, run, root))
 }
 

@@ -22,7 +22,11 @@
 //! checked at start to be plain); the argument values travel in the run
 //! spec, a data file. Resources come from the run's validated limits and
 //! the server's configuration: `--time` from the wall limit,
-//! `--cpus-per-task`, `--mem`, `--partition`; `--output`/`--error` go to
+//! `--cpus-per-task` from the CPU share (rounded up), `--mem` from the
+//! memory limit (plus 64 MiB for the helper), `--partition`; on the node the
+//! helper applies the same envelope again, in a cgroup beneath the job's
+//! own, so a cluster without Slurm's cgroup plugin is bounded too;
+//! `--output`/`--error` go to
 //! fixed names in the run directory; the job name is derived from the run
 //! handle by HMAC, so `squeue` shows nothing a caller chose and no handle.
 //! `--export=NONE`: the server's environment does not reach the job.
@@ -42,7 +46,7 @@ use tokio_util::sync::CancellationToken;
 use super::containment::{Requirements, TreeKill};
 use super::error::{ConfigError, SandboxError};
 use super::jobs::finished_json;
-use super::limits::Limits;
+use super::limits::{CpuShare, Limits};
 use super::logs::{CapturedLog, SharedLog};
 use super::outcome::{LimitHit, Outcome, Termination};
 use super::progress::ProgressReport;
@@ -180,10 +184,6 @@ pub struct SlurmConfig {
     pub helper_args: Vec<String>,
     /// The partition (`--partition`); the cluster's default when `None`.
     pub partition: Option<String>,
-    /// CPUs per task (`--cpus-per-task`).
-    pub cpus_per_task: u32,
-    /// Memory per node in MiB (`--mem`); the partition's default when `None`.
-    pub mem_mib: Option<u64>,
     /// How often the server asks Slurm about a running job.
     pub poll_interval: Duration,
     /// The directory of `sbatch`, `scontrol` and `scancel`.
@@ -191,16 +191,15 @@ pub struct SlurmConfig {
 }
 
 impl SlurmConfig {
-    /// A configuration with `helper` as the node helper, one CPU per task,
-    /// the default partition and memory, a 500 ms poll interval, and the
-    /// Slurm commands in `/usr/bin`.
+    /// A configuration with `helper` as the node helper, the default
+    /// partition, a 500 ms poll interval, and the Slurm commands in
+    /// `/usr/bin`. A job's CPUs and memory come from the run's
+    /// [`Limits`] (see the module docs).
     pub fn new(helper: impl Into<PathBuf>) -> Self {
         Self {
             helper: helper.into(),
             helper_args: Vec::new(),
             partition: None,
-            cpus_per_task: 1,
-            mem_mib: None,
             poll_interval: Duration::from_millis(500),
             bin_dir: PathBuf::from("/usr/bin"),
         }
@@ -243,10 +242,8 @@ impl SlurmConfig {
                 "the partition name must be plain: A-Z a-z 0-9 _ . + -",
             ));
         }
-        if self.cpus_per_task == 0 || self.mem_mib == Some(0) || self.poll_interval.is_zero() {
-            return Err(ConfigError::SlurmConfig(
-                "cpus_per_task, mem_mib and poll_interval must be positive",
-            ));
+        if self.poll_interval.is_zero() {
+            return Err(ConfigError::SlurmConfig("poll_interval must be positive"));
         }
         for cmd in ["sbatch", "scontrol", "scancel"] {
             if !self.bin_dir.join(cmd).is_file() {
@@ -285,6 +282,26 @@ struct SpecLimits {
     address_space: Option<u64>,
     log_head: usize,
     log_tail: usize,
+    memory: u64,
+    processes: u64,
+    cpu_millicores: u32,
+    disk_bytes: u64,
+    disk_files: u64,
+    tmp_size: u64,
+    shm_size: u64,
+}
+
+/// The node helper's own memory beside the run's, in the job's `--mem`.
+const HELPER_MEM_MIB: u64 = 64;
+
+/// `--cpus-per-task`: the run's CPU share, rounded up to whole CPUs.
+fn job_cpus(l: &Limits) -> u32 {
+    l.cpu_share.as_millicores().div_ceil(1000).max(1)
+}
+
+/// `--mem` in MiB: the run's memory, rounded up, plus the helper's own.
+fn job_mem_mib(l: &Limits) -> u64 {
+    l.memory.div_ceil(1 << 20).saturating_add(HELPER_MEM_MIB)
 }
 
 impl From<Limits> for SpecLimits {
@@ -298,6 +315,13 @@ impl From<Limits> for SpecLimits {
             address_space: l.address_space,
             log_head: l.log_head,
             log_tail: l.log_tail,
+            memory: l.memory,
+            processes: l.processes,
+            cpu_millicores: l.cpu_share.as_millicores(),
+            disk_bytes: l.disk_bytes,
+            disk_files: l.disk_files,
+            tmp_size: l.tmp_size,
+            shm_size: l.shm_size,
         }
     }
 }
@@ -312,6 +336,14 @@ impl From<SpecLimits> for Limits {
             address_space: l.address_space,
             log_head: l.log_head,
             log_tail: l.log_tail,
+            memory: l.memory,
+            processes: l.processes,
+            // A sealed spec is this server's: its share is valid.
+            cpu_share: CpuShare::millicores(l.cpu_millicores).unwrap_or(CpuShare::MIN),
+            disk_bytes: l.disk_bytes,
+            disk_files: l.disk_files,
+            tmp_size: l.tmp_size,
+            shm_size: l.shm_size,
         }
     }
 }
@@ -338,12 +370,14 @@ pub(crate) struct RunSpec {
     write_subdir: Option<String>,
     read_paths: Vec<String>,
     fixed_env: Vec<(String, String)>,
-    tmp_size: u64,
     host_network: bool,
     require_pid_namespace: bool,
     require_fs_view: bool,
     require_seccomp: bool,
     require_landlock_abi: u32,
+    require_memory: bool,
+    require_processes: bool,
+    require_cpu_share: bool,
 }
 
 fn utf8(p: &Path) -> Result<String, SandboxError> {
@@ -406,12 +440,14 @@ impl RunSpec {
                 .map(|p| utf8(p))
                 .collect::<Result<_, _>>()?,
             fixed_env,
-            tmp_size: config.tmp_size,
             host_network: config.host_network,
             require_pid_namespace: config.require.tree_kill == TreeKill::PidNamespace,
             require_fs_view: config.require.fs_view,
             require_seccomp: config.require.seccomp,
             require_landlock_abi: config.require.landlock_abi,
+            require_memory: config.require.memory,
+            require_processes: config.require.processes,
+            require_cpu_share: config.require.cpu_share,
         })
     }
 }
@@ -455,16 +491,14 @@ pub(crate) fn submit(
         format!("--job-name=hmcp-{job_name}").into(),
         "--export=NONE".into(),
         format!("--time={minutes}").into(),
-        format!("--cpus-per-task={}", config.cpus_per_task).into(),
+        format!("--cpus-per-task={}", job_cpus(&limits)).into(),
+        format!("--mem={}M", job_mem_mib(&limits)).into(),
         prefixed("--chdir=", &dir),
         prefixed("--output=", &dir.join(files.stdout.as_str())),
         prefixed("--error=", &dir.join(files.stderr.as_str())),
     ];
     if let Some(p) = &config.partition {
         args.push(format!("--partition={p}").into());
-    }
-    if let Some(m) = config.mem_mib {
-        args.push(format!("--mem={m}M").into());
     }
     args.push(dir.join(BATCH_SCRIPT_FILE.as_str()).into());
     args.push(dir.join(files.spec.as_str()).into());
@@ -878,12 +912,7 @@ impl SlurmRun {
             (Some("killed"), _) => Termination::Killed,
             _ => Termination::Unknown,
         };
-        let limit = match p.limit.as_deref() {
-            Some("cpu_time") => Some(LimitHit::CpuTime),
-            Some("file_size") => Some(LimitHit::FileSize),
-            Some("disk_full") => Some(LimitHit::DiskFull),
-            _ => None,
-        };
+        let limit = p.limit.as_deref().and_then(LimitHit::from_token);
         let with_total = |mut log: CapturedLog, total: Option<u64>| {
             if let Some(t) = total {
                 log.truncated = t > log.total_bytes;
@@ -1069,7 +1098,6 @@ async fn run_spec(spec: &RunSpec, caller: &CallerId, run_dir: &RunDir) -> Result
             .collect(),
         env_allowlist: spec.env.iter().map(|(k, _)| k.clone()).collect(),
         read_paths: spec.read_paths.iter().map(PathBuf::from).collect(),
-        tmp_size: spec.tmp_size,
         host_network: spec.host_network,
         launcher: Launcher::Local,
         require: Requirements {
@@ -1081,6 +1109,9 @@ async fn run_spec(spec: &RunSpec, caller: &CallerId, run_dir: &RunDir) -> Result
             fs_view: spec.require_fs_view,
             seccomp: spec.require_seccomp,
             landlock_abi: spec.require_landlock_abi,
+            memory: spec.require_memory,
+            processes: spec.require_processes,
+            cpu_share: spec.require_cpu_share,
         },
         per_caller_runs: 1,
         global_runs: Some(1),

@@ -255,6 +255,10 @@ pub(crate) struct ChildPlan {
     /// answers then, and reaps the monitor (whose exit tears the run's
     /// namespaces down) in the background.
     pub(crate) reaped: OwnedFd,
+    /// `cgroup.procs` of the run's cgroup (one per v1 hierarchy, or the one
+    /// v2 file), opened for writing: the monitor joins them first, so that
+    /// every process of the run is born in the run's cgroup.
+    pub(crate) cgroup: Vec<OwnedFd>,
     /// Whether to contain the tree in a new user + PID namespace.
     pub(crate) pid_namespace: bool,
     /// The id maps of that namespace.
@@ -290,8 +294,14 @@ fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
     // ptrace. `execve` resets this for the solver.
     // SAFETY: prctl with integer arguments only.
     cvt(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) })?;
+    join_cgroup(&plan.cgroup)?;
     if plan.pid_namespace {
         let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWPID;
+        if !plan.cgroup.is_empty() {
+            // The run sees its own cgroup as the root of the hierarchy
+            // (`/proc/self/cgroup` names no host path).
+            flags |= libc::CLONE_NEWCGROUP;
+        }
         if let Some(v) = &plan.view {
             // The mount namespace copies this working directory's mount:
             // the init clones the run directory from it, by no path.
@@ -333,6 +343,25 @@ fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
     }
     let fd = harden(plan)?;
     exec(plan, fd)
+}
+
+/// Moves this process (the monitor, a fresh single-threaded child of the
+/// server) into the run's cgroup: `0` names the writer. Everything the run
+/// forks after this is born there.
+fn join_cgroup(procs: &[OwnedFd]) -> io::Result<()> {
+    for fd in procs {
+        // SAFETY: a one-byte write from a static buffer to a descriptor
+        // owned by `plan`.
+        let n = unsafe { libc::write(fd.as_raw_fd(), c"0".as_ptr().cast(), 1) };
+        if n != 1 {
+            return Err(if n < 0 {
+                io::Error::last_os_error()
+            } else {
+                io::Error::from_raw_os_error(libc::EIO)
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The namespaces of the view beyond user and PID: mount, IPC (System V

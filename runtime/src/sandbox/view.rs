@@ -14,8 +14,8 @@
 //! | [`VIEW_RUN_DIR`] | the run directory, the working directory | read-write (or read-only with one writable subdirectory), nosuid, nodev |
 //! | `/proc` | a fresh proc of the run's PID namespace: the run's own processes only; `/proc/sys`, `/proc/sysrq-trigger`, `/proc/irq`, `/proc/bus` read-only | nosuid, nodev, noexec |
 //! | `/dev/null`, `zero`, `full`, `random`, `urandom` | the host's devices; `/dev/fd`, `stdin`, `stdout`, `stderr` link into `/proc/self/fd` | read-only, nosuid, noexec |
-//! | `/tmp` | a private tmpfs of [`SandboxConfig::tmp_size`](super::SandboxConfig::tmp_size) bytes | nosuid, nodev |
-//! | `/dev/shm` | a second private tmpfs of the same size (POSIX shared memory, semaphores) | nosuid, nodev, noexec |
+//! | `/tmp` | a private tmpfs of [`Limits::tmp_size`](super::Limits::tmp_size) bytes | nosuid, nodev |
+//! | `/dev/shm` | a second private tmpfs of [`Limits::shm_size`](super::Limits::shm_size) bytes (POSIX shared memory, semaphores) | nosuid, nodev, noexec |
 //! | anything else | absent: no host `/etc` beyond the files above, no `/home`, `/root`, `/var`, `/run`, `/sys`, `/mnt`, `/srv`, `/opt`, no run root | |
 //!
 //! The solver runs as uid [`SOLVER_UID`] and gid [`SOLVER_GID`] of its own
@@ -140,7 +140,6 @@ pub(crate) struct ViewPlan {
     binds: Vec<Bind>,
     /// Generated files: staged path and content.
     files: Vec<(CString, Vec<u8>)>,
-    tmp_options: CString,
     /// The solver executable's path inside the view, for `exec`.
     solver: CString,
     solver_id: (u64, u64),
@@ -155,6 +154,9 @@ pub(crate) struct RunMounts {
     pub(crate) run_dir: (u64, u64),
     /// The writable subdirectory: its name, staged target, device and inode.
     pub(crate) writable: Option<(CString, CString, (u64, u64))>,
+    /// Mount options of the private `/tmp` and `/dev/shm` (their sizes).
+    tmp_options: CString,
+    shm_options: CString,
     /// Descriptor slots for the clones, one per bind plus two (filled in the
     /// child; allocated here so the child does not allocate).
     pub(crate) slots: Vec<RawFd>,
@@ -163,7 +165,7 @@ pub(crate) struct RunMounts {
 impl ViewPlan {
     /// Plans the view of the solver `id` (executable `solver_path`, device
     /// and inode `solver_id`): the configured `read_paths`, the solver's own
-    /// `grants`, the devices, `/proc`, `/tmp` of `tmp_size` bytes and the run
+    /// `grants`, the devices, `/proc`, `/tmp`, `/dev/shm` and the run
     /// directory; `private_network`: a network namespace of its own (no
     /// interface but a down loopback). Missing read paths are skipped; a
     /// read path that is relative, not normal, or a reserved view path is
@@ -174,7 +176,6 @@ impl ViewPlan {
         id: &str,
         solver_path: &Path,
         solver_id: (u64, u64),
-        tmp_size: u64,
         private_network: bool,
     ) -> Result<Self, ConfigError> {
         let mut b = Builder::default();
@@ -235,15 +236,10 @@ impl ViewPlan {
             (staged(Path::new("/etc/passwd"))?, passwd.into_bytes()),
             (staged(Path::new("/etc/group"))?, group.into_bytes()),
         ];
-        // Inodes: a file of 4 KiB on average, at least 64.
-        let inodes = (tmp_size / 4096).max(64);
-        let tmp_options =
-            cstring(format!("mode=0700,size={tmp_size},nr_inodes={inodes}").as_bytes())?;
         Ok(Self {
             nodes: b.nodes,
             binds: b.binds,
             files,
-            tmp_options,
             solver: cstring(in_view.as_os_str().as_bytes())?,
             solver_id,
             run_target: staged(Path::new(VIEW_RUN_DIR))?,
@@ -251,12 +247,15 @@ impl ViewPlan {
         })
     }
 
-    /// The run-specific part: `run_dir` (device, inode) and the optional
-    /// writable subdirectory (name, device, inode).
+    /// The run-specific part: `run_dir` (device, inode), the optional
+    /// writable subdirectory (name, device, inode), and the sizes of the
+    /// private `/tmp` and `/dev/shm`, bytes.
     pub(crate) fn run_mounts(
         &self,
         run_dir: (u64, u64),
         writable: Option<(&str, (u64, u64))>,
+        tmp_size: u64,
+        shm_size: u64,
     ) -> Result<RunMounts, ConfigError> {
         let writable = match writable {
             Some((name, id)) => Some((
@@ -269,6 +268,8 @@ impl ViewPlan {
         Ok(RunMounts {
             run_dir,
             writable,
+            tmp_options: tmpfs_options(tmp_size)?,
+            shm_options: tmpfs_options(shm_size)?,
             slots: vec![-1; self.binds.len() + 2],
         })
     }
@@ -287,6 +288,13 @@ impl ViewPlan {
     pub(crate) fn solver_id(&self) -> (u64, u64) {
         self.solver_id
     }
+}
+
+/// Mount options of a private tmpfs of `size` bytes: one inode per 4 KiB
+/// on average, at least 64 (a bound on files as well as bytes).
+fn tmpfs_options(size: u64) -> Result<CString, ConfigError> {
+    let inodes = (size / 4096).max(64);
+    cstring(format!("mode=0700,size={size},nr_inodes={inodes}").as_bytes())
 }
 
 #[derive(Default)]
@@ -497,7 +505,7 @@ pub(crate) fn enter(plan: &ViewPlan, run: &mut RunMounts) -> io::Result<()> {
         c"tmpfs",
         c"/tmp/tmp",
         libc::MS_NOSUID | libc::MS_NODEV,
-        &plan.tmp_options,
+        &run.tmp_options,
     )?;
     // POSIX shared memory and semaphores (Python's multiprocessing):
     // private, capped like /tmp.
@@ -505,7 +513,7 @@ pub(crate) fn enter(plan: &ViewPlan, run: &mut RunMounts) -> io::Result<()> {
         c"tmpfs",
         c"/tmp/dev/shm",
         libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-        &plan.tmp_options,
+        &run.shm_options,
     )?;
     // Nothing more is created on the root: make it read-only.
     set_attrs_at(c"/tmp", READ_ONLY | MOUNT_ATTR_NOEXEC, false)?;
@@ -720,7 +728,6 @@ mod tests {
             "heat",
             Path::new("/usr/bin/true"),
             (1, 2),
-            1 << 20,
             true,
         )
         .unwrap_or_else(|e| panic!("{e}"));

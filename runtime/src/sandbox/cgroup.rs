@@ -1,0 +1,794 @@
+//! The kernel side of the resource envelope: one cgroup per run, beneath
+//! the server's own cgroup, holding the run's whole process tree.
+//!
+//! Two backends, chosen once at start:
+//!
+//! * **cgroup v2**, where the server's cgroup offers the `memory`, `pids`
+//!   and `cpu` controllers (a subtree delegated to the server: systemd
+//!   `Delegate=yes`, or a container's own cgroup namespace). Runs live in
+//!   `<own>/hardened-mcp.runs/<run>`; `memory.max` with `memory.swap.max = 0`,
+//!   `pids.max`, `cpu.max`. cgroup v2 allows controllers only on cgroups
+//!   without processes of their own, so when the server's cgroup holds the
+//!   server alone, the server moves itself into the leaf
+//!   `<own>/hardened-mcp.server` first: a move *beneath* the cgroup it was
+//!   started in, never out of it, so the host's accounting of the service
+//!   stays whole. A cgroup that holds other processes is left alone (the
+//!   backend is then unavailable, and the log says why).
+//! * **cgroup v1**, where the `memory`, `pids` and `cpu` hierarchies are
+//!   mounted and writable: a cgroup of the same name in each, beneath the
+//!   server's cgroup of that hierarchy; `memory.limit_in_bytes` and
+//!   `memory.memsw.limit_in_bytes` (the same value: no swap),
+//!   `pids.max`, `cpu.cfs_quota_us`.
+//!
+//! A run's process tree enters its cgroup when it is born: the sandbox's
+//! monitor, a fresh child of the server, writes `0` (itself) to the run's
+//! `cgroup.procs` files before it creates the run's namespaces, and every
+//! process of the run descends from it. Its cgroup namespace is then rooted
+//! at the run's cgroup. The solver never sees a cgroup file system (its
+//! view has no `/sys`), so it cannot raise its own limits.
+//!
+//! The sandbox's own two processes (the monitor and the run's init) are
+//! counted in the cgroup: `pids.max` is the run's limit plus two.
+//!
+//! A run's cgroup is removed when the run ends; cgroups left by a server
+//! that died (named after its pid and start time) are emptied and removed
+//! when the next sandbox starts.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::fs;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::limits::Limits;
+
+/// The directory, beneath the server's cgroup, that holds the runs' cgroups.
+const RUNS_DIR: &str = "hardened-mcp.runs";
+
+/// The leaf the server moves itself into on cgroup v2 (see the module docs).
+const SERVER_LEAF: &str = "hardened-mcp.server";
+
+/// The sandbox's own processes in a run's cgroup: the monitor and the init.
+const OWN_PROCESSES: u64 = 2;
+
+/// The CPU quota period, microseconds (the kernel's default).
+const CPU_PERIOD_US: u64 = 100_000;
+
+/// Which kernel interface enforces the resource envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EnvelopeBackend {
+    /// A cgroup v2 subtree delegated to the server.
+    CgroupV2,
+    /// The cgroup v1 `memory`, `pids` and `cpu` hierarchies.
+    CgroupV1,
+    /// No cgroup: the tree's memory, processes and CPU share are not bounded.
+    None,
+}
+
+impl EnvelopeBackend {
+    /// A short fixed name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::CgroupV2 => "cgroup v2",
+            Self::CgroupV1 => "cgroup v1",
+            Self::None => "none",
+        }
+    }
+}
+
+/// What the resource envelope enforces on this host, as detected at start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EnvelopeSupport {
+    /// The backend.
+    pub backend: EnvelopeBackend,
+    /// Whether the tree's memory is bounded ([`Limits::memory`]).
+    pub memory: bool,
+    /// Whether swap is bounded too (with the memory limit as one budget).
+    /// False where the host accounts no swap; a host without swap needs none.
+    pub swap: bool,
+    /// Whether the tree's processes and threads are bounded ([`Limits::processes`]).
+    pub processes: bool,
+    /// Whether the tree's CPU share is bounded ([`Limits::cpu_share`]).
+    pub cpu: bool,
+}
+
+impl EnvelopeSupport {
+    /// Nothing enforced (no cgroup backend).
+    pub const NONE: Self = Self {
+        backend: EnvelopeBackend::None,
+        memory: false,
+        swap: false,
+        processes: false,
+        cpu: false,
+    };
+}
+
+impl fmt::Display for EnvelopeSupport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if self.memory {
+            parts.push(if self.swap {
+                "memory (+swap)"
+            } else {
+                "memory (swap not accounted)"
+            });
+        }
+        if self.processes {
+            parts.push("processes");
+        }
+        if self.cpu {
+            parts.push("CPU share");
+        }
+        if parts.is_empty() {
+            write!(f, "{}: nothing", self.backend.name())
+        } else {
+            write!(f, "{}: {}", self.backend.name(), parts.join(", "))
+        }
+    }
+}
+
+/// A controller of the envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Controller {
+    Memory,
+    Pids,
+    Cpu,
+}
+
+impl Controller {
+    const ALL: [Self; 3] = [Self::Memory, Self::Pids, Self::Cpu];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Memory => "memory",
+            Self::Pids => "pids",
+            Self::Cpu => "cpu",
+        }
+    }
+}
+
+/// The backend's places: where each controller's run cgroups are made.
+#[derive(Debug)]
+enum Layout {
+    /// One directory (`<own>/hardened-mcp.runs`) with every controller.
+    V2 { runs: PathBuf, swap: bool },
+    /// One `hardened-mcp.runs` directory per hierarchy.
+    V1 {
+        dirs: Vec<(Controller, PathBuf)>,
+        memsw: bool,
+    },
+}
+
+/// The envelope's cgroups on this host: made once at start, shared by runs.
+#[derive(Debug)]
+pub(crate) struct Cgroups {
+    layout: Layout,
+    /// `r<pid>-<start time>-`: this server's run cgroups' name prefix.
+    prefix: String,
+    counter: AtomicU64,
+}
+
+impl Cgroups {
+    /// Detects a usable backend (v2 first, then v1), prepares its runs
+    /// directory and removes the cgroups that servers which died left in it.
+    /// `None`: no controller of the envelope is usable (the log says why).
+    pub(crate) fn detect() -> Option<Self> {
+        let mounts = match fs::read_to_string("/proc/self/mountinfo") {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(error = %e, "cgroups: mountinfo unreadable");
+                return None;
+            }
+        };
+        let own = match fs::read_to_string("/proc/self/cgroup") {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(error = %e, "cgroups: /proc/self/cgroup unreadable");
+                return None;
+            }
+        };
+        let mounts = parse_mountinfo(&mounts);
+        let own = parse_proc_cgroup(&own);
+        let layout = v2_layout(&mounts, &own).or_else(|| v1_layout(&mounts, &own))?;
+        let prefix = format!("r{}-{}-", std::process::id(), own_start_time()?);
+        let cgroups = Self {
+            layout,
+            prefix,
+            counter: AtomicU64::new(0),
+        };
+        cgroups.sweep_stale();
+        Some(cgroups)
+    }
+
+    /// What this backend enforces.
+    pub(crate) fn support(&self) -> EnvelopeSupport {
+        match &self.layout {
+            Layout::V2 { swap, .. } => EnvelopeSupport {
+                backend: EnvelopeBackend::CgroupV2,
+                memory: true,
+                swap: *swap || !host_has_swap(),
+                processes: true,
+                cpu: true,
+            },
+            Layout::V1 { dirs, memsw } => {
+                let has = |c| dirs.iter().any(|(d, _)| *d == c);
+                EnvelopeSupport {
+                    backend: EnvelopeBackend::CgroupV1,
+                    memory: has(Controller::Memory),
+                    swap: has(Controller::Memory) && (*memsw || !host_has_swap()),
+                    processes: has(Controller::Pids),
+                    cpu: has(Controller::Cpu),
+                }
+            }
+        }
+    }
+
+    /// Makes the cgroup of one run with `limits` applied, and opens its
+    /// `cgroup.procs` files for the monitor to join.
+    pub(crate) fn create(&self, limits: &Limits) -> io::Result<RunCgroup> {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let name = format!("{}{n}", self.prefix);
+        let mut run = RunCgroup {
+            dirs: Vec::new(),
+            procs: Vec::new(),
+            v2: matches!(self.layout, Layout::V2 { .. }),
+        };
+        match &self.layout {
+            Layout::V2 { runs, swap } => {
+                let dir = runs.join(&name);
+                fs::create_dir(&dir)?;
+                run.dirs.push((Controller::ALL.to_vec(), dir.clone()));
+                write(&dir, "memory.max", limits.memory)?;
+                if *swap {
+                    write(&dir, "memory.swap.max", 0)?;
+                }
+                write(
+                    &dir,
+                    "pids.max",
+                    limits.processes.saturating_add(OWN_PROCESSES),
+                )?;
+                let quota = limits.cpu_share.quota_us(CPU_PERIOD_US);
+                write_str(&dir, "cpu.max", &format!("{quota} {CPU_PERIOD_US}"))?;
+            }
+            Layout::V1 { dirs, memsw } => {
+                for (c, base) in dirs {
+                    let dir = base.join(&name);
+                    fs::create_dir(&dir)?;
+                    run.dirs.push((vec![*c], dir.clone()));
+                    match c {
+                        Controller::Memory => {
+                            write(&dir, "memory.limit_in_bytes", limits.memory)?;
+                            if *memsw {
+                                write(&dir, "memory.memsw.limit_in_bytes", limits.memory)?;
+                            }
+                        }
+                        Controller::Pids => write(
+                            &dir,
+                            "pids.max",
+                            limits.processes.saturating_add(OWN_PROCESSES),
+                        )?,
+                        Controller::Cpu => {
+                            write(&dir, "cpu.cfs_period_us", CPU_PERIOD_US)?;
+                            write(
+                                &dir,
+                                "cpu.cfs_quota_us",
+                                limits.cpu_share.quota_us(CPU_PERIOD_US),
+                            )?;
+                        }
+                    }
+                }
+            }
+        }
+        for (_, dir) in &run.dirs {
+            let f = fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.procs"))?;
+            run.procs.push(OwnedFd::from(f));
+        }
+        Ok(run)
+    }
+
+    /// Empties and removes the run cgroups of servers that are gone (their
+    /// pid is dead, or belongs to a process started at another time).
+    fn sweep_stale(&self) {
+        for base in self.bases() {
+            let Ok(entries) = fs::read_dir(base) else {
+                continue;
+            };
+            for e in entries.filter_map(Result::ok) {
+                let name = e.file_name();
+                let Some(name) = name.to_str() else { continue };
+                if owner_alive(name) {
+                    continue;
+                }
+                let dir = base.join(name);
+                kill_members(&dir, self.is_v2());
+                match fs::remove_dir(&dir) {
+                    Ok(()) => tracing::info!(cgroup = %dir.display(), "removed a stale run cgroup"),
+                    Err(e) => {
+                        tracing::warn!(cgroup = %dir.display(), error = %e, "a stale run cgroup could not be removed")
+                    }
+                }
+            }
+        }
+    }
+
+    fn bases(&self) -> Vec<&Path> {
+        match &self.layout {
+            Layout::V2 { runs, .. } => vec![runs.as_path()],
+            Layout::V1 { dirs, .. } => dirs.iter().map(|(_, d)| d.as_path()).collect(),
+        }
+    }
+
+    fn is_v2(&self) -> bool {
+        matches!(self.layout, Layout::V2 { .. })
+    }
+}
+
+/// One run's cgroup (one directory per v1 hierarchy, or one v2 directory).
+#[derive(Debug)]
+pub(crate) struct RunCgroup {
+    dirs: Vec<(Vec<Controller>, PathBuf)>,
+    /// `cgroup.procs` of each directory, opened for writing: the monitor
+    /// writes `0` to each to join.
+    procs: Vec<OwnedFd>,
+    v2: bool,
+}
+
+/// What the kernel counted for a run's cgroup.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct CgroupEvents {
+    /// Processes the OOM killer ended at the memory limit.
+    pub(crate) oom_kills: u64,
+    /// Forks refused at the process limit.
+    pub(crate) pids_refused: u64,
+    /// Periods in which the tree was throttled to its CPU share.
+    pub(crate) throttled: u64,
+}
+
+impl RunCgroup {
+    /// The `cgroup.procs` descriptors, handed to the child plan.
+    pub(crate) fn take_join_fds(&mut self) -> Vec<OwnedFd> {
+        std::mem::take(&mut self.procs)
+    }
+
+    fn dir_of(&self, c: Controller) -> Option<&Path> {
+        self.dirs
+            .iter()
+            .find(|(cs, _)| cs.contains(&c))
+            .map(|(_, d)| d.as_path())
+    }
+
+    /// The kernel's counters of the run's limits.
+    pub(crate) fn events(&self) -> CgroupEvents {
+        let key = |c: Controller, file: &str, key: &str| {
+            self.dir_of(c)
+                .and_then(|d| fs::read_to_string(d.join(file)).ok())
+                .and_then(|s| keyed(&s, key))
+                .unwrap_or(0)
+        };
+        let oom = if self.v2 {
+            key(Controller::Memory, "memory.events", "oom_kill")
+        } else {
+            key(Controller::Memory, "memory.oom_control", "oom_kill")
+        };
+        CgroupEvents {
+            oom_kills: oom,
+            pids_refused: key(Controller::Pids, "pids.events", "max"),
+            throttled: key(Controller::Cpu, "cpu.stat", "nr_throttled"),
+        }
+    }
+
+    /// Pids of the processes in the run's cgroup (its first directory).
+    pub(crate) fn members(&self) -> Vec<i32> {
+        self.dirs
+            .first()
+            .map(|(_, d)| members(d))
+            .unwrap_or_default()
+    }
+
+    /// Kills whatever is still in the cgroup (a descendant that escaped a
+    /// process-group kill) and removes it. `false` while a member is still
+    /// exiting: try again shortly.
+    pub(crate) fn remove(&mut self) -> bool {
+        let mut left = Vec::new();
+        for (cs, dir) in std::mem::take(&mut self.dirs) {
+            kill_members(&dir, self.v2);
+            match fs::remove_dir(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    tracing::debug!(cgroup = %dir.display(), error = %e, "run cgroup not removed yet");
+                    left.push((cs, dir));
+                }
+            }
+        }
+        self.dirs = left;
+        self.dirs.is_empty()
+    }
+}
+
+impl Drop for RunCgroup {
+    fn drop(&mut self) {
+        if !self.dirs.is_empty() && !self.remove() {
+            for (_, dir) in &self.dirs {
+                tracing::warn!(cgroup = %dir.display(), "a run cgroup is left behind; the next start removes it");
+            }
+        }
+    }
+}
+
+fn write(dir: &Path, file: &str, value: u64) -> io::Result<()> {
+    write_str(dir, file, &value.to_string())
+}
+
+fn write_str(dir: &Path, file: &str, value: &str) -> io::Result<()> {
+    fs::write(dir.join(file), value.as_bytes()).map_err(|e| {
+        tracing::error!(cgroup = %dir.display(), file, error = %e, "cgroup write refused");
+        e
+    })
+}
+
+/// The value of `key` in a `key value` per line file.
+fn keyed(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        (k == key).then(|| v.trim().parse().ok()).flatten()
+    })
+}
+
+fn members(dir: &Path) -> Vec<i32> {
+    fs::read_to_string(dir.join("cgroup.procs"))
+        .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// Kills every process in the cgroup: `cgroup.kill` on v2, else each
+/// member in turn until none is left (bounded: a fork bomb is bounded by
+/// `pids.max`, and killed processes fork no more).
+fn kill_members(dir: &Path, v2: bool) {
+    if v2 && fs::write(dir.join("cgroup.kill"), b"1").is_ok() {
+        return;
+    }
+    for _ in 0..16 {
+        let pids = members(dir);
+        if pids.is_empty() {
+            return;
+        }
+        for p in pids {
+            if let Some(pid) = rustix::process::Pid::from_raw(p) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Whether the server that named a run cgroup `r<pid>-<start>-<n>` is
+/// still running (an unparsable name is kept: not ours to remove).
+fn owner_alive(name: &str) -> bool {
+    let mut parts = name.strip_prefix('r').unwrap_or("").splitn(3, '-');
+    let (Some(pid), Some(start)) = (parts.next(), parts.next()) else {
+        return true;
+    };
+    let (Ok(pid), Ok(start)) = (pid.parse::<u32>(), start.parse::<u64>()) else {
+        return true;
+    };
+    start_time(pid).is_some_and(|s| s == start)
+}
+
+/// A process's start time (clock ticks after boot, `/proc/<pid>/stat`
+/// field 22): with the pid, a name no later process can take.
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: read
+    // after its last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn own_start_time() -> Option<u64> {
+    let t = start_time(std::process::id());
+    if t.is_none() {
+        tracing::warn!("cgroups: this process's start time is unreadable");
+    }
+    t
+}
+
+fn host_has_swap() -> bool {
+    fs::read_to_string("/proc/swaps").is_ok_and(|s| s.lines().count() > 1)
+}
+
+/// One cgroup mount: its file-system type's controllers, the cgroup path
+/// at its root, where it is mounted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Mount {
+    v2: bool,
+    controllers: BTreeSet<String>,
+    root: String,
+    point: PathBuf,
+}
+
+fn parse_mountinfo(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let (head, tail) = line.split_once(" - ")?;
+            let head: Vec<&str> = head.split(' ').collect();
+            let mut tail = tail.split(' ');
+            let fstype = tail.next()?;
+            let _source = tail.next()?;
+            let options = tail.next().unwrap_or("");
+            let v2 = match fstype {
+                "cgroup2" => true,
+                "cgroup" => false,
+                _ => return None,
+            };
+            Some(Mount {
+                v2,
+                controllers: options.split(',').map(str::to_owned).collect(),
+                root: unescape(head.get(3)?),
+                point: PathBuf::from(unescape(head.get(4)?)),
+            })
+        })
+        .collect()
+}
+
+/// Undoes mountinfo's octal escapes (`\040` for a space).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)))
+            .map(|d| d.iter().fold(0u32, |v, c| v * 8 + u32::from(c - b'0')))
+            .and_then(|v| u8::try_from(v).ok());
+        if let Some(v) = octal {
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `/proc/self/cgroup`: (hierarchy controllers, path); v2 has no controllers.
+fn parse_proc_cgroup(text: &str) -> Vec<(BTreeSet<String>, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.splitn(3, ':');
+            let _id = f.next()?;
+            let ctl = f.next()?;
+            let path = f.next()?;
+            let set = ctl
+                .split(',')
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned)
+                .collect();
+            Some((set, path.to_owned()))
+        })
+        .collect()
+}
+
+/// The directory of `path` (a cgroup path from `/proc/self/cgroup`) under
+/// `mount`, when the mount shows it.
+fn dir_under(mount: &Mount, path: &str) -> Option<PathBuf> {
+    let rel = if mount.root == "/" {
+        path
+    } else {
+        let r = path.strip_prefix(mount.root.as_str())?;
+        if !(r.is_empty() || r.starts_with('/')) {
+            return None;
+        }
+        r
+    };
+    let rel = rel.trim_start_matches('/');
+    if rel.split('/').any(|c| c == "..") {
+        return None;
+    }
+    Some(if rel.is_empty() {
+        mount.point.clone()
+    } else {
+        mount.point.join(rel)
+    })
+}
+
+fn v2_layout(mounts: &[Mount], own: &[(BTreeSet<String>, String)]) -> Option<Layout> {
+    let path = own.iter().find(|(c, _)| c.is_empty()).map(|(_, p)| p)?;
+    let own_dir = mounts
+        .iter()
+        .filter(|m| m.v2)
+        .find_map(|m| dir_under(m, path))?;
+    let available = fs::read_to_string(own_dir.join("cgroup.controllers")).ok()?;
+    let available: BTreeSet<&str> = available.split_whitespace().collect();
+    let missing: Vec<&str> = Controller::ALL
+        .iter()
+        .map(|c| c.name())
+        .filter(|c| !available.contains(c))
+        .collect();
+    if !missing.is_empty() {
+        tracing::debug!(
+            ?missing,
+            "cgroup v2: controllers not offered to the server's cgroup"
+        );
+        return None;
+    }
+    match prepare_v2(&own_dir) {
+        Ok(runs) => {
+            let swap = runs.join("memory.swap.max").exists() || probe_swap_file(&runs);
+            Some(Layout::V2 { runs, swap })
+        }
+        Err(why) => {
+            tracing::warn!(cgroup = %own_dir.display(), why, "cgroup v2 offers the controllers, but the server cannot use them");
+            None
+        }
+    }
+}
+
+/// Whether a child of `runs` would have `memory.swap.max` (the runs
+/// directory itself has it only when its parent enabled memory for it).
+fn probe_swap_file(runs: &Path) -> bool {
+    runs.parent()
+        .is_some_and(|p| p.join(SERVER_LEAF).join("memory.swap.max").exists())
+}
+
+const ENABLE: &str = "+memory +pids +cpu";
+
+/// Enables the controllers for `<own>/hardened-mcp.runs`; see the module
+/// docs for the one move it may make (the server into its own leaf).
+fn prepare_v2(own: &Path) -> Result<PathBuf, &'static str> {
+    let enable = |dir: &Path| fs::write(dir.join("cgroup.subtree_control"), ENABLE);
+    if enable(own).is_err() {
+        // Refused while the cgroup holds processes: move this server (only
+        // if it is alone there) into a leaf beneath it.
+        let me = std::process::id() as i32;
+        if members(own).iter().any(|p| *p != me) {
+            return Err(
+                "the server's cgroup holds other processes (give the server a cgroup of its own, e.g. systemd Delegate=yes)",
+            );
+        }
+        let leaf = own.join(SERVER_LEAF);
+        match fs::create_dir(&leaf) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(_) => return Err("the server's cgroup is not writable (not delegated)"),
+        }
+        fs::write(leaf.join("cgroup.procs"), me.to_string())
+            .map_err(|_| "the server could not move into its own leaf cgroup")?;
+        enable(own).map_err(|_| "the controllers could not be enabled for the server's subtree")?;
+    }
+    let runs = own.join(RUNS_DIR);
+    match fs::create_dir(&runs) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(_) => return Err("the runs' cgroup could not be created"),
+    }
+    enable(&runs).map_err(|_| "the controllers could not be enabled for the runs' cgroups")?;
+    Ok(runs)
+}
+
+fn v1_layout(mounts: &[Mount], own: &[(BTreeSet<String>, String)]) -> Option<Layout> {
+    let mut dirs = Vec::new();
+    for c in Controller::ALL {
+        let name = c.name();
+        let Some((_, path)) = own.iter().find(|(cs, _)| cs.contains(name)) else {
+            continue;
+        };
+        let Some(dir) = mounts
+            .iter()
+            .filter(|m| !m.v2 && m.controllers.contains(name))
+            .find_map(|m| dir_under(m, path))
+        else {
+            continue;
+        };
+        let runs = dir.join(RUNS_DIR);
+        match fs::create_dir(&runs) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                tracing::warn!(controller = name, error = %e, "cgroup v1: the server's cgroup is not writable");
+                continue;
+            }
+        }
+        dirs.push((c, runs));
+    }
+    if dirs.is_empty() {
+        return None;
+    }
+    let memsw = dirs
+        .iter()
+        .any(|(c, d)| *c == Controller::Memory && d.join("memory.memsw.limit_in_bytes").exists());
+    Some(Layout::V1 { dirs, memsw })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HYBRID: &str = "\
+25 1 0:23 / /sys/fs/cgroup rw - tmpfs tmpfs rw,mode=755
+26 25 0:24 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu
+27 25 0:25 / /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct
+28 25 0:26 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory
+29 25 0:27 /ctr /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids
+30 25 0:28 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw
+31 25 0:29 / /mnt/with\\040space rw - cgroup cgroup rw,cpuset
+";
+
+    #[test]
+    fn mountinfo_names_each_hierarchy() {
+        let m = parse_mountinfo(HYBRID);
+        assert_eq!(m.len(), 6, "{m:?}");
+        let cpu = m.iter().find(|m| m.controllers.contains("cpu")).unwrap();
+        assert_eq!(cpu.point, Path::new("/sys/fs/cgroup/cpu"));
+        assert!(!cpu.controllers.contains("cpuacct") || cpu.controllers.len() > 2);
+        assert!(
+            m.iter()
+                .any(|m| m.v2 && m.point == Path::new("/sys/fs/cgroup/unified"))
+        );
+        assert!(m.iter().any(|m| m.point == Path::new("/mnt/with space")));
+    }
+
+    #[test]
+    fn cgroup_paths_map_under_their_mount_root() {
+        let m = parse_mountinfo(HYBRID);
+        let own = parse_proc_cgroup("8:pids:/ctr/svc\n4:memory:/a/b\n1:cpu:/\n0::/\n");
+        let pids = m.iter().find(|m| m.controllers.contains("pids")).unwrap();
+        assert_eq!(
+            dir_under(pids, &own[0].1),
+            Some(PathBuf::from("/sys/fs/cgroup/pids/svc"))
+        );
+        // A path outside the mount's root is not shown by that mount.
+        assert_eq!(dir_under(pids, "/other"), None);
+        assert_eq!(dir_under(pids, "/ctrx"), None);
+        let mem = m.iter().find(|m| m.controllers.contains("memory")).unwrap();
+        assert_eq!(
+            dir_under(mem, &own[1].1),
+            Some(PathBuf::from("/sys/fs/cgroup/memory/a/b"))
+        );
+        assert_eq!(dir_under(mem, "/a/../.."), None);
+        assert!(own[3].0.is_empty());
+    }
+
+    #[test]
+    fn keyed_files_parse() {
+        let events = "low 0\nhigh 0\nmax 3\noom 1\noom_kill 2\n";
+        assert_eq!(keyed(events, "oom_kill"), Some(2));
+        assert_eq!(keyed(events, "max"), Some(3));
+        assert_eq!(keyed(events, "absent"), None);
+        assert_eq!(
+            keyed("oom_kill_disable 0\noom_kill 5\n", "oom_kill"),
+            Some(5)
+        );
+    }
+
+    #[test]
+    fn stale_names_are_told_from_live_ones() {
+        let me = std::process::id();
+        let start = start_time(me).unwrap();
+        assert!(owner_alive(&format!("r{me}-{start}-7")));
+        // The same pid with another start time: a dead server's.
+        assert!(!owner_alive(&format!("r{me}-{}-7", start + 1)));
+        // Names that are not ours are never removed.
+        assert!(owner_alive("something-else"));
+        assert!(owner_alive("rx-1-2"));
+    }
+
+    #[test]
+    fn support_line_names_what_is_bounded() {
+        let s = EnvelopeSupport {
+            backend: EnvelopeBackend::CgroupV1,
+            memory: true,
+            swap: true,
+            processes: true,
+            cpu: false,
+        };
+        assert_eq!(s.to_string(), "cgroup v1: memory (+swap), processes");
+        assert_eq!(EnvelopeSupport::NONE.to_string(), "none: nothing");
+    }
+}

@@ -1,0 +1,212 @@
+//! The disk monitor's measurement: what a run holds beneath its run
+//! directory, bytes and entries, walked by descriptor without following
+//! links, plus the deleted files its processes still hold open (an
+//! unlinked file's blocks stay allocated until its last descriptor closes,
+//! and no directory walk sees it).
+//!
+//! The walk stops as soon as either limit is passed, so one measurement
+//! costs at most `max_entries` `fstatat` calls however many files a hostile
+//! run made. Deeper than [`MAX_DEPTH`] directories count as over the
+//! entries limit (a walk must not hold an unbounded chain of descriptors,
+//! and no solver's output nests that deep).
+
+use std::collections::BTreeSet;
+use std::ffi::CString;
+use std::os::fd::{AsFd, BorrowedFd};
+
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+/// Directory nesting the walk follows; a deeper directory is a violation.
+pub(crate) const MAX_DEPTH: usize = 64;
+
+/// Descriptors looked at per process for deleted open files (the run's
+/// `RLIMIT_NOFILE` ceiling bounds what a process can hold anyway).
+const MAX_FDS_PER_PROCESS: usize = 4096;
+
+/// What one measurement found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Usage {
+    /// Allocated bytes (`st_blocks × 512`): sparse files count what they
+    /// hold, not their length.
+    pub(crate) bytes: u64,
+    /// Entries beneath the run directory (files, directories, links…).
+    pub(crate) entries: u64,
+    /// A directory deeper than [`MAX_DEPTH`] exists.
+    pub(crate) too_deep: bool,
+}
+
+impl Usage {
+    fn over(&self, max_bytes: u64, max_entries: u64) -> bool {
+        self.bytes > max_bytes || self.entries > max_entries || self.too_deep
+    }
+}
+
+/// Measures the run directory `dir` and the deleted regular files on its
+/// file system that the processes `pids` hold open; stops early once over
+/// `max_bytes` or `max_entries`.
+pub(crate) fn measure(
+    dir: BorrowedFd<'_>,
+    pids: &[i32],
+    max_bytes: u64,
+    max_entries: u64,
+) -> Result<Usage, Errno> {
+    let dev = rustix::fs::fstat(dir)?.st_dev;
+    let mut usage = Usage::default();
+    walk(dir, 0, &mut usage, max_bytes, max_entries)?;
+    if !usage.over(max_bytes, max_entries) {
+        usage.bytes = usage.bytes.saturating_add(deleted_open_bytes(pids, dev));
+    }
+    Ok(usage)
+}
+
+fn walk(
+    dir: BorrowedFd<'_>,
+    depth: usize,
+    usage: &mut Usage,
+    max_bytes: u64,
+    max_entries: u64,
+) -> Result<(), Errno> {
+    let mut subdirs: Vec<CString> = Vec::new();
+    {
+        let mut reader = Dir::read_from(dir)?;
+        while let Some(entry) = reader.read() {
+            let entry = entry?;
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            usage.entries += 1;
+            let st = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => st,
+                Err(Errno::NOENT) => continue,
+                Err(e) => return Err(e),
+            };
+            usage.bytes = usage
+                .bytes
+                .saturating_add(u64::try_from(st.st_blocks).unwrap_or(0).saturating_mul(512));
+            if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
+                if depth + 1 >= MAX_DEPTH {
+                    usage.too_deep = true;
+                } else {
+                    subdirs.push(name.to_owned());
+                }
+            }
+            if usage.over(max_bytes, max_entries) {
+                return Ok(());
+            }
+        }
+    }
+    for name in subdirs {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match rustix::fs::openat(dir, name.as_c_str(), flags, Mode::empty()) {
+            Ok(sub) => walk(sub.as_fd(), depth + 1, usage, max_bytes, max_entries)?,
+            // Removed or replaced since it was listed: nothing to count.
+            Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => {}
+            Err(e) => return Err(e),
+        }
+        if usage.over(max_bytes, max_entries) {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of the deleted regular files on device `dev` open in `pids`, each
+/// file counted once. A process that is gone, or whose descriptors cannot be
+/// read, adds nothing.
+fn deleted_open_bytes(pids: &[i32], dev: u64) -> u64 {
+    let mut seen = BTreeSet::new();
+    let mut total = 0u64;
+    for pid in pids {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            continue;
+        };
+        for fd in fds.filter_map(Result::ok).take(MAX_FDS_PER_PROCESS) {
+            // Follows the descriptor's link to the open file itself.
+            let Ok(st) = rustix::fs::stat(fd.path()) else {
+                continue;
+            };
+            if st.st_nlink == 0
+                && st.st_dev == dev
+                && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
+                && seen.insert(st.st_ino)
+            {
+                total = total
+                    .saturating_add(u64::try_from(st.st_blocks).unwrap_or(0).saturating_mul(512));
+            }
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn open(p: &std::path::Path) -> std::os::fd::OwnedFd {
+        rustix::fs::open(p, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap()
+    }
+
+    #[test]
+    fn counts_entries_and_allocated_bytes_and_stops_past_a_limit() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("a")).unwrap();
+        for i in 0..10 {
+            std::fs::write(t.path().join("a").join(i.to_string()), vec![1u8; 8192]).unwrap();
+        }
+        let d = open(t.path());
+        let u = measure(d.as_fd(), &[], u64::MAX, u64::MAX).unwrap();
+        assert_eq!(u.entries, 11);
+        assert!(u.bytes >= 10 * 8192, "{u:?}");
+        let u = measure(d.as_fd(), &[], u64::MAX, 3).unwrap();
+        assert!(u.entries == 4, "stops at the first entry over: {u:?}");
+        let u = measure(d.as_fd(), &[], 4096, u64::MAX).unwrap();
+        assert!(u.bytes > 4096 && u.entries < 11, "{u:?}");
+    }
+
+    #[test]
+    fn a_tree_deeper_than_the_walk_is_a_violation() {
+        let t = tempfile::tempdir().unwrap();
+        let mut p = t.path().to_path_buf();
+        for _ in 0..MAX_DEPTH + 1 {
+            p.push("d");
+        }
+        std::fs::create_dir_all(&p).unwrap();
+        let d = open(t.path());
+        assert!(
+            measure(d.as_fd(), &[], u64::MAX, u64::MAX)
+                .unwrap()
+                .too_deep
+        );
+        // Control: a tree within the depth is not.
+        let t2 = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t2.path().join("d/d/d")).unwrap();
+        let d2 = open(t2.path());
+        assert!(
+            !measure(d2.as_fd(), &[], u64::MAX, u64::MAX)
+                .unwrap()
+                .too_deep
+        );
+    }
+
+    #[test]
+    fn deleted_files_held_open_count() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("hidden");
+        let mut f = std::fs::File::create(&path).unwrap();
+        f.write_all(&vec![7u8; 1 << 20]).unwrap();
+        f.sync_all().unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let d = open(t.path());
+        let me = std::process::id() as i32;
+        let with = measure(d.as_fd(), &[me], u64::MAX, u64::MAX).unwrap();
+        assert!(with.bytes >= 1 << 20, "{with:?}");
+        // Control: without the process's descriptors, nothing is seen.
+        let without = measure(d.as_fd(), &[], u64::MAX, u64::MAX).unwrap();
+        assert_eq!(without.bytes, 0);
+        drop(f);
+    }
+}

@@ -1,0 +1,439 @@
+//! The resource envelope against a hostile solver (`sbx_hog`): each attack
+//! is run under the sandbox, where the run's envelope must stop it with the
+//! limit named in the outcome, and as a plain process (the positive
+//! control), where the same program goes past that limit. While each
+//! attack runs, the host stays usable: it forks, and a second sandboxed run
+//! (another caller's) is launched and answered.
+//!
+//! The tests run one at a time (a lock): the CPU-share measurement must not
+//! compete with a memory bomb for the machine's cores.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "sandbox_support/mod.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use hardened_mcp::runs::RunDir;
+use hardened_mcp::sandbox::{
+    CpuShare, EnvelopeBackend, LimitHit, Limits, Outcome, RunRequest, Sandbox, SandboxConfig,
+    SandboxError, SolverRegistry, Termination,
+};
+use support::{caller, run_dir};
+use tokio_util::sync::CancellationToken;
+
+const HOG: &str = env!("CARGO_BIN_EXE_sbx_hog");
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const MIB: u64 = 1 << 20;
+
+fn sandbox() -> Sandbox {
+    let registry = SolverRegistry::builder()
+        .solver("hog", HOG)
+        .build()
+        .unwrap();
+    Sandbox::new(registry, SandboxConfig::default()).expect("this host enforces the envelope")
+}
+
+/// A small envelope: what each attack is tried against.
+fn small() -> Limits {
+    Limits {
+        wall_time: Duration::from_secs(30),
+        memory: 128 * MIB,
+        processes: 32,
+        cpu_share: CpuShare::cores(0.5).unwrap(),
+        disk_bytes: 64 * MIB,
+        disk_files: 1000,
+        tmp_size: 16 * MIB,
+        shm_size: 16 * MIB,
+        ..Limits::default()
+    }
+}
+
+/// Runs the attack `args` under `limits` while the host is probed: a fork
+/// from the host and another caller's sandboxed run must both succeed.
+async fn attack(sb: &Sandbox, dir: &RunDir, args: &[&str], limits: Limits) -> Outcome {
+    let (attacker, cancel) = (caller("attacker"), CancellationToken::new());
+    let run = sb.run(
+        &attacker,
+        dir,
+        RunRequest::new("hog").args(args).limits(limits),
+        &cancel,
+    );
+    let probe = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let forked = Command::new("/bin/true")
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(forked, "the host could not fork during {args:?}");
+        let (_probe_path, probe_dir) = run_dir();
+        let o = tokio::time::timeout(
+            Duration::from_secs(20),
+            sb.run(
+                &caller("bystander"),
+                &probe_dir,
+                RunRequest::new("hog").arg("ok"),
+                &CancellationToken::new(),
+            ),
+        )
+        .await
+        .expect("a bystander's run is answered during the attack")
+        .unwrap();
+        assert!(
+            o.success(),
+            "a bystander's run failed during {args:?}: {o:?}"
+        );
+    };
+    let (outcome, ()) = tokio::join!(run, probe);
+    outcome.unwrap()
+}
+
+/// The positive control: the same program, unconfined, in `dir`.
+fn control(dir: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(HOG)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn tree_bytes_and_entries(dir: &Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let (mut bytes, mut entries) = (0, 0);
+    for e in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
+        let m = e.metadata().unwrap();
+        entries += 1;
+        bytes += m.blocks() * 512;
+        if m.is_dir() {
+            let (b, n) = tree_bytes_and_entries(&e.path());
+            bytes += b;
+            entries += n;
+        }
+    }
+    (bytes, entries)
+}
+
+#[tokio::test]
+async fn this_host_enforces_every_limit_of_the_envelope() {
+    let c = sandbox().containment();
+    assert_ne!(c.envelope.backend, EnvelopeBackend::None, "{c}");
+    assert!(
+        c.envelope.memory && c.envelope.swap && c.envelope.processes && c.envelope.cpu,
+        "{c}"
+    );
+    assert!(c.to_string().contains("envelope: cgroup"), "{c}");
+}
+
+#[tokio::test]
+async fn a_memory_bomb_in_one_process_is_killed_at_the_memory_limit() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (path, dir) = run_dir();
+    let o = attack(&sb, &dir, &["mem", "512"], small()).await;
+    assert_eq!(o.limit, Some(LimitHit::Memory), "{o:?}");
+    assert_eq!(o.error(), Some(SandboxError::MemoryLimit));
+    assert_eq!(
+        o.error().unwrap().to_string(),
+        "the solver run exceeded its memory limit"
+    );
+    let (code, out) = control(path.path(), &["mem", "512"]);
+    assert_eq!(code, 0, "control: {out}");
+    assert!(out.contains(&format!("touched={}", 512 * MIB)), "{out}");
+}
+
+#[tokio::test]
+async fn memory_spread_over_many_processes_is_bounded_as_one() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (path, dir) = run_dir();
+    // Six processes of 48 MiB each: each alone is far below the limit.
+    let args = ["mem-spread", "6", "48"];
+    let o = attack(&sb, &dir, &args, small()).await;
+    assert_eq!(o.limit, Some(LimitHit::Memory), "{o:?}");
+    assert!(!o.success());
+    let (code, out) = control(path.path(), &args);
+    assert_eq!(code, 0, "control: {out}");
+}
+
+#[tokio::test]
+async fn a_fork_bomb_stops_at_the_process_limit_and_the_host_forks_after() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (path, dir) = run_dir();
+    let args = ["forks", "200"];
+    let o = attack(&sb, &dir, &args, small()).await;
+    assert_eq!(o.termination, Termination::Exited(3), "{o:?}");
+    assert_eq!(o.limit, Some(LimitHit::Processes), "{o:?}");
+    assert_eq!(o.error(), Some(SandboxError::ProcessLimit));
+    assert!(Command::new("/bin/true").status().unwrap().success());
+    let (code, out) = control(path.path(), &args);
+    assert_eq!(code, 0, "control forked all 200: {out}");
+}
+
+#[tokio::test]
+async fn a_disk_filler_is_killed_near_the_byte_limit() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (path, dir) = run_dir();
+    let limits = small();
+    // Twelve files of 16 MiB: 192 MiB against a 64 MiB limit.
+    let args = ["files", "12", "16384"];
+    let o = attack(&sb, &dir, &args, limits).await;
+    assert_eq!(o.limit, Some(LimitHit::DiskBytes), "{o:?}");
+    assert_eq!(o.error(), Some(SandboxError::DiskLimit));
+    let (bytes, _) = tree_bytes_and_entries(path.path());
+    eprintln!(
+        "disk filler: {bytes} bytes left against {}",
+        limits.disk_bytes
+    );
+    // The stated overshoot (docs/threat-model.md): what a run writes in one
+    // check interval; on this machine kind well under the limit again.
+    assert!(
+        bytes <= limits.disk_bytes * 2,
+        "{bytes} bytes left against a {} limit",
+        limits.disk_bytes
+    );
+    let control_dir = tempfile::tempdir().unwrap();
+    let (code, _) = control(control_dir.path(), &args);
+    assert_eq!(code, 0);
+    let (bytes, _) = tree_bytes_and_entries(control_dir.path());
+    assert!(bytes >= 12 * 16 * MIB, "control wrote {bytes}");
+}
+
+#[tokio::test]
+async fn an_inode_filler_is_killed_near_the_file_limit() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (path, dir) = run_dir();
+    let limits = small();
+    let o = attack(&sb, &dir, &["inodes", "2000000"], limits).await;
+    assert_eq!(o.limit, Some(LimitHit::DiskFiles), "{o:?}");
+    assert_eq!(o.error(), Some(SandboxError::FileCountLimit));
+    let (_, entries) = tree_bytes_and_entries(path.path());
+    eprintln!(
+        "inode filler: {entries} entries left against {}",
+        limits.disk_files
+    );
+    assert!(
+        entries <= limits.disk_files * 20,
+        "{entries} entries left against a {} limit",
+        limits.disk_files
+    );
+    // Control: the same program makes more entries than the limit.
+    let control_dir = tempfile::tempdir().unwrap();
+    let (code, _) = control(control_dir.path(), &["inodes", "5000"]);
+    assert_eq!(code, 0);
+    assert_eq!(tree_bytes_and_entries(control_dir.path()).1, 5000);
+}
+
+#[tokio::test]
+async fn a_deleted_file_held_open_counts_against_the_byte_limit() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (_path, dir) = run_dir();
+    // 40 MiB deleted + 40 MiB visible: each below the 64 MiB limit, the
+    // two together above it; only the open-file scan sees the first.
+    let o = attack(&sb, &dir, &["unlinked", "40"], small()).await;
+    assert_eq!(o.limit, Some(LimitHit::DiskBytes), "{o:?}");
+    // Control: with a limit above both, the same run completes.
+    let (_path, dir) = run_dir();
+    let roomy = Limits {
+        disk_bytes: 256 * MIB,
+        ..small()
+    };
+    let o = attack(&sb, &dir, &["unlinked", "40"], roomy).await;
+    assert!(o.success(), "{o:?}");
+}
+
+#[tokio::test]
+async fn tmp_and_shm_fillers_hit_their_size() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    for target in ["/tmp", "/dev/shm"] {
+        let (_path, dir) = run_dir();
+        let o = attack(&sb, &dir, &["fill", target, "64"], small()).await;
+        assert_eq!(o.termination, Termination::Exited(4), "{target}: {o:?}");
+        // Within the memory limit: a write refused, not a process killed.
+        assert_eq!(o.limit, None, "{target}: {o:?}");
+        let control_dir = tempfile::tempdir().unwrap();
+        let (code, _) = control(
+            control_dir.path(),
+            &["fill", control_dir.path().to_str().unwrap(), "64"],
+        );
+        assert_eq!(code, 0, "control filled 64 MiB");
+    }
+}
+
+fn cpu_ratio(stdout: &str) -> f64 {
+    let field = |k: &str| -> f64 {
+        stdout
+            .split_whitespace()
+            .find_map(|f| f.strip_prefix(k))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {k} in {stdout:?}"))
+    };
+    field("cpu_ms=") / field("wall_ms=")
+}
+
+#[tokio::test]
+async fn many_spinning_threads_get_their_cpu_share_and_no_more() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (path, dir) = run_dir();
+    let limits = small();
+    let args = ["spin", "4", "1500"];
+    let o = attack(&sb, &dir, &args, limits).await;
+    assert!(o.success(), "{o:?}");
+    let out = String::from_utf8_lossy(o.stdout.head.as_untrusted_bytes()).into_owned();
+    let ratio = cpu_ratio(&out);
+    eprintln!("spinner: {ratio:.2} cores against a 0.5 share");
+    assert!(ratio <= 0.5 + 0.2, "cores used {ratio} against a 0.5 share");
+    let (code, out) = control(path.path(), &args);
+    assert_eq!(code, 0);
+    let ratio = cpu_ratio(&out);
+    eprintln!("spinner, unconfined: {ratio:.2} cores");
+    assert!(ratio >= 0.9, "control used {ratio} cores");
+}
+
+#[tokio::test]
+async fn a_run_timed_out_while_throttled_names_its_cpu_share() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (_path, dir) = run_dir();
+    let limits = Limits {
+        wall_time: Duration::from_secs(1),
+        ..small()
+    };
+    let o = attack(&sb, &dir, &["spin", "4", "5000"], limits).await;
+    assert!(o.timed_out, "{o:?}");
+    assert_eq!(o.limit, Some(LimitHit::CpuShare), "{o:?}");
+    assert_eq!(o.error(), Some(SandboxError::CpuShareLimit));
+}
+
+#[tokio::test]
+async fn the_solver_sees_no_cgroup_file_system_and_no_host_cgroup_path() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (path, dir) = run_dir();
+    let file = "/sys/fs/cgroup/pids/cgroup.procs";
+    let o = sb
+        .run(
+            &caller("attacker"),
+            &dir,
+            RunRequest::new("hog").args(["cgroup", file]),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(o.termination, Termination::Exited(5), "{o:?}");
+    let seen = String::from_utf8_lossy(o.stdout.head.as_untrusted_bytes()).into_owned();
+    assert!(!seen.is_empty());
+    for line in seen.lines() {
+        assert!(line.ends_with(":/"), "a host cgroup path shows: {seen}");
+    }
+    // Control: unconfined, the file is readable and the host's own paths
+    // show (the test process's, with this run's cgroup beneath them).
+    let (code, out) = control(path.path(), &["cgroup", file]);
+    assert_eq!(code, 0);
+    assert_eq!(out, std::fs::read_to_string("/proc/self/cgroup").unwrap());
+}
+
+/// The runs' cgroup directories of this test process (v1: under each
+/// hierarchy's cgroup of this process).
+fn my_run_cgroups() -> Vec<PathBuf> {
+    let prefix = format!("r{}-", std::process::id());
+    let mut found = Vec::new();
+    for line in std::fs::read_to_string("/proc/self/cgroup")
+        .unwrap()
+        .lines()
+    {
+        let mut f = line.splitn(3, ':');
+        let (_, ctl, p) = (f.next(), f.next().unwrap(), f.next().unwrap());
+        for c in ctl
+            .split(',')
+            .filter(|c| ["memory", "pids", "cpu"].contains(c))
+        {
+            let runs = Path::new("/sys/fs/cgroup")
+                .join(c)
+                .join(p.trim_start_matches('/'))
+                .join("hardened-mcp.runs");
+            for e in std::fs::read_dir(&runs).into_iter().flatten().flatten() {
+                if e.file_name().to_string_lossy().starts_with(&prefix) {
+                    found.push(e.path());
+                }
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn run_cgroups_are_removed_and_stale_ones_swept() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (_path, dir) = run_dir();
+    let running = sb
+        .launch(
+            &caller("attacker"),
+            &dir,
+            RunRequest::new("hog").args(["forks", "3"]),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!my_run_cgroups().is_empty(), "a live run has its cgroup");
+    assert!(running.wait().await.success());
+    let t0 = std::time::Instant::now();
+    while !my_run_cgroups().is_empty() && t0.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(my_run_cgroups(), Vec::<PathBuf>::new());
+
+    // A dead server's leftover (pid 1 with another start time): swept by
+    // the next sandbox's start; a live server's (ours) is kept.
+    let runs = my_memory_runs_dir();
+    let stale = runs.join("r1-999999999999-0");
+    let reused = runs.join(format!("r{}-0-999", std::process::id()));
+    let ours = runs.join(format!(
+        "r{}-{}-999999",
+        std::process::id(),
+        my_start_time()
+    ));
+    for d in [&stale, &reused, &ours] {
+        std::fs::create_dir(d).unwrap();
+    }
+    let _ = sandbox();
+    assert!(!stale.exists(), "the stale cgroup was swept");
+    assert!(!reused.exists(), "ours by pid, not by start time: swept");
+    assert!(ours.exists(), "a live server's cgroup is kept");
+    std::fs::remove_dir(&ours).unwrap();
+}
+
+fn my_start_time() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 1..];
+    rest.split_whitespace().nth(19).unwrap().parse().unwrap()
+}
+
+fn my_memory_runs_dir() -> PathBuf {
+    let cg = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    let p = cg
+        .lines()
+        .find_map(|l| {
+            let mut f = l.splitn(3, ':');
+            let (_, ctl, p) = (f.next(), f.next()?, f.next()?);
+            ctl.split(',').any(|c| c == "memory").then(|| p.to_owned())
+        })
+        .unwrap();
+    Path::new("/sys/fs/cgroup/memory")
+        .join(p.trim_start_matches('/'))
+        .join("hardened-mcp.runs")
+}
