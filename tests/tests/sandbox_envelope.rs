@@ -437,3 +437,57 @@ fn my_memory_runs_dir() -> PathBuf {
         .join(p.trim_start_matches('/'))
         .join("hardened-mcp.runs")
 }
+
+#[tokio::test]
+async fn a_callers_byte_quota_counts_live_runs_at_their_disk_limit() {
+    use hardened_mcp::runs::{Quota, Quotas, RootOptions, RunError, RunRoot};
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = RunRoot::open_with_options(
+        tmp.path().join("runs"),
+        RootOptions {
+            quotas: Quotas {
+                max_bytes: Some(100 * MIB),
+                ..Quotas::default()
+            },
+            ..RootOptions::default()
+        },
+    )
+    .unwrap();
+    let who = caller("quota");
+    let limits = Limits {
+        disk_bytes: 64 * MIB,
+        ..small()
+    };
+    let (_, first) = root.create(&who).unwrap();
+    let running = sb
+        .launch(
+            &who,
+            &first,
+            RunRequest::new("hog").arg("sleep").limits(limits),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+    // 64 MiB reserved by the live run: a second run fits below 100 MiB …
+    let (_, second) = root.create(&who).unwrap();
+    let also = sb
+        .launch(
+            &who,
+            &second,
+            RunRequest::new("hog").arg("sleep").limits(limits),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+    // … a third does not while both run, though neither wrote a byte.
+    assert!(matches!(
+        root.create(&who),
+        Err(RunError::QuotaExceeded(Quota::Bytes))
+    ));
+    assert!(running.wait().await.success());
+    assert!(also.wait().await.success());
+    // Control: once the runs' real usage is recorded, the quota has room.
+    first.record_usage(true).unwrap();
+    second.record_usage(true).unwrap();
+    assert!(root.create(&who).is_ok());
+}

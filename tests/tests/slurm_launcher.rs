@@ -13,14 +13,15 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use hardened_mcp::sandbox::{
-    BATCH_SCRIPT_FILE, Launcher, Limits, RunRequest, SLURM_JOB_FILE, Sandbox, SandboxConfig,
-    SandboxError, SlurmConfig, VIEW_RUN_DIR,
+    BATCH_SCRIPT_FILE, Launcher, LimitHit, Limits, RunRequest, SLURM_JOB_FILE, Sandbox,
+    SandboxConfig, SandboxError, SlurmConfig, VIEW_RUN_DIR,
 };
 use hardened_mcp_tests::slurm::cluster;
 use support::{ESCAPE, FORKER, caller, holder_pids, lock_acquired_within, run_dir};
 use tokio_util::sync::CancellationToken;
 
 const NODE: &str = env!("CARGO_BIN_EXE_slurm_node");
+const HOG: &str = env!("CARGO_BIN_EXE_sbx_hog");
 
 fn slurm_sandbox(per_caller_runs: usize) -> Sandbox {
     let mut slurm = SlurmConfig::new(NODE);
@@ -28,6 +29,7 @@ fn slurm_sandbox(per_caller_runs: usize) -> Sandbox {
     let registry = hardened_mcp::sandbox::SolverRegistry::builder()
         .solver("escape", ESCAPE)
         .solver("forker", FORKER)
+        .solver("hog", HOG)
         .build()
         .unwrap();
     Sandbox::new(
@@ -325,4 +327,70 @@ async fn queued_and_running_jobs_count_against_the_callers_ceiling() {
     );
     assert_eq!(second.err(), Some(SandboxError::CallerBusy));
     assert!(first.wait().await.success());
+}
+
+/// The node helper applies the run's envelope in a cgroup of its own on the
+/// node (this cluster has no Slurm cgroup plugin: `proctrack/linuxproc`,
+/// `task/none`), and the job asked Slurm for the run's memory and CPUs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_node_helper_applies_the_runs_envelope() {
+    if !cluster() {
+        return;
+    }
+    let sb = slurm_sandbox(2);
+    let small = Limits {
+        memory: 128 << 20,
+        ..limits(60)
+    };
+    let (run, dir) = run_dir();
+    let running = sb
+        .launch(
+            &caller("slurm-envelope"),
+            &dir,
+            RunRequest::new("hog").args(["mem", "512"]).limits(small),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+    let job = running.slurm_job().expect("a slurm job").to_string();
+    let o = tokio::time::timeout(Duration::from_secs(120), running.wait())
+        .await
+        .expect("the job ends");
+    let helper_log =
+        std::fs::read_to_string(file_with_prefix(run.path(), "slurm-stderr-")).unwrap_or_default();
+    assert_eq!(
+        o.limit,
+        Some(LimitHit::Memory),
+        "{o:?}\nhelper: {helper_log}"
+    );
+    assert_eq!(o.error(), Some(SandboxError::MemoryLimit));
+    assert!(
+        helper_log.contains("envelope: cgroup"),
+        "the helper's containment line names its backend: {helper_log}"
+    );
+    // 128 MiB for the run, 64 MiB for the helper; one CPU for one core.
+    let shown = Command::new("scontrol")
+        .args(["show", "job", "--oneliner", &job])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    if !shown.is_empty() {
+        assert!(shown.contains("MinMemoryNode=192M"), "{shown}");
+        assert!(shown.contains("NumCPUs=1"), "{shown}");
+    }
+    // Control: with room for it, the same run succeeds on the node.
+    let (_run, dir) = run_dir();
+    let roomy = Limits {
+        memory: 1 << 30,
+        ..limits(60)
+    };
+    let o = sb
+        .run(
+            &caller("slurm-envelope"),
+            &dir,
+            RunRequest::new("hog").args(["mem", "512"]).limits(roomy),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(o.success(), "{o:?}");
 }

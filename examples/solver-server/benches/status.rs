@@ -73,6 +73,7 @@ impl PlainStatus {
             progress: None,
             exit_code: None,
             signal: None,
+            limit: None,
             wall_seconds: None,
             cpu_seconds: None,
             containment: self.containment.to_string(),

@@ -188,6 +188,11 @@ impl SpiceServer {
                 wall_time: RUN_WALL_TIME,
                 cpu_time: RUN_WALL_TIME,
                 file_size: raw::MAX_RAW_BYTES as u64,
+                // One ngspice process; its raw file plus the deck and logs.
+                memory: 512 << 20,
+                processes: 8,
+                disk_bytes: (raw::MAX_RAW_BYTES as u64).saturating_mul(2) + (16 << 20),
+                disk_files: 256,
                 ..Limits::default()
             });
         let outcome = self

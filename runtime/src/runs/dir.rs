@@ -268,6 +268,24 @@ impl RunDir {
         Ok(bytes)
     }
 
+    /// Records, for the caller's byte quota, what this run may come to hold
+    /// while its solver runs: `bytes` (its disk limit), or what it holds
+    /// now if that is more. The sandbox calls it at every launch, so a
+    /// caller's live runs count at their ceiling; [`RunDir::record_usage`]
+    /// after the run replaces it with what the run holds.
+    pub fn reserve_usage(&self, bytes: u64) -> Result<(), RunError> {
+        let mut budget = MAX_MEASURED_ENTRIES;
+        let held = sys::tree_bytes(self.dir.as_fd(), &mut budget, 0)
+            .map_err(|e| storage_error("measure run", e))?;
+        self.root.index.record(
+            &self.root.key,
+            &self.owner,
+            &self.handle,
+            held.max(bytes),
+            false,
+        )
+    }
+
     /// [`RunDir::record_usage`] on tokio's blocking pool.
     pub async fn record_usage_async(&self, finished: bool) -> Result<u64, RunError> {
         let run = self.try_clone()?;

@@ -167,8 +167,12 @@ pub(crate) struct Cgroups {
     layout: Layout,
     /// `r<pid>-<start time>-`: this server's run cgroups' name prefix.
     prefix: String,
-    counter: AtomicU64,
 }
+
+/// Run cgroups made by this process: the last part of their names. One
+/// counter for the process, not per sandbox: two sandboxes of one process
+/// share the name prefix.
+static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Cgroups {
     /// Detects a usable backend (v2 first, then v1), prepares its runs
@@ -193,12 +197,20 @@ impl Cgroups {
         let own = parse_proc_cgroup(&own);
         let layout = v2_layout(&mounts, &own).or_else(|| v1_layout(&mounts, &own))?;
         let prefix = format!("r{}-{}-", std::process::id(), own_start_time()?);
-        let cgroups = Self {
-            layout,
-            prefix,
-            counter: AtomicU64::new(0),
-        };
+        let cgroups = Self { layout, prefix };
         cgroups.sweep_stale();
+        // Proves the writes a launch makes: a cgroup with default limits.
+        match cgroups.create(&Limits::default()) {
+            Ok(mut probe) => {
+                if !probe.remove() {
+                    tracing::warn!("cgroups: the start-up probe's cgroup was not removed");
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cgroups: a run cgroup cannot be made; no envelope backend");
+                return None;
+            }
+        }
         Some(cgroups)
     }
 
@@ -228,7 +240,7 @@ impl Cgroups {
     /// Makes the cgroup of one run with `limits` applied, and opens its
     /// `cgroup.procs` files for the monitor to join.
     pub(crate) fn create(&self, limits: &Limits) -> io::Result<RunCgroup> {
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
         let name = format!("{}{n}", self.prefix);
         let mut run = RunCgroup {
             dirs: Vec::new(),
@@ -600,10 +612,15 @@ fn dir_under(mount: &Mount, path: &str) -> Option<PathBuf> {
 
 fn v2_layout(mounts: &[Mount], own: &[(BTreeSet<String>, String)]) -> Option<Layout> {
     let path = own.iter().find(|(c, _)| c.is_empty()).map(|(_, p)| p)?;
-    let own_dir = mounts
+    let mut own_dir = mounts
         .iter()
         .filter(|m| m.v2)
         .find_map(|m| dir_under(m, path))?;
+    // A server that moved itself into its leaf earlier (an earlier sandbox
+    // of this process) still owns the cgroup above it.
+    if own_dir.file_name().is_some_and(|n| n == SERVER_LEAF) {
+        own_dir = own_dir.parent()?.to_path_buf();
+    }
     let available = fs::read_to_string(own_dir.join("cgroup.controllers")).ok()?;
     let available: BTreeSet<&str> = available.split_whitespace().collect();
     let missing: Vec<&str> = Controller::ALL
@@ -620,7 +637,8 @@ fn v2_layout(mounts: &[Mount], own: &[(BTreeSet<String>, String)]) -> Option<Lay
     }
     match prepare_v2(&own_dir) {
         Ok(runs) => {
-            let swap = runs.join("memory.swap.max").exists() || probe_swap_file(&runs);
+            // Present where the kernel accounts swap for the runs' cgroups.
+            let swap = runs.join("memory.swap.max").exists();
             Some(Layout::V2 { runs, swap })
         }
         Err(why) => {
@@ -630,29 +648,24 @@ fn v2_layout(mounts: &[Mount], own: &[(BTreeSet<String>, String)]) -> Option<Lay
     }
 }
 
-/// Whether a child of `runs` would have `memory.swap.max` (the runs
-/// directory itself has it only when its parent enabled memory for it).
-fn probe_swap_file(runs: &Path) -> bool {
-    runs.parent()
-        .is_some_and(|p| p.join(SERVER_LEAF).join("memory.swap.max").exists())
-}
-
 const ENABLE: &str = "+memory +pids +cpu";
 
 /// Enables the controllers for `<own>/hardened-mcp.runs`; see the module
 /// docs for the one move it may make (the server into its own leaf).
 fn prepare_v2(own: &Path) -> Result<PathBuf, &'static str> {
     let enable = |dir: &Path| fs::write(dir.join("cgroup.subtree_control"), ENABLE);
-    if enable(own).is_err() {
+    let me = std::process::id() as i32;
+    let leaf = own.join(SERVER_LEAF);
+    if members(&leaf).contains(&me) {
+        // Moved earlier by this process: the controllers are on.
+    } else if enable(own).is_err() {
         // Refused while the cgroup holds processes: move this server (only
         // if it is alone there) into a leaf beneath it.
-        let me = std::process::id() as i32;
         if members(own).iter().any(|p| *p != me) {
             return Err(
                 "the server's cgroup holds other processes (give the server a cgroup of its own, e.g. systemd Delegate=yes)",
             );
         }
-        let leaf = own.join(SERVER_LEAF);
         match fs::create_dir(&leaf) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}

@@ -3,9 +3,20 @@
 //! vector (never a shell), a cleared environment, a private file-system view
 //! (mount namespace, fresh root), a seccomp filter, Landlock, rlimits,
 //! no-new-privs and no capabilities, whole-tree kill through a PID
-//! namespace, bounded log capture, concurrency ceilings, detached jobs and
-//! progress. The layers stack; by default a host that lacks one refuses to
-//! start ([`Requirements`]).
+//! namespace, the resource envelope, bounded log capture, concurrency
+//! ceilings, detached jobs and progress. The layers stack; by default a
+//! host that lacks one refuses to start ([`Requirements`]).
+//!
+//! The **resource envelope** bounds a run as a whole tree, not per process
+//! ([`Limits`]): its memory (resident + swap), processes and threads, and
+//! CPU share are kernel limits of a cgroup made for the run beneath the
+//! server's own (cgroup v2 where a subtree is delegated to the server, the
+//! v1 hierarchies otherwise: [`EnvelopeBackend`]); the bytes and entries
+//! beneath its run directory are watched by a disk monitor that kills the
+//! tree past them (with a small, stated overshoot: see
+//! `docs/threat-model.md`); its private `/tmp` and `/dev/shm` are
+//! size-capped. The outcome names the limit that ended a run
+//! ([`LimitHit`]), and the caller sees a fixed text for each.
 //!
 //! A run is a solver id, an argument vector, a [`RunDir`](crate::runs::RunDir)
 //! and [`Limits`]: [`Sandbox::launch`] and [`Sandbox::run`] take the run

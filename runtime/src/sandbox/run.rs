@@ -370,6 +370,14 @@ impl Sandbox {
             tracing::error!(solver = %solver.id(), "a read path of the sandbox holds the run root; refused");
             return Err(SandboxError::RunDirUnusable);
         }
+        // The caller's byte quota counts this run at its disk limit while
+        // it runs.
+        run_dir
+            .reserve_usage(request.limits.disk_bytes)
+            .map_err(|e| {
+                tracing::error!(error = %e, "run usage not reserved");
+                SandboxError::RunDirUnusable
+            })?;
         if let Launcher::Slurm(slurm) = &inner.config.launcher {
             dup_dir(run_dir.as_fd())?;
             let spec = slurm::RunSpec::new(solver, &request, &inner.config, run_dir)?;
@@ -532,7 +540,9 @@ impl Sandbox {
         Ok(run.map(|r| RunningSolver(Backend::Slurm(Box::new(r)))))
     }
 
-    /// Launches a run (as [`Sandbox::launch`]) and waits for its outcome.
+    /// Launches a run (as [`Sandbox::launch`]) and waits for its outcome;
+    /// then records what the run directory holds for the caller's byte
+    /// quota.
     pub async fn run(
         &self,
         caller: &CallerId,
@@ -540,7 +550,12 @@ impl Sandbox {
         request: RunRequest,
         cancel: &CancellationToken,
     ) -> Result<Outcome, SandboxError> {
-        Ok(self.launch(caller, run_dir, request, cancel)?.wait().await)
+        let outcome = self.launch(caller, run_dir, request, cancel)?.wait().await;
+        // What the run holds replaces the reservation made at launch.
+        if let Err(e) = run_dir.record_usage_async(false).await {
+            tracing::warn!(error = %e, "run usage not recorded");
+        }
+        Ok(outcome)
     }
 
     /// The solver's argument vector and environment. `argv[0]` is the solver

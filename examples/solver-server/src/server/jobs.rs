@@ -204,8 +204,16 @@ impl HeatServer {
         spec: &Spec,
     ) -> Result<(), ToolError> {
         run.write_atomic(&DECK_FILE, &spec.deck()?)?;
+        // The heat solver is one small process: its envelope is narrowed
+        // well below the server's defaults.
         let limits = Limits {
             wall_time: RUN_WALL_TIME,
+            memory: 256 << 20,
+            processes: 4,
+            disk_bytes: 64 << 20,
+            disk_files: 256,
+            tmp_size: 1 << 20,
+            shm_size: 1 << 20,
             ..Limits::default()
         };
         let request = RunRequest::new(SOLVER_ID)
@@ -232,6 +240,7 @@ impl HeatServer {
             progress: None,
             exit_code: None,
             signal: None,
+            limit: None,
             wall_seconds: None,
             cpu_seconds: None,
             containment: self.containment().to_string(),
@@ -280,6 +289,8 @@ pub(super) struct PersistedJob {
     #[serde(default)]
     pub(super) cancelled: bool,
     #[serde(default)]
+    pub(super) limit: Option<String>,
+    #[serde(default)]
     pub(super) wall_ms: Option<u64>,
     #[serde(default)]
     pub(super) cpu_ms: Option<u64>,
@@ -309,6 +320,11 @@ pub(super) fn fill_persisted(status: &mut RunStatus, run: &RunDir) {
         Some("signaled") => status.signal = job.code,
         _ => {}
     }
+    status.limit = job
+        .limit
+        .as_deref()
+        .and_then(LimitHit::from_token)
+        .map(|l| l.describe().to_owned());
     status.wall_seconds = job.wall_ms.map(|ms| ms as f64 / 1000.0);
     status.cpu_seconds = job.cpu_ms.map(|ms| ms as f64 / 1000.0);
 }
@@ -334,6 +350,7 @@ pub(super) fn fill_outcome(status: &mut RunStatus, o: &Outcome) {
         Termination::Signaled(sig) => status.signal = Some(sig),
         Termination::Killed | Termination::Unknown => {}
     }
+    status.limit = o.limit.map(|l| l.describe().to_owned());
     status.wall_seconds = Some(o.wall_time.as_secs_f64());
     status.cpu_seconds = o.cpu_time.map(|d| d.as_secs_f64());
 }

@@ -20,7 +20,7 @@ use hardened_mcp::paging;
 use hardened_mcp::prelude::*;
 use hardened_mcp::runs::FileName;
 use hardened_mcp::sandbox::{
-    Containment, JOB_STATUS_FILE, JobId, JobState, Jobs, Limits, Outcome, RunRequest,
+    Containment, JOB_STATUS_FILE, JobId, JobState, Jobs, LimitHit, Limits, Outcome, RunRequest,
     STDERR_LOG_FILE, STDOUT_LOG_FILE, Sandbox, StatusSink, Termination,
 };
 use hardened_mcp::untrusted::{TextLimits, Untrusted};
@@ -177,6 +177,43 @@ mod tests {
             max_of("heat_result", "max_points"),
             Some(u64::from(paging::MAX_POINTS))
         );
+    }
+
+    /// A run ended by its envelope says which limit, live and persisted.
+    #[test]
+    fn a_run_killed_for_memory_reports_failed_memory_limit() {
+        let outcome = Outcome {
+            termination: Termination::Signaled(9),
+            timed_out: false,
+            cancelled: false,
+            limit: Some(LimitHit::Memory),
+            wall_time: std::time::Duration::from_millis(5),
+            cpu_time: None,
+            stdout: Default::default(),
+            stderr: Default::default(),
+            logs_complete: true,
+        };
+        let mut live = RunStatus {
+            run_handle: String::new(),
+            state: RunState::Unknown,
+            progress: None,
+            exit_code: None,
+            signal: None,
+            limit: None,
+            wall_seconds: None,
+            cpu_seconds: None,
+            containment: String::new(),
+        };
+        jobs::fill_outcome(&mut live, &outcome);
+        assert_eq!(live.state, RunState::Failed);
+        assert_eq!(live.limit.as_deref(), Some("memory limit"));
+        // The persisted form carries the limit's token.
+        let persisted: jobs::PersistedJob = serde_json::from_value(serde_json::json!({
+            "state": "finished", "termination": "signaled", "code": 9,
+            "limit": LimitHit::Memory.token(),
+        }))
+        .unwrap();
+        assert_eq!(persisted.limit.as_deref(), Some("memory"));
     }
 
     #[test]

@@ -110,6 +110,9 @@ pub struct RunStatus {
     pub exit_code: Option<i32>,
     /// The signal that ended the solver, if one did.
     pub signal: Option<i32>,
+    /// The resource limit that ended the run, if one did (`memory limit`,
+    /// `process limit`, `disk limit`…): a failed run says why.
+    pub limit: Option<String>,
     /// Wall time so far or in all, in seconds.
     pub wall_seconds: Option<f64>,
     /// CPU time of the solver tree, in seconds, once finished.
