@@ -184,8 +184,8 @@ async fn a_disk_filler_is_killed_near_the_byte_limit() {
     let sb = sandbox();
     let (path, dir) = run_dir();
     let limits = small();
-    // Twelve files of 16 MiB: 192 MiB against a 64 MiB limit.
-    let args = ["files", "12", "16384"];
+    // 32 files of 16 MiB: 512 MiB against a 64 MiB limit.
+    let args = ["files", "32", "16384"];
     let o = attack(&sb, &dir, &args, limits).await;
     assert_eq!(o.limit, Some(LimitHit::DiskBytes), "{o:?}");
     assert_eq!(o.error(), Some(SandboxError::DiskLimit));
@@ -195,9 +195,9 @@ async fn a_disk_filler_is_killed_near_the_byte_limit() {
         limits.disk_bytes
     );
     // The stated overshoot (docs/threat-model.md): what a run writes in one
-    // check interval; on this machine kind well under the limit again.
+    // check interval; on this machine kind well under 128 MiB.
     assert!(
-        bytes <= limits.disk_bytes * 2,
+        bytes <= limits.disk_bytes + 128 * MIB,
         "{bytes} bytes left against a {} limit",
         limits.disk_bytes
     );
@@ -205,7 +205,7 @@ async fn a_disk_filler_is_killed_near_the_byte_limit() {
     let (code, _) = control(control_dir.path(), &args);
     assert_eq!(code, 0);
     let (bytes, _) = tree_bytes_and_entries(control_dir.path());
-    assert!(bytes >= 12 * 16 * MIB, "control wrote {bytes}");
+    assert!(bytes >= 32 * 16 * MIB, "control wrote {bytes}");
 }
 
 #[tokio::test]
@@ -316,6 +316,12 @@ async fn a_run_timed_out_while_throttled_names_its_cpu_share() {
     assert!(o.timed_out, "{o:?}");
     assert_eq!(o.limit, Some(LimitHit::CpuShare), "{o:?}");
     assert_eq!(o.error(), Some(SandboxError::CpuShareLimit));
+    // Control: a run that times out asleep is a plain timeout.
+    let (_path, dir) = run_dir();
+    let o = attack(&sb, &dir, &["sleep"], limits).await;
+    assert!(o.timed_out, "{o:?}");
+    assert_eq!(o.limit, None, "{o:?}");
+    assert_eq!(o.error(), Some(SandboxError::TimedOut));
 }
 
 #[tokio::test]
@@ -349,7 +355,7 @@ async fn the_solver_sees_no_cgroup_file_system_and_no_host_cgroup_path() {
 /// The runs' cgroup directories of this test process (v1: under each
 /// hierarchy's cgroup of this process).
 fn my_run_cgroups() -> Vec<PathBuf> {
-    let prefix = format!("r{}-", std::process::id());
+    let prefix = format!("r{}-{}-", my_pid_namespace(), std::process::id());
     let mut found = Vec::new();
     for line in std::fs::read_to_string("/proc/self/cgroup")
         .unwrap()
@@ -400,21 +406,30 @@ async fn run_cgroups_are_removed_and_stale_ones_swept() {
     // A dead server's leftover (pid 1 with another start time): swept by
     // the next sandbox's start; a live server's (ours) is kept.
     let runs = my_memory_runs_dir();
-    let stale = runs.join("r1-999999999999-0");
-    let reused = runs.join(format!("r{}-0-999", std::process::id()));
-    let ours = runs.join(format!(
-        "r{}-{}-999999",
-        std::process::id(),
-        my_start_time()
-    ));
-    for d in [&stale, &reused, &ours] {
+    let ns = my_pid_namespace();
+    let pid = std::process::id();
+    let stale = runs.join(format!("r{ns}-1-999999999999-0"));
+    let reused = runs.join(format!("r{ns}-{pid}-0-999"));
+    let ours = runs.join(format!("r{ns}-{pid}-{}-999999", my_start_time()));
+    let foreign = runs.join(format!("r{}-1-999999999999-0", ns + 1));
+    for d in [&stale, &reused, &ours, &foreign] {
         std::fs::create_dir(d).unwrap();
     }
     let _ = sandbox();
     assert!(!stale.exists(), "the stale cgroup was swept");
     assert!(!reused.exists(), "ours by pid, not by start time: swept");
     assert!(ours.exists(), "a live server's cgroup is kept");
+    assert!(
+        foreign.exists(),
+        "another PID namespace's cgroup is never judged"
+    );
     std::fs::remove_dir(&ours).unwrap();
+    std::fs::remove_dir(&foreign).unwrap();
+}
+
+fn my_pid_namespace() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/pid").unwrap().ino()
 }
 
 fn my_start_time() -> u64 {

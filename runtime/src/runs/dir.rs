@@ -269,19 +269,21 @@ impl RunDir {
     }
 
     /// Records, for the caller's byte quota, what this run may come to hold
-    /// while its solver runs: `bytes` (its disk limit), or what it holds
-    /// now if that is more. The sandbox calls it at every launch, so a
+    /// while its solver runs: `bytes` (its disk limit), or what was last
+    /// recorded for it if that is more. No measurement: two small writes of
+    /// the run's index entry. The sandbox calls it at every launch, so a
     /// caller's live runs count at their ceiling; [`RunDir::record_usage`]
     /// after the run replaces it with what the run holds.
     pub fn reserve_usage(&self, bytes: u64) -> Result<(), RunError> {
-        let mut budget = MAX_MEASURED_ENTRIES;
-        let held = sys::tree_bytes(self.dir.as_fd(), &mut budget, 0)
-            .map_err(|e| storage_error("measure run", e))?;
-        self.root.index.record(
+        let index = &self.root.index;
+        let recorded = index
+            .state(&self.root.key, &self.owner, &self.handle)?
+            .map_or(0, |s| s.bytes);
+        index.record(
             &self.root.key,
             &self.owner,
             &self.handle,
-            held.max(bytes),
+            recorded.max(bytes),
             false,
         )
     }

@@ -165,9 +165,17 @@ enum Layout {
 #[derive(Debug)]
 pub(crate) struct Cgroups {
     layout: Layout,
-    /// `r<pid>-<start time>-`: this server's run cgroups' name prefix.
+    /// `r<pid namespace>-<pid>-<start time>-`: this server's run cgroups'
+    /// name prefix.
     prefix: String,
+    /// This process's PID namespace (its inode): only names made in it are
+    /// judged stale or live.
+    pid_ns: u64,
 }
+
+/// One detection at a time in this process: a second sandbox made while
+/// the first prepares the v2 subtree would see it half done.
+static DETECT: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Run cgroups made by this process: the last part of their names. One
 /// counter for the process, not per sandbox: two sandboxes of one process
@@ -179,6 +187,9 @@ impl Cgroups {
     /// directory and removes the cgroups that servers which died left in it.
     /// `None`: no controller of the envelope is usable (the log says why).
     pub(crate) fn detect() -> Option<Self> {
+        let _one_at_a_time = DETECT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mounts = match fs::read_to_string("/proc/self/mountinfo") {
             Ok(m) => m,
             Err(e) => {
@@ -196,14 +207,33 @@ impl Cgroups {
         let mounts = parse_mountinfo(&mounts);
         let own = parse_proc_cgroup(&own);
         let layout = v2_layout(&mounts, &own).or_else(|| v1_layout(&mounts, &own))?;
-        let prefix = format!("r{}-{}-", std::process::id(), own_start_time()?);
-        let cgroups = Self { layout, prefix };
+        let pid_ns = match fs::metadata("/proc/self/ns/pid") {
+            Ok(m) => std::os::unix::fs::MetadataExt::ino(&m),
+            Err(e) => {
+                tracing::warn!(error = %e, "cgroups: this process's PID namespace is unknown");
+                return None;
+            }
+        };
+        let prefix = format!("r{pid_ns}-{}-{}-", std::process::id(), own_start_time()?);
+        let cgroups = Self {
+            layout,
+            prefix,
+            pid_ns,
+        };
         cgroups.sweep_stale();
-        // Proves the writes a launch makes: a cgroup with default limits.
+        // Proves what a launch does: a cgroup with default limits, joined
+        // by a throwaway child.
         match cgroups.create(&Limits::default()) {
             Ok(mut probe) => {
+                let joined = super::spawn::probe_cgroup_join(&probe.take_join_fds());
                 if !probe.remove() {
                     tracing::warn!("cgroups: the start-up probe's cgroup was not removed");
+                }
+                if !joined {
+                    tracing::warn!(
+                        "cgroups: a process cannot join a run cgroup; no envelope backend"
+                    );
+                    return None;
                 }
             }
             Err(e) => {
@@ -302,8 +332,10 @@ impl Cgroups {
         Ok(run)
     }
 
-    /// Empties and removes the run cgroups of servers that are gone (their
-    /// pid is dead, or belongs to a process started at another time).
+    /// Empties and removes the run cgroups of servers of this PID namespace
+    /// that are gone (their pid is dead, or belongs to a process started at
+    /// another time). A name from another PID namespace (another container
+    /// sharing the cgroup) is never touched: its owner cannot be judged.
     fn sweep_stale(&self) {
         for base in self.bases() {
             let Ok(entries) = fs::read_dir(base) else {
@@ -312,11 +344,11 @@ impl Cgroups {
             for e in entries.filter_map(Result::ok) {
                 let name = e.file_name();
                 let Some(name) = name.to_str() else { continue };
-                if owner_alive(name) {
+                if owner_alive(name, self.pid_ns) {
                     continue;
                 }
                 let dir = base.join(name);
-                kill_members(&dir, self.is_v2());
+                kill_members(&dir, self.is_v2(), 16);
                 match fs::remove_dir(&dir) {
                     Ok(()) => tracing::info!(cgroup = %dir.display(), "removed a stale run cgroup"),
                     Err(e) => {
@@ -356,8 +388,8 @@ pub(crate) struct CgroupEvents {
     pub(crate) oom_kills: u64,
     /// Forks refused at the process limit.
     pub(crate) pids_refused: u64,
-    /// Periods in which the tree was throttled to its CPU share.
-    pub(crate) throttled: u64,
+    /// Time the tree spent throttled to its CPU share, microseconds.
+    pub(crate) throttled_us: u64,
 }
 
 impl RunCgroup {
@@ -389,7 +421,11 @@ impl RunCgroup {
         CgroupEvents {
             oom_kills: oom,
             pids_refused: key(Controller::Pids, "pids.events", "max"),
-            throttled: key(Controller::Cpu, "cpu.stat", "nr_throttled"),
+            throttled_us: if self.v2 {
+                key(Controller::Cpu, "cpu.stat", "throttled_usec")
+            } else {
+                key(Controller::Cpu, "cpu.stat", "throttled_time") / 1000
+            },
         }
     }
 
@@ -407,7 +443,8 @@ impl RunCgroup {
     pub(crate) fn remove(&mut self) -> bool {
         let mut left = Vec::new();
         for (cs, dir) in std::mem::take(&mut self.dirs) {
-            kill_members(&dir, self.v2);
+            // One pass, no waiting: the caller retries.
+            kill_members(&dir, self.v2, 1);
             match fs::remove_dir(&dir) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
@@ -426,7 +463,7 @@ impl Drop for RunCgroup {
     fn drop(&mut self) {
         if !self.dirs.is_empty() && !self.remove() {
             for (_, dir) in &self.dirs {
-                tracing::warn!(cgroup = %dir.display(), "a run cgroup is left behind; the next start removes it");
+                tracing::warn!(cgroup = %dir.display(), "a run cgroup is left behind (the next start of a server after this one removes it)");
             }
         }
     }
@@ -458,37 +495,43 @@ fn members(dir: &Path) -> Vec<i32> {
 }
 
 /// Kills every process in the cgroup: `cgroup.kill` on v2, else each
-/// member in turn until none is left (bounded: a fork bomb is bounded by
-/// `pids.max`, and killed processes fork no more).
-fn kill_members(dir: &Path, v2: bool) {
+/// member in turn, for up to `passes` passes until none is left (a fork
+/// bomb is bounded by `pids.max`, and killed processes fork no more).
+fn kill_members(dir: &Path, v2: bool, passes: usize) {
     if v2 && fs::write(dir.join("cgroup.kill"), b"1").is_ok() {
         return;
     }
-    for _ in 0..16 {
+    for pass in 0..passes {
         let pids = members(dir);
         if pids.is_empty() {
             return;
+        }
+        if pass > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
         for p in pids {
             if let Some(pid) = rustix::process::Pid::from_raw(p) {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }
         }
-        std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
 
-/// Whether the server that named a run cgroup `r<pid>-<start>-<n>` is
-/// still running (an unparsable name is kept: not ours to remove).
-fn owner_alive(name: &str) -> bool {
-    let mut parts = name.strip_prefix('r').unwrap_or("").splitn(3, '-');
-    let (Some(pid), Some(start)) = (parts.next(), parts.next()) else {
+/// Whether the server that named a run cgroup `r<pid ns>-<pid>-<start>-<n>`
+/// may still be running: `false` only for a name of the PID namespace
+/// `pid_ns` whose pid is dead or was started at another time (an
+/// unparsable name, or one of another namespace, is kept: not ours).
+fn owner_alive(name: &str, pid_ns: u64) -> bool {
+    let mut parts = name.strip_prefix('r').unwrap_or("").splitn(4, '-');
+    let (Some(ns), Some(pid), Some(start)) = (parts.next(), parts.next(), parts.next()) else {
         return true;
     };
-    let (Ok(pid), Ok(start)) = (pid.parse::<u32>(), start.parse::<u64>()) else {
+    let (Ok(ns), Ok(pid), Ok(start)) =
+        (ns.parse::<u64>(), pid.parse::<u32>(), start.parse::<u64>())
+    else {
         return true;
     };
-    start_time(pid).is_some_and(|s| s == start)
+    ns != pid_ns || start_time(pid).is_some_and(|s| s == start)
 }
 
 /// A process's start time (clock ticks after boot, `/proc/<pid>/stat`
@@ -784,12 +827,19 @@ mod tests {
     fn stale_names_are_told_from_live_ones() {
         let me = std::process::id();
         let start = start_time(me).unwrap();
-        assert!(owner_alive(&format!("r{me}-{start}-7")));
+        let ns = 4026531836;
+        assert!(owner_alive(&format!("r{ns}-{me}-{start}-7"), ns));
         // The same pid with another start time: a dead server's.
-        assert!(!owner_alive(&format!("r{me}-{}-7", start + 1)));
+        assert!(!owner_alive(&format!("r{ns}-{me}-{}-7", start + 1), ns));
+        // Another PID namespace's names are never judged.
+        assert!(owner_alive(
+            &format!("r{}-{me}-{}-7", ns + 1, start + 1),
+            ns
+        ));
         // Names that are not ours are never removed.
-        assert!(owner_alive("something-else"));
-        assert!(owner_alive("rx-1-2"));
+        assert!(owner_alive("something-else", ns));
+        assert!(owner_alive("rx-1-2-3", ns));
+        assert!(owner_alive(&format!("r{ns}-1"), ns));
     }
 
     #[test]

@@ -80,6 +80,22 @@ impl Containment {
         envelope: EnvelopeSupport,
     ) -> Self {
         let ns = namespaces && host.pid_namespace;
+        // A cgroup limit holds only while the solver cannot write its
+        // cgroup's files: no cgroup file system in its view, or Landlock
+        // denying writes outside its run. Without either, the cgroup is
+        // still made (and bounds a careless solver), but not claimed.
+        let guarded = (ns && host.fs_view) || host.landlock_abi >= 1;
+        let envelope = if guarded {
+            envelope
+        } else {
+            EnvelopeSupport {
+                memory: false,
+                swap: false,
+                processes: false,
+                cpu: false,
+                ..envelope
+            }
+        };
         let c = Self {
             tree_kill: if ns {
                 TreeKill::PidNamespace

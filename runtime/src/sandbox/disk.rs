@@ -8,7 +8,10 @@
 //! costs at most `max_entries` `fstatat` calls however many files a hostile
 //! run made. Deeper than [`MAX_DEPTH`] directories count as over the
 //! entries limit (a walk must not hold an unbounded chain of descriptors,
-//! and no solver's output nests that deep).
+//! and no solver's output nests that deep). So does a run that cannot be
+//! measured: a directory the solver made unreadable (`chmod 0300`), or a
+//! process of the run whose descriptors cannot be listed. What cannot be
+//! measured is not trusted to be small.
 
 use std::collections::BTreeSet;
 use std::ffi::CString;
@@ -34,11 +37,14 @@ pub(crate) struct Usage {
     pub(crate) entries: u64,
     /// A directory deeper than [`MAX_DEPTH`] exists.
     pub(crate) too_deep: bool,
+    /// Part of the run could not be measured (a directory or a process's
+    /// descriptors refused to be read).
+    pub(crate) unmeasurable: bool,
 }
 
 impl Usage {
     fn over(&self, max_bytes: u64, max_entries: u64) -> bool {
-        self.bytes > max_bytes || self.entries > max_entries || self.too_deep
+        self.bytes > max_bytes || self.entries > max_entries || self.too_deep || self.unmeasurable
     }
 }
 
@@ -53,9 +59,15 @@ pub(crate) fn measure(
 ) -> Result<Usage, Errno> {
     let dev = rustix::fs::fstat(dir)?.st_dev;
     let mut usage = Usage::default();
-    walk(dir, 0, &mut usage, max_bytes, max_entries)?;
+    if let Err(e) = walk(dir, 0, &mut usage, max_bytes, max_entries) {
+        tracing::warn!(error = %e, "disk monitor: part of the run directory cannot be read");
+        usage.unmeasurable = true;
+    }
     if !usage.over(max_bytes, max_entries) {
-        usage.bytes = usage.bytes.saturating_add(deleted_open_bytes(pids, dev));
+        match deleted_open_bytes(pids, dev) {
+            Some(b) => usage.bytes = usage.bytes.saturating_add(b),
+            None => usage.unmeasurable = true,
+        }
     }
     Ok(usage)
 }
@@ -112,15 +124,33 @@ fn walk(
     Ok(())
 }
 
-/// Bytes of the deleted regular files on device `dev` open in `pids`, each
-/// file counted once. A process that is gone, or whose descriptors cannot be
-/// read, adds nothing.
-fn deleted_open_bytes(pids: &[i32], dev: u64) -> u64 {
+/// Bytes of the deleted regular files on device `dev` open in any task of
+/// `pids` (each task: a thread may have a descriptor table of its own),
+/// each file counted once. A process or task that is gone adds nothing;
+/// one whose descriptors cannot be listed makes the answer `None`.
+fn deleted_open_bytes(pids: &[i32], dev: u64) -> Option<u64> {
     let mut seen = BTreeSet::new();
     let mut total = 0u64;
+    let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
+    let mut fd_dirs = Vec::new();
     for pid in pids {
-        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
-            continue;
+        match std::fs::read_dir(format!("/proc/{pid}/task")) {
+            Ok(tasks) => fd_dirs.extend(tasks.filter_map(Result::ok).map(|t| t.path().join("fd"))),
+            Err(e) if gone(&e) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "disk monitor: a run process's tasks cannot be listed");
+                return None;
+            }
+        }
+    }
+    for dir in fd_dirs {
+        let fds = match std::fs::read_dir(&dir) {
+            Ok(fds) => fds,
+            Err(e) if gone(&e) => continue,
+            Err(e) => {
+                tracing::warn!(error = %e, "disk monitor: a run process's descriptors cannot be listed");
+                return None;
+            }
         };
         for fd in fds.filter_map(Result::ok).take(MAX_FDS_PER_PROCESS) {
             // Follows the descriptor's link to the open file itself.
@@ -137,7 +167,7 @@ fn deleted_open_bytes(pids: &[i32], dev: u64) -> u64 {
             }
         }
     }
-    total
+    Some(total)
 }
 
 #[cfg(test)]
@@ -193,6 +223,29 @@ mod tests {
     }
 
     #[test]
+    fn an_unreadable_directory_is_over_the_limit() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let hidden = t.path().join("hidden");
+        std::fs::create_dir(&hidden).unwrap();
+        std::fs::write(hidden.join("x"), b"x").unwrap();
+        let d = open(t.path());
+        // Control: readable, within the limits.
+        assert!(
+            !measure(d.as_fd(), &[], u64::MAX, u64::MAX)
+                .unwrap()
+                .unmeasurable
+        );
+        std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o300)).unwrap();
+        let unreadable = std::fs::read_dir(&hidden).is_err();
+        let u = measure(d.as_fd(), &[], u64::MAX, u64::MAX).unwrap();
+        std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o700)).unwrap();
+        // As root the directory stays readable (and is measured); as any
+        // other user it is refused, and then the run counts as over.
+        assert_eq!(u.unmeasurable, unreadable, "{u:?}");
+    }
+
+    #[test]
     fn deleted_files_held_open_count() {
         let t = tempfile::tempdir().unwrap();
         let path = t.path().join("hidden");
@@ -203,6 +256,7 @@ mod tests {
         let d = open(t.path());
         let me = std::process::id() as i32;
         let with = measure(d.as_fd(), &[me], u64::MAX, u64::MAX).unwrap();
+        assert!(!with.unmeasurable);
         assert!(with.bytes >= 1 << 20, "{with:?}");
         // Control: without the process's descriptors, nothing is seen.
         let without = measure(d.as_fd(), &[], u64::MAX, u64::MAX).unwrap();

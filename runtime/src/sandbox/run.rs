@@ -370,20 +370,15 @@ impl Sandbox {
             tracing::error!(solver = %solver.id(), "a read path of the sandbox holds the run root; refused");
             return Err(SandboxError::RunDirUnusable);
         }
-        // The caller's byte quota counts this run at its disk limit while
-        // it runs.
-        run_dir
-            .reserve_usage(request.limits.disk_bytes)
-            .map_err(|e| {
-                tracing::error!(error = %e, "run usage not reserved");
-                SandboxError::RunDirUnusable
-            })?;
         if let Launcher::Slurm(slurm) = &inner.config.launcher {
             dup_dir(run_dir.as_fd())?;
             let spec = slurm::RunSpec::new(solver, &request, &inner.config, run_dir)?;
-            let run = slurm::submit(slurm, run_dir, spec, cancel.child_token(), permit)?;
+            reserve(run_dir, &request.limits)?;
+            let run = slurm::submit(slurm, run_dir, spec, cancel.child_token(), permit)
+                .inspect_err(|_| unreserve(run_dir))?;
             return Ok(RunningSolver(Backend::Slurm(Box::new(run))));
         }
+        let run_dir_ref = run_dir;
         let run_dir = dup_dir(run_dir.as_fd())?;
         let writable = match &request.write_subdir {
             Some(name) => Some(open_subdir(run_dir.as_fd(), name)?),
@@ -473,12 +468,14 @@ impl Sandbox {
             .stderr(Stdio::piped())
             .kill_on_drop(false);
         spawn::install(&mut cmd, plan);
+        reserve(run_dir_ref, &limits)?;
         let started = Instant::now();
         let spawned = cmd.spawn();
         // Closes the server's copies of the child-side descriptors.
         drop(cmd);
         let mut child = spawned.map_err(|e| {
             tracing::error!(solver = %solver.id(), error = %e, "solver spawn failed");
+            unreserve(run_dir_ref);
             SandboxError::SpawnFailed
         })?;
         tracing::info!(solver = %solver.id(), caller = %caller, "solver run started");
@@ -755,7 +752,7 @@ impl LocalRun {
         let logs_complete = self.drain_logs().await;
         let (termination, cpu_time) = match record {
             Some(r) => (termination_of(r.wait_status), Some(r.cpu)),
-            None if timed_out || cancelled => (Termination::Killed, None),
+            None if timed_out || cancelled || disk_hit.is_some() => (Termination::Killed, None),
             None => (Termination::Unknown, None),
         };
         let events = self
@@ -766,8 +763,12 @@ impl LocalRun {
             .unwrap_or_default();
         let limit = disk_hit.or_else(|| {
             envelope_limit(
-                termination,
-                timed_out,
+                Ended {
+                    termination,
+                    timed_out,
+                    cancelled,
+                    wall_time,
+                },
                 events,
                 limit_of(termination, cpu_time, self.limits.cpu_seconds()),
                 || self.disk_full(),
@@ -894,7 +895,7 @@ impl DiskWatch<'_> {
             let took = t0.elapsed();
             wait = self.interval.max(took.saturating_mul(4));
             match measured {
-                Ok(Ok(u)) if u.entries > max_entries || u.too_deep => {
+                Ok(Ok(u)) if u.entries > max_entries || u.too_deep || u.unmeasurable => {
                     tracing::warn!(
                         entries = u.entries,
                         "disk monitor: run over its entries limit"
@@ -913,14 +914,39 @@ impl DiskWatch<'_> {
     }
 }
 
-/// The envelope's limit that explains how a run ended, if one does: an OOM
-/// kill in the tree (whatever the solver's end: a process of the run was
-/// killed), else the process limit or the disk filling up for a run that
-/// failed, the per-process limit (`rlimit`) its signal names, or the CPU
-/// share for a run that timed out while throttled.
-fn envelope_limit(
+/// Counts a run about to start at its disk limit in its caller's byte
+/// quota ([`RunDir::reserve_usage`]).
+fn reserve(run_dir: &RunDir, limits: &Limits) -> Result<(), SandboxError> {
+    run_dir.reserve_usage(limits.disk_bytes).map_err(|e| {
+        tracing::error!(error = %e, "run usage not reserved");
+        SandboxError::RunDirUnusable
+    })
+}
+
+/// Undoes [`reserve`] for a run that did not start: what the run directory
+/// holds is recorded instead (best effort, logged).
+fn unreserve(run_dir: &RunDir) {
+    if let Err(e) = run_dir.record_usage(false) {
+        tracing::warn!(error = %e, "run usage not recorded after a failed launch");
+    }
+}
+
+/// How a run ended, as far as naming its limit needs.
+struct Ended {
     termination: Termination,
     timed_out: bool,
+    cancelled: bool,
+    wall_time: Duration,
+}
+
+/// The envelope's limit that explains how a run ended, if one does: an OOM
+/// kill in the tree (whatever the solver's end: a process of the run was
+/// killed); else the per-process limit (`rlimit`) its signal names; for a
+/// run that timed out, its CPU share if the tree spent at least a quarter
+/// of its life throttled to it; nothing for a cancelled or successful run;
+/// else the process limit or the disk filling up for a run that failed.
+fn envelope_limit(
+    ended: Ended,
     events: CgroupEvents,
     rlimit: Option<LimitHit>,
     disk_full: impl FnOnce() -> bool,
@@ -931,10 +957,12 @@ fn envelope_limit(
     if rlimit.is_some() {
         return rlimit;
     }
-    if timed_out {
-        return (events.throttled > 0).then_some(LimitHit::CpuShare);
+    if ended.timed_out {
+        let wall_us = u64::try_from(ended.wall_time.as_micros()).unwrap_or(u64::MAX);
+        let held = events.throttled_us.saturating_mul(4) >= wall_us;
+        return held.then_some(LimitHit::CpuShare);
     }
-    if termination == Termination::Exited(0) {
+    if ended.cancelled || ended.termination == Termination::Exited(0) {
         return None;
     }
     if events.pids_refused > 0 {
@@ -1134,4 +1162,81 @@ fn valid_env_name(k: &str) -> bool {
 fn internal(e: impl std::fmt::Display) -> SandboxError {
     tracing::error!(error = %e, "sandbox launch failed");
     SandboxError::Internal
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ended(termination: Termination, timed_out: bool, cancelled: bool) -> Ended {
+        Ended {
+            termination,
+            timed_out,
+            cancelled,
+            wall_time: Duration::from_secs(4),
+        }
+    }
+
+    fn events(oom_kills: u64, pids_refused: u64, throttled_us: u64) -> CgroupEvents {
+        CgroupEvents {
+            oom_kills,
+            pids_refused,
+            throttled_us,
+        }
+    }
+
+    #[test]
+    fn each_limit_is_named_only_where_it_explains_the_end() {
+        let failed = Termination::Exited(1);
+        let never = || panic!("the file system is not asked");
+        // An OOM kill in the tree, whatever the solver's own end.
+        let ok = ended(Termination::Exited(0), false, false);
+        assert_eq!(
+            envelope_limit(ok, events(1, 0, 0), None, never),
+            Some(LimitHit::Memory)
+        );
+        // A refused fork explains a failure, not a success or a cancel.
+        assert_eq!(
+            envelope_limit(ended(failed, false, false), events(0, 3, 0), None, never),
+            Some(LimitHit::Processes)
+        );
+        let ok = ended(Termination::Exited(0), false, false);
+        assert_eq!(envelope_limit(ok, events(0, 3, 0), None, never), None);
+        let cancelled = ended(Termination::Killed, false, true);
+        assert_eq!(
+            envelope_limit(cancelled, events(0, 3, 0), None, never),
+            None
+        );
+        // A timeout is the CPU share's only when the tree was held to it
+        // for at least a quarter of its life (4 s here).
+        let slow = ended(Termination::Killed, true, false);
+        assert_eq!(
+            envelope_limit(slow, events(0, 0, 1_000_000), None, never),
+            Some(LimitHit::CpuShare)
+        );
+        let burst = ended(Termination::Killed, true, false);
+        assert_eq!(
+            envelope_limit(burst, events(0, 0, 10_000), None, never),
+            None
+        );
+        // The rlimit a signal names comes before the cgroup's counters.
+        assert_eq!(
+            envelope_limit(
+                ended(Termination::Signaled(libc::SIGXFSZ), false, false),
+                events(0, 1, 0),
+                Some(LimitHit::FileSize),
+                never
+            ),
+            Some(LimitHit::FileSize)
+        );
+        // A plain failure asks whether the disk filled up.
+        assert_eq!(
+            envelope_limit(ended(failed, false, false), events(0, 0, 0), None, || true),
+            Some(LimitHit::DiskFull)
+        );
+        assert_eq!(
+            envelope_limit(ended(failed, false, false), events(0, 0, 0), None, || false),
+            None
+        );
+    }
 }

@@ -916,6 +916,31 @@ pub(super) fn cvt_long(r: libc::c_long) -> io::Result<libc::c_long> {
     }
 }
 
+/// Whether a process can join the cgroup whose `cgroup.procs` files are
+/// `procs`, found by doing it in a throwaway child (which then exits: the
+/// cgroup is empty again once it is reaped here).
+pub(crate) fn probe_cgroup_join(procs: &[OwnedFd]) -> bool {
+    let Ok(pid) = raw_fork() else {
+        return false;
+    };
+    if pid == 0 {
+        // Child of a possibly multithreaded process: system calls only, on
+        // descriptors the caller owns.
+        exit(if join_cgroup(procs).is_ok() { 0 } else { 1 });
+    }
+    let mut ws: libc::c_int = 0;
+    loop {
+        // SAFETY: pointer to a live local; `pid` is our child.
+        let r = unsafe { libc::waitpid(pid, &mut ws, 0) };
+        if r == pid {
+            return libc::WIFEXITED(ws) && libc::WEXITSTATUS(ws) == 0;
+        }
+        if !interrupted() {
+            return false;
+        }
+    }
+}
+
 /// What the host supports, found by doing it in a throwaway child: user
 /// and PID namespaces with pid 1 forked in them; the complete file-system
 /// view `plan` built and entered by that pid 1 (with `run` cloned from the
