@@ -20,13 +20,16 @@ const TRUE: &str = "/usr/bin/true";
 const HEAD: &str = "/usr/bin/head";
 const LOG_BYTES: u64 = 64 << 20;
 
-/// The sandbox at one of three levels: `Full` (the default: namespaces,
-/// private view with its own network, seccomp, Landlock), `HostNetwork`
-/// (the same without the network namespace), `ProcessGroup` (the explicit
-/// opt-out without namespaces: Landlock, seccomp, rlimits only).
+/// The sandbox at one of four levels: `Full` (the default: namespaces,
+/// private view with its own network, seccomp, Landlock, a cgroup per run
+/// and the disk monitor), `NoCgroup` (the same without the run's cgroup),
+/// `HostNetwork` (the same as `Full` without the network namespace),
+/// `ProcessGroup` (the explicit opt-out without namespaces: Landlock,
+/// seccomp, rlimits, the run's cgroup where the host has one).
 #[derive(Clone, Copy)]
 enum Level {
     Full,
+    NoCgroup,
     HostNetwork,
     ProcessGroup,
 }
@@ -43,6 +46,11 @@ fn sandbox(level: Level) -> Sandbox {
     };
     let config = match level {
         Level::Full => base,
+        Level::NoCgroup => SandboxConfig {
+            allow_cgroups: false,
+            require: Requirements::without_envelope(),
+            ..base
+        },
         Level::HostNetwork => SandboxConfig {
             host_network: true,
             ..base
@@ -68,6 +76,7 @@ fn spawn_wait(c: &mut Criterion) {
     let (_handle, run_dir) = root.create(&who).unwrap();
     let token = CancellationToken::new();
     let full = sandbox(Level::Full);
+    let no_cgroup = sandbox(Level::NoCgroup);
     let host_net = sandbox(Level::HostNetwork);
     let pg = sandbox(Level::ProcessGroup);
     let mut g = c.benchmark_group("spawn_wait_true");
@@ -100,6 +109,7 @@ fn spawn_wait(c: &mut Criterion) {
     });
     for (name, sb) in [
         ("sandbox_full", &full),
+        ("sandbox_full_without_cgroup", &no_cgroup),
         ("sandbox_full_host_network", &host_net),
         ("sandbox_process_group", &pg),
     ] {

@@ -254,6 +254,25 @@ async fn a_deleted_file_held_open_counts_against_the_byte_limit() {
 }
 
 #[tokio::test]
+async fn block_reservation_is_refused_so_the_monitor_keeps_pace() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (path, dir) = run_dir();
+    // 64 files of 32 MiB reserved at once: 2 GiB against a 64 MiB limit,
+    // in far less than one check interval if it were allowed.
+    let args = ["falloc", "64", "32"];
+    let o = attack(&sb, &dir, &args, small()).await;
+    assert_eq!(o.termination, Termination::Exited(4), "{o:?}");
+    let (bytes, _) = tree_bytes_and_entries(path.path());
+    assert!(bytes < MIB, "{bytes} bytes reserved");
+    // Control: unconfined, the reservations succeed.
+    let control_dir = tempfile::tempdir().unwrap();
+    let (code, _) = control(control_dir.path(), &args);
+    assert_eq!(code, 0);
+    assert!(tree_bytes_and_entries(control_dir.path()).0 >= 64 * 32 * MIB);
+}
+
+#[tokio::test]
 async fn tmp_and_shm_fillers_hit_their_size() {
     let _serial = SERIAL.lock().await;
     let sb = sandbox();

@@ -271,7 +271,8 @@ impl Requirements {
     /// that give the server no cgroup it may write (the start-up error
     /// names the missing one), when the operator accepts that a run can
     /// take the host's memory, processes and CPU. The run directory's disk
-    /// limits still hold.
+    /// limits still hold, except the count of deleted files held open
+    /// (without a cgroup the monitor cannot list the run's processes).
     pub fn without_envelope() -> Self {
         Self {
             memory: false,

@@ -35,7 +35,7 @@ use super::spawn::{
 use super::view::{RunMounts, ViewPlan};
 use crate::concurrency::{ConcurrencyLimiter, Permit};
 use crate::identity::CallerId;
-use crate::runs::{FileName, RunDir};
+use crate::runs::{FileName, RunDir, RunError};
 
 /// Server-side configuration of the sandbox.
 #[derive(Debug, Clone)]
@@ -77,6 +77,12 @@ pub struct SandboxConfig {
     /// Whether to use namespaces (user, PID and mount: the whole-tree kill
     /// and the private file-system view) when the host allows them.
     pub allow_pid_namespace: bool,
+    /// Whether each run gets a cgroup of its own when the host offers one
+    /// (the resource envelope's memory, process and CPU limits). `false`
+    /// only with [`Requirements::without_envelope`] or
+    /// [`Requirements::none`], for a host where the server must not make
+    /// cgroups.
+    pub allow_cgroups: bool,
     /// Concurrent runs in all (`None`: unbounded).
     pub global_runs: Option<usize>,
     /// Concurrent runs per caller.
@@ -108,6 +114,7 @@ impl Default for SandboxConfig {
             launcher: Launcher::Local,
             require: Requirements::default(),
             allow_pid_namespace: true,
+            allow_cgroups: true,
             global_runs: Some(16),
             per_caller_runs: 2,
             kill_grace: Duration::from_secs(2),
@@ -252,7 +259,11 @@ impl Sandbox {
             }
         };
         let host = probe_host(&config, filter.as_deref())?;
-        let cgroups = Cgroups::detect();
+        let cgroups = if config.allow_cgroups {
+            Cgroups::detect()
+        } else {
+            None
+        };
         let envelope = cgroups
             .as_ref()
             .map_or(EnvelopeSupport::NONE, Cgroups::support);
@@ -915,12 +926,21 @@ impl DiskWatch<'_> {
 }
 
 /// Counts a run about to start at its disk limit in its caller's byte
-/// quota ([`RunDir::reserve_usage`]).
+/// quota ([`RunDir::reserve_usage`]). On a full file system the run starts
+/// unreserved (it cannot grow there; its outcome will say the disk is
+/// full); any other failure refuses the launch.
 fn reserve(run_dir: &RunDir, limits: &Limits) -> Result<(), SandboxError> {
-    run_dir.reserve_usage(limits.disk_bytes).map_err(|e| {
-        tracing::error!(error = %e, "run usage not reserved");
-        SandboxError::RunDirUnusable
-    })
+    match run_dir.reserve_usage(limits.disk_bytes) {
+        Ok(()) => Ok(()),
+        Err(RunError::NoSpace) => {
+            tracing::warn!("run usage not reserved: the run root's file system is full");
+            Ok(())
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "run usage not reserved");
+            Err(SandboxError::RunDirUnusable)
+        }
+    }
 }
 
 /// Undoes [`reserve`] for a run that did not start: what the run directory

@@ -23,6 +23,10 @@
 //!
 //! `clone3` answers `ENOSYS`: its flags live in memory a filter cannot
 //! read, and the C library then falls back to `clone`, whose flags it can.
+//! `fallocate` answers `EOPNOTSUPP`: it reserves disk blocks far faster
+//! than a solver can write them, outrunning the disk monitor of the run's
+//! envelope between two measurements; `posix_fallocate` then falls back to
+//! writing, which the monitor keeps pace with.
 //! On x86-64, x32-ABI system calls (numbers with bit 30 set, which would
 //! name the calls above by other numbers) are refused, and any other
 //! architecture's calls (a 32-bit `int 0x80`) kill the process.
@@ -162,6 +166,7 @@ impl Filter {
             .map(|&nr| (nr as u32, Verdict::Eperm))
             .collect();
         entries.push((libc::SYS_clone3 as u32, Verdict::Enosys));
+        entries.push((libc::SYS_fallocate as u32, Verdict::Eopnotsupp));
         let table = table::compile(audit_arch(arch), &entries)?;
         let by_argument = SeccompFilter::new(
             argument_rules().map_err(err)?,
@@ -199,6 +204,9 @@ pub(crate) enum Verdict {
     /// `ENOSYS`: "not implemented" (`clone3`, so that the C library falls
     /// back to `clone`).
     Enosys,
+    /// `EOPNOTSUPP`: "not supported by this file system" (`fallocate`, so
+    /// that `posix_fallocate` falls back to writing).
+    Eopnotsupp,
 }
 
 /// The `AUDIT_ARCH_*` value of `arch` (`seccomp_data.arch`).

@@ -18,6 +18,8 @@
 //!                                   prints `cpu_ms=<process CPU> wall_ms=<wall>`
 //! sbx_hog unlinked MIB              a deleted file of MIB held open, a visible one of MIB,
 //!                                   then 3 s more
+//! sbx_hog falloc N MIB              N files of MIB each reserved by fallocate(2)
+//!                                   (exit 4 if a reservation is refused)
 //! sbx_hog cgroup FILE               prints /proc/self/cgroup, then reads FILE
 //!                                   (exit 0 if readable, 5 if not)
 //! ```
@@ -167,6 +169,18 @@ fn main() {
                 std::process::exit(4);
             }
             std::thread::sleep(Duration::from_secs(3));
+        }
+        Some("falloc") => {
+            let (n, mib) = (num(args.get(2)), num(args.get(3)));
+            for i in 0..n {
+                let f = std::fs::File::create(format!("a{i}"))
+                    .unwrap_or_else(|_| std::process::exit(4));
+                let reserved =
+                    rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::empty(), 0, mib << 20);
+                if reserved.is_err() {
+                    std::process::exit(4);
+                }
+            }
         }
         Some("cgroup") => {
             print!(

@@ -155,6 +155,10 @@ fn assemble(ops: &[Op]) -> Result<Program, FilterError> {
             Target::Verdict(Verdict::Enosys),
             libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
         ),
+        (
+            Target::Verdict(Verdict::Eopnotsupp),
+            libc::SECCOMP_RET_ERRNO | libc::EOPNOTSUPP as u32,
+        ),
     ];
     let position = |t: Target, pc: usize| -> Result<usize, FilterError> {
         match t {
@@ -298,7 +302,14 @@ mod tests {
             arch,
         )
         .unwrap();
-        [main, clone3]
+        let fallocate = SeccompFilter::new(
+            BTreeMap::from([(libc::SYS_fallocate, Vec::new())]),
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::EOPNOTSUPP as u32),
+            arch,
+        )
+        .unwrap();
+        [main, clone3, fallocate]
             .into_iter()
             .map(|f| {
                 let mut p = x32_prefix();
@@ -401,6 +412,10 @@ mod tests {
         assert_eq!(
             answer(libc::SYS_clone3, [0; 6]),
             libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+        );
+        assert_eq!(
+            answer(libc::SYS_fallocate, [0; 6]),
+            libc::SECCOMP_RET_ERRNO | libc::EOPNOTSUPP as u32
         );
         for nr in [
             libc::SYS_read,
