@@ -260,7 +260,7 @@ impl RunDir {
     /// finished runs read. Returns the bytes.
     pub fn record_usage(&self, finished: bool) -> Result<u64, RunError> {
         let mut budget = MAX_MEASURED_ENTRIES;
-        let bytes = sys::tree_bytes(self.dir.as_fd(), &mut budget, 0)
+        let bytes = sys::tree_bytes(self.dir.as_fd(), &mut budget)
             .map_err(|e| storage_error("measure run", e))?;
         self.root
             .index

@@ -38,5 +38,7 @@ pub use root::{
     HasRunRoot, MAX_LISTED_RUNS, Quota, Quotas, Retention, RootOptions, RunRoot, SweepReport,
 };
 
+pub(crate) use sys::{Walk, allocated_bytes, walk_tree};
+
 #[cfg(test)]
 mod tests;

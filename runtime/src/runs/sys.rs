@@ -240,16 +240,37 @@ fn remove_entry(
 /// Deepest directory [`tree_bytes`] descends into.
 const MAX_MEASURE_DEPTH: usize = 256;
 
-/// The allocated bytes of every entry beneath `dir`, walked by descriptor
-/// without following links; counts at most `budget` entries (decremented)
-/// and descends at most [`MAX_MEASURE_DEPTH`] levels: past either, what
-/// was counted so far (a lower bound).
-pub(crate) fn tree_bytes(
+/// What a [`walk_tree`] visitor says after an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Walk {
+    /// Go on.
+    Continue,
+    /// End the whole walk now.
+    Stop,
+}
+
+/// Walks every entry beneath `dir` by descriptor, one component at a
+/// time, never following a link: `visit(stat, depth)` sees each entry
+/// (`None`: it vanished between the listing and its `fstatat`; depth 0:
+/// the entries of `dir` itself). The walk descends into the subdirectories
+/// of entries at a depth below `max_depth`, after each directory's own
+/// entries, and ends at once when `visit` says [`Walk::Stop`]. A
+/// subdirectory removed or replaced before it is opened is skipped; any
+/// other error ends the walk.
+pub(crate) fn walk_tree(
     dir: BorrowedFd<'_>,
-    budget: &mut usize,
+    max_depth: usize,
+    visit: &mut impl FnMut(Option<&Stat>, usize) -> Walk,
+) -> Result<Walk, Errno> {
+    walk_at(dir, 0, max_depth, visit)
+}
+
+fn walk_at(
+    dir: BorrowedFd<'_>,
     depth: usize,
-) -> Result<u64, Errno> {
-    let mut total = 0u64;
+    max_depth: usize,
+    visit: &mut impl FnMut(Option<&Stat>, usize) -> Walk,
+) -> Result<Walk, Errno> {
     let mut subdirs: Vec<CString> = Vec::new();
     {
         let mut reader = Dir::read_from(dir)?;
@@ -259,18 +280,15 @@ pub(crate) fn tree_bytes(
             if name == c"." || name == c".." {
                 continue;
             }
-            if *budget == 0 {
-                return Ok(total);
-            }
-            *budget -= 1;
             let st = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => st,
-                Err(Errno::NOENT) => continue,
+                Ok(st) => Some(st),
+                Err(Errno::NOENT) => None,
                 Err(e) => return Err(e),
             };
-            total =
-                total.saturating_add(u64::try_from(st.st_blocks).unwrap_or(0).saturating_mul(512));
-            if file_type(&st) == FileType::Directory && depth < MAX_MEASURE_DEPTH {
+            if visit(st.as_ref(), depth) == Walk::Stop {
+                return Ok(Walk::Stop);
+            }
+            if st.is_some_and(|st| file_type(&st) == FileType::Directory) && depth < max_depth {
                 subdirs.push(name.to_owned());
             }
         }
@@ -279,12 +297,38 @@ pub(crate) fn tree_bytes(
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         match rustix::fs::openat(dir, name.as_c_str(), flags, Mode::empty()) {
             Ok(sub) => {
-                total = total.saturating_add(tree_bytes(sub.as_fd(), budget, depth + 1)?);
+                if walk_at(sub.as_fd(), depth + 1, max_depth, visit)? == Walk::Stop {
+                    return Ok(Walk::Stop);
+                }
             }
             Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => {}
             Err(e) => return Err(e),
         }
     }
+    Ok(Walk::Continue)
+}
+
+/// The allocated bytes (`st_blocks × 512`) of a file's metadata.
+pub(crate) fn allocated_bytes(st: &Stat) -> u64 {
+    u64::try_from(st.st_blocks).unwrap_or(0).saturating_mul(512)
+}
+
+/// The allocated bytes of every entry beneath `dir`, walked by descriptor
+/// without following links; counts at most `budget` entries (decremented)
+/// and descends at most [`MAX_MEASURE_DEPTH`] levels: past either, what
+/// was counted so far (a lower bound).
+pub(crate) fn tree_bytes(dir: BorrowedFd<'_>, budget: &mut usize) -> Result<u64, Errno> {
+    let mut total = 0u64;
+    walk_tree(dir, MAX_MEASURE_DEPTH, &mut |st, _| {
+        if *budget == 0 {
+            return Walk::Stop;
+        }
+        *budget -= 1;
+        if let Some(st) = st {
+            total = total.saturating_add(allocated_bytes(st));
+        }
+        Walk::Continue
+    })?;
     Ok(total)
 }
 

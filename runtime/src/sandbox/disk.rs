@@ -14,11 +14,12 @@
 //! measured is not trusted to be small.
 
 use std::collections::BTreeSet;
-use std::ffi::CString;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::fs::FileType;
 use rustix::io::Errno;
+
+use crate::runs::{Walk, allocated_bytes, walk_tree};
 
 /// Directory nesting the walk follows; a deeper directory is a violation.
 pub(crate) const MAX_DEPTH: usize = 64;
@@ -59,7 +60,24 @@ pub(crate) fn measure(
 ) -> Result<Usage, Errno> {
     let dev = rustix::fs::fstat(dir)?.st_dev;
     let mut usage = Usage::default();
-    if let Err(e) = walk(dir, 0, &mut usage, max_bytes, max_entries) {
+    // A directory at the last level the walk descends into is one level
+    // too deep: it is flagged instead of walked.
+    let walked = walk_tree(dir, MAX_DEPTH - 1, &mut |st, depth| {
+        usage.entries += 1;
+        if let Some(st) = st {
+            usage.bytes = usage.bytes.saturating_add(allocated_bytes(st));
+            if depth + 1 >= MAX_DEPTH && FileType::from_raw_mode(st.st_mode) == FileType::Directory
+            {
+                usage.too_deep = true;
+            }
+        }
+        if usage.over(max_bytes, max_entries) {
+            Walk::Stop
+        } else {
+            Walk::Continue
+        }
+    });
+    if let Err(e) = walked {
         tracing::warn!(error = %e, "disk monitor: part of the run directory cannot be read");
         usage.unmeasurable = true;
     }
@@ -70,58 +88,6 @@ pub(crate) fn measure(
         }
     }
     Ok(usage)
-}
-
-fn walk(
-    dir: BorrowedFd<'_>,
-    depth: usize,
-    usage: &mut Usage,
-    max_bytes: u64,
-    max_entries: u64,
-) -> Result<(), Errno> {
-    let mut subdirs: Vec<CString> = Vec::new();
-    {
-        let mut reader = Dir::read_from(dir)?;
-        while let Some(entry) = reader.read() {
-            let entry = entry?;
-            let name = entry.file_name();
-            if name == c"." || name == c".." {
-                continue;
-            }
-            usage.entries += 1;
-            let st = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => st,
-                Err(Errno::NOENT) => continue,
-                Err(e) => return Err(e),
-            };
-            usage.bytes = usage
-                .bytes
-                .saturating_add(u64::try_from(st.st_blocks).unwrap_or(0).saturating_mul(512));
-            if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
-                if depth + 1 >= MAX_DEPTH {
-                    usage.too_deep = true;
-                } else {
-                    subdirs.push(name.to_owned());
-                }
-            }
-            if usage.over(max_bytes, max_entries) {
-                return Ok(());
-            }
-        }
-    }
-    for name in subdirs {
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        match rustix::fs::openat(dir, name.as_c_str(), flags, Mode::empty()) {
-            Ok(sub) => walk(sub.as_fd(), depth + 1, usage, max_bytes, max_entries)?,
-            // Removed or replaced since it was listed: nothing to count.
-            Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => {}
-            Err(e) => return Err(e),
-        }
-        if usage.over(max_bytes, max_entries) {
-            return Ok(());
-        }
-    }
-    Ok(())
 }
 
 /// Bytes of the deleted regular files on device `dev` open in any task of
@@ -162,8 +128,7 @@ fn deleted_open_bytes(pids: &[i32], dev: u64) -> Option<u64> {
                 && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
                 && seen.insert(st.st_ino)
             {
-                total = total
-                    .saturating_add(u64::try_from(st.st_blocks).unwrap_or(0).saturating_mul(512));
+                total = total.saturating_add(allocated_bytes(&st));
             }
         }
     }
@@ -174,7 +139,9 @@ fn deleted_open_bytes(pids: &[i32], dev: u64) -> Option<u64> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use rustix::fs::{Mode, OFlags};
     use std::io::Write;
+    use std::os::fd::AsFd;
 
     fn open(p: &std::path::Path) -> std::os::fd::OwnedFd {
         rustix::fs::open(p, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap()
