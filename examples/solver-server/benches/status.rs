@@ -63,21 +63,11 @@ impl PlainStatus {
             .lock()
             .unwrap()
             .contains_key(dir.handle().as_str());
-        Ok(Json(RunStatus {
-            run_handle: dir.handle().to_string(),
-            state: if known {
-                RunState::Running
-            } else {
-                RunState::Unknown
-            },
-            progress: None,
-            exit_code: None,
-            signal: None,
-            limit: None,
-            wall_seconds: None,
-            cpu_seconds: None,
-            containment: self.containment.to_string(),
-        }))
+        let mut status = RunStatus::unknown(dir.handle().to_string(), self.containment.to_string());
+        if known {
+            status.state = RunState::Running;
+        }
+        Ok(Json(status))
     }
 }
 

@@ -234,17 +234,8 @@ impl HeatServer {
     }
 
     pub(super) fn status_of(&self, caller: &CallerId, run: &RunDir) -> RunStatus {
-        let mut status = RunStatus {
-            run_handle: run.handle().to_string(),
-            state: RunState::Unknown,
-            progress: None,
-            exit_code: None,
-            signal: None,
-            limit: None,
-            wall_seconds: None,
-            cpu_seconds: None,
-            containment: self.containment().to_string(),
-        };
+        let mut status =
+            RunStatus::unknown(run.handle().to_string(), self.containment().to_string());
         match self.slot(caller, run) {
             Some(Slot::Queued) => status.state = RunState::Queued,
             Some(Slot::Abandoned) => status.state = RunState::Cancelled,

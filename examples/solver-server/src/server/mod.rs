@@ -193,17 +193,7 @@ mod tests {
             stderr: Default::default(),
             logs_complete: true,
         };
-        let mut live = RunStatus {
-            run_handle: String::new(),
-            state: RunState::Unknown,
-            progress: None,
-            exit_code: None,
-            signal: None,
-            limit: None,
-            wall_seconds: None,
-            cpu_seconds: None,
-            containment: String::new(),
-        };
+        let mut live = RunStatus::unknown(String::new(), String::new());
         jobs::fill_outcome(&mut live, &outcome);
         assert_eq!(live.state, RunState::Failed);
         assert_eq!(live.limit.as_deref(), Some("memory limit"));

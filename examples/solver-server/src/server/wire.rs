@@ -121,6 +121,24 @@ pub struct RunStatus {
     pub containment: String,
 }
 
+impl RunStatus {
+    /// The status of `run_handle` before anything is known of it: state
+    /// `unknown`, no figures.
+    pub fn unknown(run_handle: String, containment: String) -> Self {
+        Self {
+            run_handle,
+            state: RunState::Unknown,
+            progress: None,
+            exit_code: None,
+            signal: None,
+            limit: None,
+            wall_seconds: None,
+            cpu_seconds: None,
+            containment,
+        }
+    }
+}
+
 /// The last lines of a run's log.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct LogTail {
