@@ -21,9 +21,11 @@
 //!   `pids.max`, `cpu.cfs_quota_us`.
 //!
 //! A run's process tree enters its cgroup when it is born: the sandbox's
-//! monitor, a fresh child of the server, writes `0` (itself) to the run's
-//! `cgroup.procs` files before it creates the run's namespaces, and every
-//! process of the run descends from it. Its cgroup namespace is then rooted
+//! monitor, a fresh single-threaded child of the server, writes `0`
+//! (itself) to the run's join files (v1: `tasks`, which moves the writing
+//! thread without the kernel's global migration lock; v2: `cgroup.procs`)
+//! before it creates the run's namespaces, and every process of the run
+//! descends from it. Its cgroup namespace is then rooted
 //! at the run's cgroup. The solver never sees a cgroup file system (its
 //! view has no `/sys`), so it cannot raise its own limits.
 //!
@@ -268,7 +270,7 @@ impl Cgroups {
     }
 
     /// Makes the cgroup of one run with `limits` applied, and opens its
-    /// `cgroup.procs` files for the monitor to join.
+    /// join files (`tasks` or `cgroup.procs`) for the monitor to join.
     pub(crate) fn create(&self, limits: &Limits) -> io::Result<RunCgroup> {
         let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
         let name = format!("{}{n}", self.prefix);
@@ -323,10 +325,20 @@ impl Cgroups {
                 }
             }
         }
+        // The join file: on v1 the `tasks` file, where `0` moves the
+        // writing thread alone. The monitor is single-threaded, so that is
+        // the whole process, and a single-thread move of the writer itself
+        // is the one migration that skips the kernel's global
+        // `cgroup_threadgroup_rwsem` (whose write side waits for an RCU
+        // grace period once it has been idle: up to tens of milliseconds per
+        // launch through `cgroup.procs`, measured in docs/benchmarks.md).
+        // cgroup v2 moves whole processes only (`cgroup.threads` is for
+        // threaded subtrees): `cgroup.procs`.
+        let join_file = if run.v2 { "cgroup.procs" } else { "tasks" };
         for (_, dir) in &run.dirs {
             let f = fs::OpenOptions::new()
                 .write(true)
-                .open(dir.join("cgroup.procs"))?;
+                .open(dir.join(join_file))?;
             run.procs.push(OwnedFd::from(f));
         }
         Ok(run)
@@ -375,8 +387,8 @@ impl Cgroups {
 #[derive(Debug)]
 pub(crate) struct RunCgroup {
     dirs: Vec<(Vec<Controller>, PathBuf)>,
-    /// `cgroup.procs` of each directory, opened for writing: the monitor
-    /// writes `0` to each to join.
+    /// The join file of each directory (`tasks` on v1, `cgroup.procs` on
+    /// v2), opened for writing: the monitor writes `0` to each to join.
     procs: Vec<OwnedFd>,
     v2: bool,
 }
@@ -393,7 +405,7 @@ pub(crate) struct CgroupEvents {
 }
 
 impl RunCgroup {
-    /// The `cgroup.procs` descriptors, handed to the child plan.
+    /// The join files' descriptors, handed to the child plan.
     pub(crate) fn take_join_fds(&mut self) -> Vec<OwnedFd> {
         std::mem::take(&mut self.procs)
     }

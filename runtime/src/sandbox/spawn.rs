@@ -255,9 +255,9 @@ pub(crate) struct ChildPlan {
     /// answers then, and reaps the monitor (whose exit tears the run's
     /// namespaces down) in the background.
     pub(crate) reaped: OwnedFd,
-    /// `cgroup.procs` of the run's cgroup (one per v1 hierarchy, or the one
-    /// v2 file), opened for writing: the monitor joins them first, so that
-    /// every process of the run is born in the run's cgroup.
+    /// The join files of the run's cgroup (`tasks` of each v1 hierarchy, or
+    /// the one v2 `cgroup.procs`), opened for writing: the monitor joins them
+    /// first, so that every process of the run is born in the run's cgroup.
     pub(crate) cgroup: Vec<OwnedFd>,
     /// Whether to contain the tree in a new user + PID namespace.
     pub(crate) pid_namespace: bool,
@@ -346,8 +346,9 @@ fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
 }
 
 /// Moves this process (the monitor, a fresh single-threaded child of the
-/// server) into the run's cgroup: `0` names the writer. Everything the run
-/// forks after this is born there.
+/// server) into the run's cgroup: `0` names the writer (on v1, through
+/// `tasks`, the writing thread: the whole of this process). Everything the
+/// run forks after this is born there.
 fn join_cgroup(procs: &[OwnedFd]) -> io::Result<()> {
     for fd in procs {
         // SAFETY: a one-byte write from a static buffer to a descriptor
@@ -916,9 +917,9 @@ pub(super) fn cvt_long(r: libc::c_long) -> io::Result<libc::c_long> {
     }
 }
 
-/// Whether a process can join the cgroup whose `cgroup.procs` files are
-/// `procs`, found by doing it in a throwaway child (which then exits: the
-/// cgroup is empty again once it is reaped here).
+/// Whether a process can join the cgroup whose join files are `procs`,
+/// found by doing it in a throwaway child (which then exits: the cgroup is
+/// empty again once it is reaped here).
 pub(crate) fn probe_cgroup_join(procs: &[OwnedFd]) -> bool {
     let Ok(pid) = raw_fork() else {
         return false;
