@@ -17,6 +17,55 @@ pub enum LimitError {
     CallerBusy,
 }
 
+/// Which concurrency ceiling refused work, as a busy tool error names it
+/// ([`ToolError::Busy`](crate::ToolError::Busy)): the tools' own call
+/// ceilings ([`LimitError`]) or the sandbox's run ceilings
+/// ([`SandboxError::GlobalBusy`](crate::sandbox::SandboxError::GlobalBusy),
+/// [`SandboxError::CallerBusy`](crate::sandbox::SandboxError::CallerBusy)).
+/// The texts are fixed and server-authored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
+pub enum Ceiling {
+    /// The server-wide ceiling of concurrent calls.
+    #[error("the server is busy: too many concurrent calls, retry later")]
+    ServerCalls,
+    /// The per-caller ceiling of concurrent calls of one tool.
+    #[error("too many concurrent calls for this caller, retry later")]
+    CallerCalls,
+    /// The server-wide ceiling of solver runs.
+    #[error("the server is running too many solver runs, retry later")]
+    ServerRuns,
+    /// The per-caller ceiling of solver runs.
+    #[error("too many solver runs for this caller at once: wait for one to end, or cancel one")]
+    CallerRuns,
+}
+
+impl Ceiling {
+    /// The stable token in the structured error (`concurrency`).
+    pub const fn token(self) -> &'static str {
+        match self {
+            Self::ServerCalls => "server_calls",
+            Self::CallerCalls => "caller_calls",
+            Self::ServerRuns => "server_runs",
+            Self::CallerRuns => "caller_runs",
+        }
+    }
+
+    /// Every value [`Ceiling::token`] can take.
+    pub const TOKENS: [&'static str; 4] =
+        ["server_calls", "caller_calls", "server_runs", "caller_runs"];
+}
+
+impl From<LimitError> for Ceiling {
+    /// A refusal of the call ceilings.
+    fn from(e: LimitError) -> Self {
+        match e {
+            LimitError::GlobalBusy => Self::ServerCalls,
+            LimitError::CallerBusy => Self::CallerCalls,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Counts {
     total: usize,

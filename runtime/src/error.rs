@@ -7,7 +7,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
 use crate::args::ArgError;
-use crate::concurrency::LimitError;
+use crate::concurrency::{Ceiling, LimitError};
 use crate::deck::DeckError;
 use crate::runs::RunError;
 use crate::sandbox::SandboxError;
@@ -28,8 +28,9 @@ pub enum ToolError {
         /// The declared `units`.
         units: &'static str,
     },
-    /// A concurrency ceiling is reached.
-    Busy(LimitError),
+    /// A concurrency ceiling is reached: the text says which (calls or
+    /// solver runs, this caller's or the server's).
+    Busy(Ceiling),
     /// The call ran longer than the tool's `timeout_s`.
     Timeout,
     /// The client cancelled the call.
@@ -145,6 +146,7 @@ impl ToolError {
                 "ceiling": { "type": "number", "description": "The declared cost ceiling (cost_exceeded)." },
                 "units": { "type": "string", "description": "The cost units (cost_exceeded)." },
                 "quota": { "type": "string", "enum": ["runs", "bytes", "creates_per_minute"], "description": "The quota that refused a new run (quota_exceeded)." },
+                "concurrency": { "type": "string", "enum": Ceiling::TOKENS, "description": "The concurrency ceiling that was reached (busy)." },
                 "reference": { "type": "string", "description": "The id under which the server logged the detail (internal)." }
             },
             "required": ["kind", "message"],
@@ -172,6 +174,9 @@ impl ToolError {
             }
             Self::QuotaExceeded(q) => {
                 m.insert("quota".into(), Value::from(q.token()));
+            }
+            Self::Busy(c) => {
+                m.insert("concurrency".into(), Value::from(c.token()));
             }
             _ => {}
         }
@@ -241,7 +246,7 @@ impl From<RunError> for ToolError {
 
 impl From<LimitError> for ToolError {
     fn from(e: LimitError) -> Self {
-        Self::Busy(e)
+        Self::Busy(e.into())
     }
 }
 
@@ -251,8 +256,8 @@ impl From<SandboxError> for ToolError {
     /// that means the server is misconfigured an internal error (logged).
     fn from(e: SandboxError) -> Self {
         match e {
-            SandboxError::GlobalBusy => Self::Busy(LimitError::GlobalBusy),
-            SandboxError::CallerBusy => Self::Busy(LimitError::CallerBusy),
+            SandboxError::GlobalBusy => Self::Busy(Ceiling::ServerRuns),
+            SandboxError::CallerBusy => Self::Busy(Ceiling::CallerRuns),
             SandboxError::TimedOut => Self::Timeout,
             SandboxError::Cancelled => Self::Cancelled,
             SandboxError::UnknownJob => Self::NotFound,
@@ -346,9 +351,26 @@ mod tests {
     #[test]
     fn sandbox_and_deck_errors_map_to_fixed_public_texts() {
         use crate::deck::{DeckText, KeyValue};
+        // A run ceiling is named as one, not as the call ceiling.
         assert_eq!(
             ToolError::from(SandboxError::CallerBusy),
-            ToolError::Busy(LimitError::CallerBusy)
+            ToolError::Busy(Ceiling::CallerRuns)
+        );
+        assert_eq!(
+            ToolError::from(SandboxError::CallerBusy).to_string(),
+            SandboxError::CallerBusy.to_string()
+        );
+        assert_eq!(
+            ToolError::from(SandboxError::GlobalBusy).to_string(),
+            SandboxError::GlobalBusy.to_string()
+        );
+        assert_eq!(
+            ToolError::from(LimitError::CallerBusy).to_string(),
+            LimitError::CallerBusy.to_string()
+        );
+        assert_eq!(
+            ToolError::from(SandboxError::CallerBusy).to_json()["concurrency"],
+            "caller_runs"
         );
         assert_eq!(ToolError::from(SandboxError::TimedOut), ToolError::Timeout);
         assert!(matches!(

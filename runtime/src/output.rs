@@ -529,7 +529,7 @@ mod tests {
     #[test]
     fn every_result_validates_against_the_output_schema() {
         use crate::args::{ArgError, ArgErrorCode, Bound};
-        use crate::concurrency::LimitError;
+        use crate::concurrency::Ceiling;
 
         let schema = Value::Object((*output_schema::<R>()).clone());
         let v = jsonschema::draft202012::new(&schema).unwrap();
@@ -555,7 +555,8 @@ mod tests {
                 ceiling: 2e9,
                 units: "cell-steps",
             },
-            ToolError::Busy(LimitError::CallerBusy),
+            ToolError::Busy(Ceiling::CallerRuns),
+            ToolError::Busy(Ceiling::ServerCalls),
             ToolError::Timeout,
             ToolError::Cancelled,
             ToolError::UnknownRun,

@@ -57,8 +57,12 @@ async fn fifty_launches_with_a_per_caller_limit_of_two() {
                 assert_eq!(e, SandboxError::CallerBusy);
                 assert_eq!(
                     e.to_string(),
-                    "too many solver runs for this caller, retry later"
+                    "too many solver runs for this caller at once: wait for one to end, or cancel one"
                 );
+                // A tool that passes it on names the run ceiling, not calls.
+                let tool = hardened_mcp::ToolError::from(e);
+                assert_eq!(tool.to_string(), e.to_string());
+                assert_eq!(tool.to_json()["concurrency"], "caller_runs");
                 busy += 1;
             }
         }

@@ -264,3 +264,125 @@ async fn an_exec_failure_is_a_fixed_error_and_returns_the_slot() {
     assert!(t0.elapsed() < std::time::Duration::from_secs(5));
     assert_eq!(sb.limiter().in_use(), 0);
 }
+
+/// A directory outside /tmp and /work (read grants within either are
+/// refused: the view has its own), private to this test.
+fn private_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in("/var/tmp").unwrap()
+}
+
+fn write_exec(path: &std::path::Path, body: &[u8]) {
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[tokio::test]
+async fn a_script_whose_interpreter_is_outside_the_view_is_refused_at_start() {
+    use hardened_mcp::sandbox::{Sandbox, Unrunnable};
+    let dir = private_dir();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let interp = bin.join("interp");
+    std::fs::copy("/usr/bin/true", &interp).unwrap();
+    let script = dir.path().join("solve");
+    write_exec(
+        &script,
+        format!("#!{} --flag\n", interp.display()).as_bytes(),
+    );
+
+    // Without a grant the view shows no interpreter: refused at start, the
+    // text naming the interpreter and the fix.
+    let registry = SolverRegistry::builder()
+        .solver("solve", &script)
+        .build()
+        .unwrap();
+    let e = Sandbox::new(registry, SandboxConfig::default()).unwrap_err();
+    match &e {
+        ConfigError::NotRunnable {
+            id,
+            why: Unrunnable::OutsideView { interpreter, .. },
+        } => {
+            assert_eq!(id, "solve");
+            assert_eq!(interpreter, &interp);
+        }
+        other => panic!("{other:?}"),
+    }
+    let text = e.to_string();
+    assert!(text.contains(&interp.display().to_string()), "{text}");
+    assert!(text.contains("grant_read"), "{text}");
+
+    // Positive control: the same script with its interpreter's directory
+    // granted starts, and runs in the view to a clean exit.
+    let registry = SolverRegistry::builder()
+        .solver("solve", &script)
+        .grant_read("solve", &bin)
+        .build()
+        .unwrap();
+    let sb = Sandbox::new(registry, SandboxConfig::default()).unwrap();
+    let (_run, rundir) = run_dir();
+    let o = sb
+        .run(
+            &caller("x"),
+            &rundir,
+            RunRequest::new("solve"),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(o.success(), "{o:?}");
+}
+
+#[test]
+fn a_script_run_through_env_is_refused_at_start() {
+    use hardened_mcp::sandbox::{Sandbox, Unrunnable};
+    let dir = private_dir();
+    let script = dir.path().join("shim");
+    // What a pyenv or conda shim starts with.
+    write_exec(&script, b"#!/usr/bin/env bash\nexec python3 \"$@\"\n");
+    let registry = SolverRegistry::builder()
+        .solver("shim", &script)
+        .build()
+        .unwrap();
+    let e = Sandbox::new(registry, SandboxConfig::default()).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            ConfigError::NotRunnable {
+                why: Unrunnable::EnvInterpreter { .. },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("#!/usr/bin/python3.11"), "{e}");
+}
+
+#[test]
+fn a_read_grant_within_tmp_is_refused_naming_path_and_rule() {
+    use hardened_mcp::sandbox::ReadPathRule;
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_with_mode(dir.path(), 0o755);
+    let grant = std::path::Path::new("/tmp/poisson-solver");
+    let e = SolverRegistry::builder()
+        .solver("poisson", &p)
+        .grant_read("poisson", grant)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        e,
+        ConfigError::ReadPathRefused {
+            path: grant.to_path_buf(),
+            rule: ReadPathRule::Within("/tmp"),
+        }
+    );
+    let text = e.to_string();
+    assert!(text.contains("`/tmp/poisson-solver`"), "{text}");
+    assert!(text.contains("within /tmp"), "{text}");
+    // Positive control: the same grant outside /tmp is taken.
+    let ok = private_dir();
+    SolverRegistry::builder()
+        .solver("poisson", &p)
+        .grant_read("poisson", ok.path())
+        .build()
+        .unwrap();
+}

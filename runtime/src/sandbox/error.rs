@@ -1,6 +1,8 @@
 //! The sandbox's errors: [`SandboxError`] for a run (fixed texts a caller may
 //! see) and [`ConfigError`] for a configuration refused at server start.
 
+use std::path::PathBuf;
+
 use crate::concurrency::LimitError;
 
 /// Why a run could not be started, or how it failed. Every text is fixed
@@ -16,7 +18,7 @@ pub enum SandboxError {
     #[error("the server is running too many solver runs, retry later")]
     GlobalBusy,
     /// This caller's ceiling of concurrent runs is reached.
-    #[error("too many solver runs for this caller, retry later")]
+    #[error("too many solver runs for this caller at once: wait for one to end, or cancel one")]
     CallerBusy,
     /// A requested limit is above the server's ceiling or otherwise invalid.
     #[error("a requested run limit is outside the server's bounds")]
@@ -89,9 +91,137 @@ impl From<LimitError> for SandboxError {
     }
 }
 
+/// Why a read path of the sandbox is refused
+/// ([`ConfigError::ReadPathRefused`]). Each text says what the rule is for
+/// and what to grant instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadPathRule {
+    /// Not an absolute path.
+    #[error("it must be an absolute path")]
+    Relative,
+    /// A `.` or `..` component, `//`, or a trailing `/`: the path must name
+    /// one place, as written.
+    #[error("it must be plain: no `.` or `..` component, no `//`, no trailing `/`")]
+    NotPlain,
+    /// `/` itself: the solver would see the whole host.
+    #[error("`/` would show the solver the whole host; grant the directories it needs")]
+    Root,
+    /// At or beneath a path the view provides itself.
+    #[error("{}", within_text(.0))]
+    Within(&'static str),
+    /// Above a path the view provides itself (the bind would cover it).
+    #[error(
+        "it holds `{0}`, which the view provides itself; grant the paths beneath it that the solver needs instead (for /etc: the files it reads, such as /etc/ssl/certs)"
+    )]
+    Holds(&'static str),
+    /// A symbolic link whose target cannot be read, or a path with a NUL
+    /// byte.
+    #[error("it cannot be read (an unreadable symbolic link, or a NUL byte in the path)")]
+    Unreadable,
+}
+
+pub(super) fn within_text(reserved: &str) -> &'static str {
+    match reserved {
+        "/tmp" => {
+            "it lies within /tmp, which the view replaces with the run's own private scratch space (and the host's /tmp is shared by every local user); keep the solver's files outside /tmp, such as in /opt/<solver>"
+        }
+        "/proc" => "it lies within /proc, which the view replaces with a fresh one of the run",
+        "/dev" => "it lies within /dev, which the view replaces with a minimal set of devices",
+        "/sandbox" => "it lies within /sandbox, where the view shows the solver itself",
+        "/etc/passwd" | "/etc/group" => {
+            "the view generates /etc/passwd and /etc/group for the solver's own user"
+        }
+        // `VIEW_RUN_DIR` (a unit test holds the two together).
+        _ => {
+            "it lies within /work, where the view shows the run directory; keep the solver's files elsewhere, such as in /opt/<solver>"
+        }
+    }
+}
+
+/// Why the sandbox could not run a solver ([`ConfigError::NotRunnable`]).
+/// The paths are server configuration (never caller input).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unrunnable {
+    /// The interpreter of a script (`#!`) or the loader of a program
+    /// (`PT_INTERP`) lies outside the sandbox's read paths and the
+    /// solver's grants, so the view does not show it.
+    #[error(
+        "{} needs the {} `{}`, which is outside the solver's view; grant its directory with `SolverRegistryBuilder::grant_read` (or add it to `SandboxConfig::read_paths`), or use one beneath the system trees",
+        program.display(), if *loader { "program loader" } else { "interpreter" }, interpreter.display()
+    )]
+    OutsideView {
+        /// The file that names it.
+        program: PathBuf,
+        /// Where it leads (symbolic links followed).
+        interpreter: PathBuf,
+        /// An ELF loader rather than a `#!` interpreter.
+        loader: bool,
+    },
+    /// A script names its interpreter through `env`, which looks it up in
+    /// `PATH` at run time, inside the view (where it may be another program
+    /// or none: a pyenv or conda shim is such a script).
+    #[error(
+        "the script {} names its interpreter through `env` (a PATH lookup at run time); register the interpreter by its real absolute path instead, such as `#!/usr/bin/python3.11` or the interpreter itself as the solver with the script as an argument",
+        script.display()
+    )]
+    EnvInterpreter {
+        /// The script.
+        script: PathBuf,
+    },
+    /// An interpreter or loader path is relative.
+    #[error(
+        "{} names the relative interpreter `{}`; name it by an absolute path",
+        program.display(), interpreter.display()
+    )]
+    RelativeInterpreter {
+        /// The file that names it.
+        program: PathBuf,
+        /// The relative path.
+        interpreter: PathBuf,
+    },
+    /// The interpreter does not exist or is not an executable file.
+    #[error(
+        "{} names the interpreter `{}`, which does not exist or is not an executable file",
+        program.display(), interpreter.display()
+    )]
+    MissingInterpreter {
+        /// The file that names it.
+        program: PathBuf,
+        /// The interpreter.
+        interpreter: PathBuf,
+    },
+    /// A `#!` line without an interpreter, or longer than the kernel reads.
+    #[error(
+        "the script {} has no usable `#!` line (no interpreter, or longer than 255 bytes)",
+        script.display()
+    )]
+    BadInterpreterLine {
+        /// The script.
+        script: PathBuf,
+    },
+    /// Interpreters run interpreters too deep.
+    #[error(
+        "the chain of interpreters is too deep at `{}`; run the last interpreter directly",
+        interpreter.display()
+    )]
+    TooDeep {
+        /// Where the chain was cut.
+        interpreter: PathBuf,
+    },
+    /// A file of the chain cannot be read, was replaced, or has a malformed
+    /// header (the OS error is in the server log).
+    #[error("`{}` cannot be read or checked (see the server log)", file.display())]
+    Unreadable {
+        /// The file.
+        file: PathBuf,
+    },
+}
+
 /// A sandbox configuration refused at server start. The texts name the
-/// solver id (server configuration, not caller input) and the rule broken;
-/// the path and the OS error go to the server log.
+/// solver id or the read path (server configuration, not caller input) and
+/// the rule broken; OS errors go to the server log.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
@@ -124,17 +254,30 @@ pub enum ConfigError {
     /// The executable is owned by neither root nor the server's user.
     #[error("solver `{0}`: the executable must be owned by root or by the server's user")]
     BadOwner(String),
-    /// A read path of the sandbox is not absolute.
-    #[error("a readable path of the sandbox must be absolute")]
-    RelativeReadPath,
-    /// A read path of the sandbox is not plain (`.`, `..`, `//`, a trailing
-    /// `/`), is `/`, or is or holds a path the view reserves (`/proc`,
-    /// `/dev`, `/tmp`, the run directory, `/sandbox`, `/etc/passwd`,
-    /// `/etc/group`), or could not be read.
-    #[error(
-        "a readable path of the sandbox is unusable: use a plain absolute path that is not /, /proc, /dev, /tmp, /work, /sandbox or /etc as a whole (grant the files of /etc a solver needs)"
-    )]
-    ReadPathUnusable,
+    /// A read path of the sandbox ([`SandboxConfig::read_paths`] or a
+    /// solver's [`grant_read`]) is refused: the text names the path (server
+    /// configuration, never caller input) and the rule it broke.
+    ///
+    /// [`SandboxConfig::read_paths`]: super::SandboxConfig::read_paths
+    /// [`grant_read`]: super::SolverRegistryBuilder::grant_read
+    #[error("the readable path `{}` of the sandbox is refused: {rule}", path.display())]
+    ReadPathRefused {
+        /// The configured path.
+        path: PathBuf,
+        /// The rule it broke.
+        rule: ReadPathRule,
+    },
+    /// The sandbox could not run the solver `id`: what the kernel loads to
+    /// exec it (a script's interpreter, a program's loader) is outside what
+    /// the solver may read, or cannot be checked. Refused at start rather
+    /// than failing at every run.
+    #[error("solver `{id}` cannot run in its sandbox: {why}")]
+    NotRunnable {
+        /// The solver id.
+        id: String,
+        /// What is wrong, with the paths and the fix.
+        why: Unrunnable,
+    },
     /// `grant_read` named a solver id that is not configured.
     #[error("a read grant names solver `{0}`, which is not configured")]
     GrantForUnknownSolver(String),

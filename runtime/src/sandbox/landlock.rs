@@ -21,7 +21,7 @@ use landlock::{
 };
 use rustix::fs::{Mode, OFlags};
 
-use super::error::{ConfigError, SandboxError};
+use super::error::{ConfigError, ReadPathRule, SandboxError};
 
 /// The newest ABI whose rights this policy requests: the newest the crate
 /// knows. Newer kernels keep working (Landlock is backward compatible),
@@ -92,7 +92,7 @@ impl FsPolicy {
         let mut read = Vec::new();
         for p in read_paths {
             if !p.is_absolute() {
-                return Err(ConfigError::RelativeReadPath);
+                return Err(super::view::refused(p, ReadPathRule::Relative));
             }
             if !view {
                 match open_path(p) {

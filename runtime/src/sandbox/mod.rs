@@ -46,6 +46,7 @@ mod cgroup;
 mod containment;
 mod disk;
 mod error;
+mod interp;
 mod jobs;
 mod landlock;
 mod limits;
@@ -63,7 +64,7 @@ mod view;
 
 pub use cgroup::{EnvelopeBackend, EnvelopeSupport};
 pub use containment::{Containment, Requirements, TreeKill};
-pub use error::{ConfigError, SandboxError};
+pub use error::{ConfigError, ReadPathRule, SandboxError, Unrunnable};
 pub use jobs::{JobId, JobState, JobStatus, Jobs, StatusSink};
 pub use landlock::DEFAULT_READ_PATHS;
 pub use limits::{CpuShare, Limits};

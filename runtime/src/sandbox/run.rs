@@ -20,6 +20,7 @@ use tokio_util::task::AbortOnDropHandle;
 use super::cgroup::{CgroupEvents, Cgroups, EnvelopeSupport, RunCgroup};
 use super::containment::{Containment, HostSupport, Requirements, TreeKill};
 use super::error::{ConfigError, SandboxError};
+use super::interp;
 use super::landlock::{DEFAULT_READ_PATHS, FsPolicy};
 use super::limits::Limits;
 use super::logs::{SharedLog, drain};
@@ -274,6 +275,22 @@ impl Sandbox {
             envelope,
         );
         containment.check(&config.require)?;
+        if containment.fs_view || containment.landlock_abi > 0 {
+            // What the solver may read is all it can be exec'd from: its
+            // interpreter and loader must be among it.
+            for id in registry.ids() {
+                let solver = registry
+                    .get(id)
+                    .map_err(|_| ConfigError::Missing(id.to_owned()))?;
+                let readable: Vec<&Path> = config
+                    .read_paths
+                    .iter()
+                    .chain(solver.grants())
+                    .map(PathBuf::as_path)
+                    .collect();
+                interp::check_runnable(id, solver.path(), solver.file_id(), &readable)?;
+            }
+        }
         let mut views = BTreeMap::new();
         if containment.fs_view {
             for id in registry.ids() {

@@ -41,7 +41,7 @@ use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::error::ConfigError;
+use super::error::{ConfigError, ReadPathRule};
 use super::spawn::{cvt, cvt_long};
 
 /// Where the run directory appears in the view (the solver's working
@@ -193,7 +193,8 @@ impl ViewPlan {
                 continue;
             };
             if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(p).map_err(|_| ConfigError::ReadPathUnusable)?;
+                let target =
+                    std::fs::read_link(p).map_err(|_| refused(p, ReadPathRule::Unreadable))?;
                 b.parents(p)?;
                 b.nodes.push(Node::Symlink {
                     target: cstring(target.as_os_str().as_bytes())?,
@@ -357,36 +358,60 @@ impl Builder {
 /// A read path must be absolute, normal (no `.`, `..`, repeated or
 /// trailing separators), not `/`, and not a reserved view path.
 pub(crate) fn check_read_path(p: &Path) -> Result<(), ConfigError> {
+    let refuse = |rule| Err(refused(p, rule));
     if !p.is_absolute() {
-        return Err(ConfigError::RelativeReadPath);
+        return refuse(ReadPathRule::Relative);
     }
     // On the bytes: `Path::components` hides `.` and repeated separators.
     let bytes = p.as_os_str().as_bytes();
-    let normal = bytes.len() > 1
-        && bytes[1..]
-            .split(|&b| b == b'/')
-            .all(|c| !c.is_empty() && c != b"." && c != b"..");
+    if bytes == b"/" {
+        return refuse(ReadPathRule::Root);
+    }
+    let plain = bytes[1..]
+        .split(|&b| b == b'/')
+        .all(|c| !c.is_empty() && c != b"." && c != b"..");
+    if !plain {
+        return refuse(ReadPathRule::NotPlain);
+    }
+    if bytes.contains(&0) {
+        return refuse(ReadPathRule::Unreadable);
+    }
     // Neither a reserved path, beneath one, nor above one (`/etc` as a
     // whole would cover the generated passwd and group files).
-    let reserved = RESERVED
-        .iter()
-        .any(|r| p.starts_with(r) || Path::new(r).starts_with(p));
-    if !normal || reserved {
-        return Err(ConfigError::ReadPathUnusable);
+    if let Some(r) = RESERVED.iter().find(|r| p.starts_with(r)) {
+        return refuse(ReadPathRule::Within(r));
+    }
+    if let Some(r) = RESERVED.iter().find(|r| Path::new(r).starts_with(p)) {
+        return refuse(ReadPathRule::Holds(r));
     }
     Ok(())
+}
+
+/// The refusal of the read path `p` for `rule`.
+pub(crate) fn refused(p: &Path, rule: ReadPathRule) -> ConfigError {
+    ConfigError::ReadPathRefused {
+        path: p.to_path_buf(),
+        rule,
+    }
 }
 
 /// The path `p` of the view, staged beneath the new root's mount point.
 fn staged(p: &Path) -> Result<CString, ConfigError> {
     let rel = p
         .strip_prefix("/")
-        .map_err(|_| ConfigError::RelativeReadPath)?;
+        .map_err(|_| refused(p, ReadPathRule::Relative))?;
     cstring(Path::new(STAGE).join(rel).as_os_str().as_bytes())
 }
 
+/// A path of the view as a C string; a NUL byte refuses it (no path the
+/// checks let through has one).
 fn cstring(bytes: &[u8]) -> Result<CString, ConfigError> {
-    CString::new(bytes).map_err(|_| ConfigError::ReadPathUnusable)
+    CString::new(bytes).map_err(|_| {
+        refused(
+            Path::new(std::ffi::OsStr::from_bytes(bytes)),
+            ReadPathRule::Unreadable,
+        )
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -710,10 +735,36 @@ mod tests {
         ] {
             assert!(check_read_path(Path::new(bad)).is_err(), "{bad}");
         }
-        assert_eq!(
-            check_read_path(Path::new("usr")),
-            Err(ConfigError::RelativeReadPath)
-        );
+        let rule = |p: &str| match check_read_path(Path::new(p)) {
+            Err(ConfigError::ReadPathRefused { path, rule }) => {
+                assert_eq!(path, Path::new(p));
+                Some(rule)
+            }
+            _ => None,
+        };
+        assert_eq!(rule("usr"), Some(ReadPathRule::Relative));
+        assert_eq!(rule("/"), Some(ReadPathRule::Root));
+        assert_eq!(rule("/usr/../etc"), Some(ReadPathRule::NotPlain));
+        assert_eq!(rule("/tmp/solver"), Some(ReadPathRule::Within("/tmp")));
+        assert_eq!(rule("/tmp"), Some(ReadPathRule::Within("/tmp")));
+        assert_eq!(rule("/etc"), Some(ReadPathRule::Holds("/etc/passwd")));
+        assert_eq!(rule("/opt/solver"), None);
+        // The text names the path and the rule, and says what to do.
+        let e = check_read_path(Path::new("/tmp/poisson"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`/tmp/poisson`"), "{e}");
+        assert!(e.contains("within /tmp") && e.contains("/opt/"), "{e}");
+        // Each reserved path has a text that names it.
+        for r in RESERVED {
+            let text = super::super::error::within_text(r);
+            let named = if r.starts_with("/etc/") {
+                "/etc/passwd"
+            } else {
+                r
+            };
+            assert!(text.contains(named), "{r}: {text}");
+        }
     }
 
     #[test]

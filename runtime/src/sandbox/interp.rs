@@ -1,0 +1,458 @@
+//! What the kernel loads to run a solver besides the solver file itself: a
+//! script's interpreter (`#!`) and a dynamically linked program's loader
+//! (the ELF `PT_INTERP` segment), checked when the sandbox starts against
+//! what the solver may read. A solver whose interpreter lies outside its
+//! view would fail at every run (exit 127, "not found"); it is refused at
+//! start instead, with the path and the fix.
+//!
+//! The check follows what `execve` does: the interpreter named on a `#!`
+//! line is itself exec'd (a script, or an ELF program with a loader of its
+//! own), up to the kernel's nesting limit. It does not follow what a
+//! program does once it runs (the libraries a loader maps, the programs a
+//! shell script calls): those are the solver's own business and its view's
+//! read paths.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use super::error::{ConfigError, Unrunnable};
+
+/// Files followed at most: the solver and three interpreters in a chain
+/// (a script run by a script run by …; the kernel itself stops a few levels
+/// deeper with `ELOOP`). No real solver comes near it.
+const MAX_DEPTH: usize = 4;
+
+/// Bytes of a `#!` line the kernel reads (`BINPRM_BUF_SIZE`).
+const SHEBANG_MAX: usize = 256;
+
+/// Program headers read at most (a real program has a dozen).
+const MAX_PHDRS: u64 = 512;
+
+/// Longest loader path read from `PT_INTERP`.
+const MAX_INTERP: u64 = 4096;
+
+/// Checks that everything the kernel loads to exec the solver `id` at
+/// `path` (device and inode `file_id`) is readable in its view: beneath one
+/// of `readable` (the sandbox's read paths and the solver's grants).
+pub(crate) fn check_runnable(
+    id: &str,
+    path: &Path,
+    file_id: (u64, u64),
+    readable: &[&Path],
+) -> Result<(), ConfigError> {
+    let refuse = |why| {
+        tracing::error!(solver = %id, reason = %why, "solver cannot run in its view");
+        Err(ConfigError::NotRunnable {
+            id: id.to_owned(),
+            why,
+        })
+    };
+    let mut program = path.to_path_buf();
+    let mut expect = Some(file_id);
+    for _ in 0..MAX_DEPTH {
+        let head = match read_head(&program, expect) {
+            Ok(h) => h,
+            Err(e) => {
+                tracing::error!(solver = %id, file = %program.display(), error = %e, "solver file unreadable");
+                return refuse(Unrunnable::Unreadable { file: program });
+            }
+        };
+        let (interpreter, kind) = match head {
+            Head::Script(line) => match shebang(&line) {
+                Ok(i) => (i, InterpreterKind::Script),
+                Err(why) => return refuse(why(program)),
+            },
+            Head::Elf(Some(loader)) => (loader, InterpreterKind::Loader),
+            // A static program, or a format the kernel runs without one.
+            Head::Elf(None) | Head::Other => return Ok(()),
+        };
+        if !interpreter.is_absolute() {
+            return refuse(Unrunnable::RelativeInterpreter {
+                program,
+                interpreter,
+            });
+        }
+        if kind == InterpreterKind::Script && interpreter.file_name().is_some_and(|n| n == "env") {
+            return refuse(Unrunnable::EnvInterpreter { script: program });
+        }
+        let Ok(real) = std::fs::canonicalize(&interpreter) else {
+            return refuse(Unrunnable::MissingInterpreter {
+                program,
+                interpreter,
+            });
+        };
+        let visible = |p: &Path| readable.iter().any(|r| p.starts_with(r));
+        if !visible(&interpreter) || !visible(&real) {
+            return refuse(Unrunnable::OutsideView {
+                program,
+                interpreter: real,
+                loader: kind == InterpreterKind::Loader,
+            });
+        }
+        if kind == InterpreterKind::Loader {
+            // The loader is loaded, not exec'd: its own header is not
+            // followed.
+            return Ok(());
+        }
+        let executable = std::fs::metadata(&real)
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        if !executable {
+            return refuse(Unrunnable::MissingInterpreter {
+                program,
+                interpreter: real,
+            });
+        }
+        program = real;
+        expect = None;
+    }
+    refuse(Unrunnable::TooDeep {
+        interpreter: program,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InterpreterKind {
+    /// Named on a `#!` line: exec'd in turn.
+    Script,
+    /// An ELF program's `PT_INTERP`: mapped by the kernel.
+    Loader,
+}
+
+/// The start of an executable file, as `execve` tells formats apart.
+#[derive(Debug, PartialEq, Eq)]
+enum Head {
+    /// A `#!` line, without the `#!` (at most [`SHEBANG_MAX`] bytes).
+    Script(Vec<u8>),
+    /// An ELF file, with its loader if it names one.
+    Elf(Option<PathBuf>),
+    /// Anything else (the kernel refuses it, or a `binfmt_misc` handler
+    /// runs it: not followed).
+    Other,
+}
+
+/// Reads the head of `path` without following a link at its last
+/// component; `expect`: the device and inode it must have (the file the
+/// registry checked).
+fn read_head(path: &Path, expect: Option<(u64, u64)>) -> io::Result<Head> {
+    let file = File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || expect.is_some_and(|id| id != (meta.dev(), meta.ino())) {
+        return Err(io::Error::other("not the file checked"));
+    }
+    let mut buf = [0u8; SHEBANG_MAX];
+    let n = read_at_most(&file, &mut buf, 0)?;
+    let buf = &buf[..n];
+    if let Some(line) = buf.strip_prefix(b"#!") {
+        return Ok(Head::Script(line.to_vec()));
+    }
+    if buf.starts_with(b"\x7fELF") {
+        return elf_loader(&file, buf).map(Head::Elf);
+    }
+    Ok(Head::Other)
+}
+
+/// Reads until `buf` is full or the file ends.
+fn read_at_most(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        let at = offset.saturating_add(n as u64);
+        match file.read_at(&mut buf[n..], at) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// The interpreter a `#!` line names (the bytes after `#!`, as read from a
+/// buffer of [`SHEBANG_MAX`]), or why it is refused (for the script at the
+/// path given later). As the kernel reads it: the line ends at a newline,
+/// or at the end of a file shorter than the buffer; a line that fills the
+/// buffer must show the end of its interpreter's path (a space or a tab
+/// after it), else the path may be cut.
+fn shebang(line: &[u8]) -> Result<PathBuf, fn(PathBuf) -> Unrunnable> {
+    let bad = |script| Unrunnable::BadInterpreterLine { script };
+    let filled = line.len() + 2 >= SHEBANG_MAX;
+    let (line, cut) = match line.iter().position(|&b| b == b'\n') {
+        Some(end) => (&line[..end], false),
+        None => (line, filled),
+    };
+    let is_blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let Some(start) = line.iter().position(|b| !is_blank(b)) else {
+        return Err(bad);
+    };
+    let rest = &line[start..];
+    let end = rest
+        .iter()
+        .position(|b| is_blank(b) || *b == 0)
+        .unwrap_or(rest.len());
+    if cut && end == rest.len() {
+        return Err(bad);
+    }
+    Ok(PathBuf::from(std::ffi::OsStr::from_bytes(&rest[..end])))
+}
+
+/// The loader path of an ELF file whose first bytes are `head`: the
+/// `PT_INTERP` segment, if any. A malformed header is an error.
+fn elf_loader(file: &File, head: &[u8]) -> io::Result<Option<PathBuf>> {
+    let bad = || io::Error::new(io::ErrorKind::InvalidData, "malformed ELF header");
+    let class64 = match head.get(4) {
+        Some(1) => false,
+        Some(2) => true,
+        _ => return Err(bad()),
+    };
+    let little = match head.get(5) {
+        Some(1) => true,
+        Some(2) => false,
+        _ => return Err(bad()),
+    };
+    let num = |bytes: &[u8]| -> u64 {
+        let mut v = 0u64;
+        for (i, b) in bytes.iter().enumerate() {
+            let shift = if little { i } else { bytes.len() - 1 - i };
+            v |= u64::from(*b) << (8 * shift);
+        }
+        v
+    };
+    let field = |at: usize, len: usize| head.get(at..at + len).map(num).ok_or_else(bad);
+    // e_phoff, e_phentsize, e_phnum.
+    let (phoff, phentsize, phnum) = if class64 {
+        (field(32, 8)?, field(54, 2)?, field(56, 2)?)
+    } else {
+        (field(28, 4)?, field(42, 2)?, field(44, 2)?)
+    };
+    let min_entry = if class64 { 56 } else { 32 };
+    if phnum > MAX_PHDRS || phentsize < min_entry || phentsize > 256 {
+        return Err(bad());
+    }
+    const PT_INTERP: u64 = 3;
+    for i in 0..phnum {
+        let mut ph = [0u8; 56];
+        let len = usize::try_from(min_entry).map_err(|_| bad())?;
+        let at = phoff
+            .checked_add(i.checked_mul(phentsize).ok_or_else(bad)?)
+            .ok_or_else(bad)?;
+        if read_at_most(file, &mut ph[..len], at)? != len {
+            return Err(bad());
+        }
+        if num(&ph[0..4]) != PT_INTERP {
+            continue;
+        }
+        // p_offset, p_filesz.
+        let (offset, size) = if class64 {
+            (num(&ph[8..16]), num(&ph[32..40]))
+        } else {
+            (num(&ph[4..8]), num(&ph[16..20]))
+        };
+        if size == 0 || size > MAX_INTERP {
+            return Err(bad());
+        }
+        let mut path = vec![0u8; usize::try_from(size).map_err(|_| bad())?];
+        if read_at_most(file, &mut path, offset)? != path.len() {
+            return Err(bad());
+        }
+        // The segment ends in one NUL.
+        let end = path.iter().position(|&b| b == 0).unwrap_or(path.len());
+        path.truncate(end);
+        if path.is_empty() {
+            return Err(bad());
+        }
+        return Ok(Some(PathBuf::from(std::ffi::OsStr::from_bytes(&path))));
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn write_exec(path: &Path, body: &[u8]) {
+        std::fs::write(path, body).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    fn id_of(p: &Path) -> (u64, u64) {
+        let m = std::fs::metadata(p).unwrap();
+        (m.dev(), m.ino())
+    }
+
+    fn why(r: Result<(), ConfigError>) -> Option<Unrunnable> {
+        match r {
+            Err(ConfigError::NotRunnable { why, .. }) => Some(why),
+            Err(e) => panic!("unexpected error {e}"),
+            Ok(()) => None,
+        }
+    }
+
+    const SYSTEM: &[&str] = &["/usr", "/lib", "/lib64", "/bin"];
+
+    fn system() -> Vec<&'static Path> {
+        SYSTEM.iter().map(Path::new).collect()
+    }
+
+    #[test]
+    fn a_dynamic_program_of_the_system_trees_runs() {
+        let p = Path::new("/usr/bin/true");
+        assert_eq!(why(check_runnable("t", p, id_of(p), &system())), None);
+    }
+
+    #[test]
+    fn a_program_whose_loader_is_not_readable_is_refused() {
+        // The control above passes with the loader's tree readable; here
+        // only /usr/bin is: the loader (under /usr/lib or /lib64) is not.
+        let p = Path::new("/usr/bin/true");
+        let only_bin = [Path::new("/usr/bin")];
+        match why(check_runnable("t", p, id_of(p), &only_bin)) {
+            Some(Unrunnable::OutsideView { loader: true, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn scripts_are_followed_to_their_interpreter() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("solve.py");
+        write_exec(&script, b"#!/usr/bin/true -x\nprint(1)\n");
+        let ok = check_runnable("s", &script, id_of(&script), &system());
+        assert_eq!(why(ok), None);
+
+        // The same script whose interpreter is outside the view.
+        let interp = dir.path().join("python3");
+        write_exec(&interp, b"\x7fELF-not-really");
+        let outside = dir.path().join("outside.py");
+        write_exec(&outside, format!("#!{}\n", interp.display()).as_bytes());
+        match why(check_runnable("s", &outside, id_of(&outside), &system())) {
+            Some(Unrunnable::OutsideView {
+                loader: false,
+                interpreter,
+                ..
+            }) => assert_eq!(interpreter, std::fs::canonicalize(&interp).unwrap()),
+            other => panic!("{other:?}"),
+        }
+        // Granting the interpreter's directory makes it visible (its fake
+        // ELF header is then refused as unreadable: it was followed).
+        let mut with_grant = system();
+        with_grant.push(dir.path());
+        match why(check_runnable("s", &outside, id_of(&outside), &with_grant)) {
+            Some(Unrunnable::Unreadable { file }) => {
+                assert_eq!(file, std::fs::canonicalize(&interp).unwrap())
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn env_relative_missing_and_cut_interpreters_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        type Expect = fn(&Unrunnable) -> bool;
+        let long = format!("#!/usr/bin/{}", "x".repeat(300));
+        let cases: [(&[u8], Expect); 5] = [
+            (b"#!/usr/bin/env bash\n", |w| {
+                matches!(w, Unrunnable::EnvInterpreter { .. })
+            }),
+            (b"#!python3\n", |w| {
+                matches!(w, Unrunnable::RelativeInterpreter { .. })
+            }),
+            (b"#!/usr/bin/no-such-interpreter\n", |w| {
+                matches!(w, Unrunnable::MissingInterpreter { .. })
+            }),
+            (b"#!   \n", |w| {
+                matches!(w, Unrunnable::BadInterpreterLine { .. })
+            }),
+            // An interpreter path longer than the kernel reads: cut.
+            (long.as_bytes(), |w| {
+                matches!(w, Unrunnable::BadInterpreterLine { .. })
+            }),
+        ];
+        for (i, (body, expected)) in cases.iter().enumerate() {
+            let script = dir.path().join(format!("s{i}"));
+            write_exec(&script, body);
+            let w = why(check_runnable("s", &script, id_of(&script), &system()));
+            assert!(w.as_ref().is_some_and(expected), "{i}: {w:?}");
+        }
+    }
+
+    #[test]
+    fn a_short_script_without_a_newline_still_names_its_interpreter() {
+        // The kernel reads a line that ends with the file.
+        let true_ = Some(PathBuf::from("/usr/bin/true"));
+        assert_eq!(shebang(b"/usr/bin/true").ok(), true_);
+        assert_eq!(shebang(b" /usr/bin/true -x").ok(), true_);
+        // A full buffer whose path is followed by a space is not cut.
+        let mut full = b"/usr/bin/true ".to_vec();
+        full.resize(SHEBANG_MAX - 2, b'a');
+        assert_eq!(shebang(&full).ok(), true_);
+        let mut cut = b"/usr/bin/".to_vec();
+        cut.resize(SHEBANG_MAX - 2, b'a');
+        assert!(shebang(&cut).is_err());
+    }
+
+    #[test]
+    fn a_symlinked_interpreter_counts_where_it_leads() {
+        let dir = tempfile::tempdir().unwrap();
+        // A link inside the view to a file outside it: refused.
+        let target = dir.path().join("real-interp");
+        write_exec(&target, b"#!/usr/bin/true\n");
+        let granted = tempfile::tempdir().unwrap();
+        let link = granted.path().join("interp");
+        symlink(&target, &link).unwrap();
+        let script = granted.path().join("s");
+        write_exec(&script, format!("#!{}\n", link.display()).as_bytes());
+        let mut readable = system();
+        readable.push(granted.path());
+        match why(check_runnable("s", &script, id_of(&script), &readable)) {
+            Some(Unrunnable::OutsideView { interpreter, .. }) => {
+                assert_eq!(interpreter, std::fs::canonicalize(&target).unwrap())
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn interpreters_nest_only_as_deep_as_the_kernel_follows() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut prev = PathBuf::from("/usr/bin/true");
+        for i in 0..MAX_DEPTH {
+            let s = dir.path().join(format!("l{i}"));
+            write_exec(&s, format!("#!{}\n", prev.display()).as_bytes());
+            prev = s;
+        }
+        let mut readable = system();
+        readable.push(dir.path());
+        match why(check_runnable("s", &prev, id_of(&prev), &readable)) {
+            Some(Unrunnable::TooDeep { .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn elf_headers_are_read_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        // Truncated, wrong class, absurd header counts: errors, no panic.
+        for (i, body) in [b"\x7fELF".to_vec(), b"\x7fELF\x03\x01".to_vec(), {
+            let mut h = vec![0u8; 64];
+            h[..6].copy_from_slice(b"\x7fELF\x02\x01");
+            h[54] = 56;
+            h[56] = 0xff;
+            h[57] = 0xff;
+            h
+        }]
+        .iter()
+        .enumerate()
+        {
+            let p = dir.path().join(format!("e{i}"));
+            write_exec(&p, body);
+            let f = File::open(&p).unwrap();
+            assert!(elf_loader(&f, body).is_err(), "{i}");
+        }
+    }
+}
