@@ -121,8 +121,13 @@ impl SolverRegistryBuilder {
     /// solver's file-system view, and granted by Landlock. For a solver's
     /// own files outside the system trees (a configuration file, a library
     /// directory, code models); no other solver sees them. The path must be
-    /// absolute and plain (no `.` or `..`), and not `/proc`, `/dev`, `/tmp`,
-    /// the run directory's path in the view, or `/etc` as a whole.
+    /// absolute and plain (no `.` or `..`); it must not lie within `/proc`,
+    /// `/dev`, `/tmp`, `/work` (the run directory's path in the view) or
+    /// `/sandbox`, which the view provides itself, nor hold `/etc/passwd`
+    /// or `/etc/group` (so not `/etc` as a whole). A refusal names the path
+    /// and the rule ([`ReadPathRule`](super::ReadPathRule)). A solver that
+    /// is a script needs its interpreter's tree readable too: the sandbox
+    /// refuses to start otherwise ([`ConfigError::NotRunnable`]).
     ///
     /// ```no_run
     /// use hardened_mcp::sandbox::SolverRegistry;
