@@ -11,10 +11,9 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hardened_mcp::identity::CallerId;
+use hardened_mcp::jobs::{Jobs, Launcher, SlurmConfig};
 use hardened_mcp::runs::RunRoot;
-use hardened_mcp::sandbox::{
-    Jobs, Launcher, RunRequest, Sandbox, SandboxConfig, SlurmConfig, SolverRegistry,
-};
+use hardened_mcp::sandbox::{RunRequest, Sandbox, SandboxConfig, SolverRegistry};
 use tokio_util::sync::CancellationToken;
 
 const TRUE: &str = "/usr/bin/true";
@@ -27,7 +26,7 @@ fn cluster() -> bool {
         .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("idle"))
 }
 
-fn sandbox(launcher: Launcher) -> Sandbox {
+fn sandbox() -> Sandbox {
     let registry = SolverRegistry::builder()
         .solver("true", TRUE)
         .build()
@@ -35,7 +34,6 @@ fn sandbox(launcher: Launcher) -> Sandbox {
     Sandbox::new(
         registry,
         SandboxConfig {
-            launcher,
             per_caller_runs: 64,
             ..SandboxConfig::default()
         },
@@ -59,10 +57,10 @@ fn slurm_vs_local(c: &mut Criterion) {
     let root = RunRoot::open(dir.path().join("runs")).unwrap();
     let (_handle, run_dir) = root.create(&who).unwrap();
     let token = CancellationToken::new();
-    let local = sandbox(Launcher::Local);
+    let local = Launcher::local(sandbox());
     let mut config = SlurmConfig::new(NODE);
     config.poll_interval = Duration::from_millis(20);
-    let slurm = sandbox(Launcher::Slurm(config));
+    let slurm = Launcher::slurm(sandbox(), config).unwrap();
 
     let mut g = c.benchmark_group("run_true");
     g.sample_size(10).measurement_time(Duration::from_secs(20));

@@ -14,7 +14,9 @@
 //! serves it.
 //!
 //! **Run state.** [`runs`]: the run root, opaque run handles, confined
-//! file access. [`sandbox`]: the only way a solver is started. [`deck`]:
+//! file access. [`sandbox`]: containment of one solver process tree, the
+//! only way a solver is started. [`jobs`], above it: where runs execute
+//! (this machine or Slurm), detached jobs, persisted status, re-attach. [`deck`]:
 //! solver input decks from typed values. [`identity`]: who a call acts for.
 //! [`secret`]: secrets that never print.
 //!
@@ -36,6 +38,7 @@ pub mod deck;
 pub mod error;
 pub mod identity;
 pub mod image;
+pub mod jobs;
 pub mod logging;
 pub mod output;
 pub mod paging;

@@ -9,9 +9,8 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hardened_mcp::sandbox::{
-    JobId, JobState, Jobs, RunRequest, SandboxConfig, SandboxError, StatusSink, Termination,
-};
+use hardened_mcp::jobs::{JobId, JobState, Jobs, StatusSink};
+use hardened_mcp::sandbox::{RunRequest, SandboxConfig, SandboxError, Termination};
 use support::*;
 use tokio_util::sync::CancellationToken;
 

@@ -9,11 +9,9 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hardened_mcp::jobs::{JOB_STATUS_FILE, JobState, Jobs, STDERR_LOG_FILE, STDOUT_LOG_FILE};
 use hardened_mcp::runs::{FileName, RunRoot};
-use hardened_mcp::sandbox::{
-    JOB_STATUS_FILE, JobState, Jobs, Requirements, RunRequest, STDERR_LOG_FILE, STDOUT_LOG_FILE,
-    SandboxConfig, Termination, VIEW_RUN_DIR,
-};
+use hardened_mcp::sandbox::{Requirements, RunRequest, SandboxConfig, Termination, VIEW_RUN_DIR};
 use support::*;
 use tokio_util::sync::CancellationToken;
 

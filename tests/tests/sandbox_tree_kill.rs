@@ -9,7 +9,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use hardened_mcp::sandbox::{
-    Limits, RunRequest, RunningSolver, Termination, TreeKill, VIEW_RUN_DIR,
+    Limits, RunRequest, SandboxedRun, Termination, TreeKill, VIEW_RUN_DIR,
 };
 use support::*;
 use tokio_util::sync::CancellationToken;
@@ -31,7 +31,7 @@ fn forker(mode: &str, lock: &std::path::Path, wall: Duration) -> RunRequest {
         })
 }
 
-async fn wait_ready(run: &RunningSolver) {
+async fn wait_ready(run: &SandboxedRun) {
     let log = run.stdout_log();
     let t0 = Instant::now();
     while !log

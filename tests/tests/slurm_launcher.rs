@@ -12,9 +12,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use hardened_mcp::jobs::{BATCH_SCRIPT_FILE, Launcher, SLURM_JOB_FILE, SlurmConfig};
 use hardened_mcp::sandbox::{
-    BATCH_SCRIPT_FILE, Launcher, LimitHit, Limits, RunRequest, SLURM_JOB_FILE, Sandbox,
-    SandboxConfig, SandboxError, SlurmConfig, VIEW_RUN_DIR,
+    LimitHit, Limits, RunRequest, Sandbox, SandboxConfig, SandboxError, VIEW_RUN_DIR,
 };
 use hardened_mcp_tests::slurm::cluster;
 use support::{ESCAPE, FORKER, caller, holder_pids, lock_acquired_within, run_dir};
@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 const NODE: &str = env!("CARGO_BIN_EXE_slurm_node");
 const HOG: &str = env!("CARGO_BIN_EXE_sbx_hog");
 
-fn slurm_sandbox(per_caller_runs: usize) -> Sandbox {
+fn slurm_launcher(per_caller_runs: usize) -> Launcher {
     let mut slurm = SlurmConfig::new(NODE);
     slurm.poll_interval = Duration::from_millis(200);
     let registry = hardened_mcp::sandbox::SolverRegistry::builder()
@@ -32,15 +32,15 @@ fn slurm_sandbox(per_caller_runs: usize) -> Sandbox {
         .solver("hog", HOG)
         .build()
         .unwrap();
-    Sandbox::new(
+    let sandbox = Sandbox::new(
         registry,
         SandboxConfig {
-            launcher: Launcher::Slurm(slurm),
             per_caller_runs,
             ..SandboxConfig::default()
         },
     )
-    .unwrap()
+    .unwrap();
+    Launcher::slurm(sandbox, slurm).unwrap()
 }
 
 /// The one file of the run directory whose name starts with `prefix`.
@@ -75,7 +75,7 @@ async fn a_run_completes_on_the_cluster_under_the_same_sandbox() {
         return;
     }
     let (run, dir) = run_dir();
-    let sb = slurm_sandbox(2);
+    let sb = slurm_launcher(2);
     let out = format!("{VIEW_RUN_DIR}/out.txt");
     let running = sb
         .launch(
@@ -137,7 +137,7 @@ async fn output_comes_back_bounded_after_the_job() {
         return;
     }
     let (_run, dir) = run_dir();
-    let o = slurm_sandbox(2)
+    let o = slurm_launcher(2)
         .run(
             &caller("slurm"),
             &dir,
@@ -163,7 +163,7 @@ async fn a_cancelled_job_leaves_no_process() {
     let (run, dir) = run_dir();
     let lock = format!("{VIEW_RUN_DIR}/tree.lock");
     let cancel = CancellationToken::new();
-    let running = slurm_sandbox(2)
+    let running = slurm_launcher(2)
         .launch(
             &caller("slurm"),
             &dir,
@@ -200,7 +200,7 @@ async fn the_wall_limit_ends_a_job() {
     }
     let (_run, dir) = run_dir();
     let t0 = Instant::now();
-    let o = slurm_sandbox(2)
+    let o = slurm_launcher(2)
         .run(
             &caller("slurm"),
             &dir,
@@ -226,7 +226,7 @@ async fn a_hostile_argument_never_reaches_what_slurm_executes() {
     }
     let (run, dir) = run_dir();
     let canary = "CANARY9q2'\"; touch /tmp/pwned-$(id -u) `reboot` \n#";
-    let running = slurm_sandbox(2)
+    let running = slurm_launcher(2)
         .launch(
             &caller("slurm"),
             &dir,
@@ -276,7 +276,7 @@ async fn the_helper_refuses_a_forged_spec() {
     }
     let (run, dir) = run_dir();
     let out = format!("{VIEW_RUN_DIR}/forged.txt");
-    let o = slurm_sandbox(2)
+    let o = slurm_launcher(2)
         .run(
             &caller("slurm"),
             &dir,
@@ -306,7 +306,7 @@ async fn queued_and_running_jobs_count_against_the_callers_ceiling() {
     }
     let (_r1, d1) = run_dir();
     let (_r2, d2) = run_dir();
-    let sb = slurm_sandbox(1);
+    let sb = slurm_launcher(1);
     let first = sb
         .launch(
             &caller("slurm-ceiling"),
@@ -337,7 +337,7 @@ async fn the_node_helper_applies_the_runs_envelope() {
     if !cluster() {
         return;
     }
-    let sb = slurm_sandbox(2);
+    let sb = slurm_launcher(2);
     let small = Limits {
         memory: 128 << 20,
         ..limits(60)

@@ -4,11 +4,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use hardened_mcp::jobs::{Launcher, SlurmConfig};
 use hardened_mcp::prelude::*;
 use hardened_mcp::runs::{HandlePrefix, Quotas, Retention, RootOptions};
-use hardened_mcp::sandbox::{
-    Launcher, Requirements, Sandbox, SandboxConfig, SlurmConfig, SolverRegistry,
-};
+use hardened_mcp::sandbox::{Requirements, Sandbox, SandboxConfig, SolverRegistry};
 use hardened_mcp::transport::{
     BearerAuth, HardenedStdio, HttpConfig, HttpServer, OAuth, OAuthConfig,
 };
@@ -55,20 +54,24 @@ pub fn build(
         .build()
         .map_err(|e| StartError::new("solver registry", e))?;
     let mut config = SandboxConfig::default();
-    if let Some(slurm) = &common.slurm {
-        check_shared_root(root_path)?;
-        let helper = std::env::current_exe().map_err(|e| StartError::new("the node helper", e))?;
-        let mut c = SlurmConfig::new(helper);
-        c.helper_args = vec!["node".to_owned()];
-        c.partition = slurm.partition.clone();
-        config.launcher = Launcher::Slurm(c);
-    }
     if common.allow_weak_sandbox {
         config.require = Requirements::none();
         tracing::warn!("--allow-weak-sandbox: solver runs get whatever containment this host has");
     }
     let sandbox = Sandbox::new(registry, config).map_err(|e| StartError::new("sandbox", e))?;
-    HeatServer::new(runs, sandbox)
+    let launcher = match &common.slurm {
+        Some(slurm) => {
+            check_shared_root(root_path)?;
+            let helper =
+                std::env::current_exe().map_err(|e| StartError::new("the node helper", e))?;
+            let mut c = SlurmConfig::new(helper);
+            c.helper_args = vec!["node".to_owned()];
+            c.partition = slurm.partition.clone();
+            Launcher::slurm(sandbox, c).map_err(|e| StartError::new("slurm launcher", e))?
+        }
+        None => Launcher::local(sandbox),
+    };
+    HeatServer::new(runs, launcher)
         .into_mcp()
         .map_err(|e| StartError::new("tool router", e))
 }

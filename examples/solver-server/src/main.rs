@@ -20,7 +20,7 @@ fn main() -> ExitCode {
         }
     };
     if let Command::Node(spec) = command {
-        return hardened_mcp::sandbox::node_main(Some(spec));
+        return hardened_mcp::jobs::node_main(Some(spec));
     }
     // Logs go to stderr: in stdio mode stdout is the MCP channel.
     let default_level = if matches!(command, Command::Demo(_)) {

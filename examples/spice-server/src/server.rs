@@ -8,12 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hardened_mcp::image::Image;
+use hardened_mcp::jobs::{STDERR_LOG_FILE, STDOUT_LOG_FILE, write_captured_log};
 use hardened_mcp::paging;
 use hardened_mcp::prelude::*;
 use hardened_mcp::runs::FileName;
-use hardened_mcp::sandbox::{
-    Containment, Limits, RunRequest, STDERR_LOG_FILE, STDOUT_LOG_FILE, Sandbox, write_captured_log,
-};
+use hardened_mcp::sandbox::{Containment, Limits, RunRequest, Sandbox};
 use hardened_mcp::untrusted::{TextLimits, Untrusted};
 use schemars::JsonSchema;
 use serde::Serialize;

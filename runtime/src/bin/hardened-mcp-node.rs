@@ -3,5 +3,5 @@
 //! fixed batch script of each job runs it with the run spec's path.
 
 fn main() -> std::process::ExitCode {
-    hardened_mcp::sandbox::node_main(std::env::args_os().nth(1))
+    hardened_mcp::jobs::node_main(std::env::args_os().nth(1))
 }

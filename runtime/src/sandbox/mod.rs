@@ -1,11 +1,16 @@
-//! The process sandbox every solver run goes through: an allowlist of solver
-//! executables exec'd from the descriptor checked at start, an argument
-//! vector (never a shell), a cleared environment, a private file-system view
+//! The process sandbox: containment of one solver process tree. An
+//! allowlist of solver executables exec'd from the descriptor checked at
+//! start (their interpreters checked to be in view), an argument vector
+//! (never a shell), a cleared environment, a private file-system view
 //! (mount namespace, fresh root), a seccomp filter, Landlock, rlimits,
 //! no-new-privs and no capabilities, whole-tree kill through a PID
-//! namespace, the resource envelope, bounded log capture, concurrency
-//! ceilings, detached jobs and progress. The layers stack; by default a
+//! namespace, the resource envelope, bounded log capture with progress
+//! lines, the outcome, concurrency ceilings. The layers stack; by default a
 //! host that lacks one refuses to start ([`Requirements`]).
+//!
+//! Launching and tracking runs — on this machine or a Slurm cluster, the
+//! job table, persisted status, re-attach — is the layer above:
+//! [`jobs`](crate::jobs).
 //!
 //! The **resource envelope** bounds a run as a whole tree, not per process
 //! ([`Limits`]): its memory (resident + swap), processes and threads, and
@@ -47,7 +52,6 @@ mod containment;
 mod disk;
 mod error;
 mod interp;
-mod jobs;
 mod landlock;
 mod limits;
 mod logs;
@@ -56,16 +60,13 @@ mod outcome;
 mod progress;
 mod registry;
 mod run;
-mod rundir;
 mod seccomp;
-mod slurm;
 mod spawn;
 mod view;
 
 pub use cgroup::{EnvelopeBackend, EnvelopeSupport};
 pub use containment::{Containment, Requirements, TreeKill};
 pub use error::{ConfigError, ReadPathRule, SandboxError, Unrunnable};
-pub use jobs::{JobId, JobState, JobStatus, Jobs, StatusSink};
 pub use landlock::DEFAULT_READ_PATHS;
 pub use limits::{CpuShare, Limits};
 pub use logs::{CapturedLog, LogBuffer, READ_CHUNK, SharedLog, UntrustedBytes};
@@ -75,9 +76,6 @@ pub use progress::{
     parse_line as parse_progress_line,
 };
 pub use registry::{MAX_SOLVER_ID_LEN, Solver, SolverRegistry, SolverRegistryBuilder};
-pub use run::{RunRequest, RunningSolver, Sandbox, SandboxConfig};
-pub use rundir::{JOB_STATUS_FILE, STDERR_LOG_FILE, STDOUT_LOG_FILE, write_captured_log};
-pub use slurm::{
-    BATCH_SCRIPT_FILE, Launcher, SLURM_FILE_PREFIX, SLURM_JOB_FILE, SlurmConfig, node_main,
-};
+pub use run::{RunRequest, Sandbox, SandboxConfig, SandboxedRun};
+pub(crate) use run::{check_run_dir_live, reserve_usage, unreserve_usage};
 pub use view::{SOLVER_GID, SOLVER_UID, VIEW_DEVICES, VIEW_RUN_DIR, VIEW_SOLVER_DIR};

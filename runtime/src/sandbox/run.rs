@@ -27,9 +27,8 @@ use super::logs::{SharedLog, drain};
 use super::netns::NetPool;
 use super::outcome::{LimitHit, Outcome, Termination, limit_of, termination_of};
 use super::progress::{ProgressParser, ProgressReport};
-use super::registry::SolverRegistry;
+use super::registry::{Solver, SolverRegistry};
 use super::seccomp::Filter;
-use super::slurm::{self, Launcher};
 use super::spawn::{
     self, CStrArray, ChildPlan, ExecPlan, ExitRecord, IdMaps, RECORD_LEN, RlimitPlan, ViewChild,
 };
@@ -61,10 +60,6 @@ pub struct SandboxConfig {
     /// waits four times as long as it took). Between two measurements a
     /// run may write past its limit by what it writes in that time.
     pub disk_check_interval: Duration,
-    /// Where runs execute: on this machine ([`Launcher::Local`], the
-    /// default) or as jobs of a Slurm cluster ([`Launcher::Slurm`]), where a
-    /// node helper applies this same sandbox.
-    pub launcher: Launcher,
     /// Whether solvers share the host's network. By default (`false`) each
     /// run with the private view gets a network namespace of its own: no
     /// TCP, UDP or any other traffic leaves it, not even to loopback
@@ -112,7 +107,6 @@ impl Default for SandboxConfig {
             read_paths: DEFAULT_READ_PATHS.iter().map(PathBuf::from).collect(),
             disk_check_interval: Duration::from_millis(20),
             host_network: false,
-            launcher: Launcher::Local,
             require: Requirements::default(),
             allow_pid_namespace: true,
             allow_cgroups: true,
@@ -249,9 +243,6 @@ impl Sandbox {
         {
             return Err(ConfigError::InvalidLimit("disk_check_interval"));
         }
-        if let Launcher::Slurm(slurm) = &config.launcher {
-            slurm.validate()?;
-        }
         let filter = match Filter::compile() {
             Ok(f) => Some(Arc::new(f)),
             Err(e) => {
@@ -350,15 +341,50 @@ impl Sandbox {
         &self.inner.registry
     }
 
-    /// Launches a run for `caller` in `run_dir`, a run directory resolved
+    /// The checks every launch passes, whichever launcher runs it: a slot
+    /// of `caller`'s run ceiling, the solver's id, the limits within the
+    /// ceilings, the arguments and environment, and no read path at or
+    /// above the run directory (it would show the solver the run root).
+    pub(crate) fn admit(
+        &self,
+        caller: &CallerId,
+        run_dir: &RunDir,
+        request: &RunRequest,
+    ) -> Result<(Permit, &Solver), SandboxError> {
+        let inner = &*self.inner;
+        let permit = inner.limiter.try_acquire(caller)?;
+        let solver = inner.registry.get(&request.solver)?;
+        request.limits.check_within(&inner.config.ceilings)?;
+        self.check_arguments(request)?;
+        let host = run_dir.host_path();
+        if inner
+            .config
+            .read_paths
+            .iter()
+            .chain(solver.grants())
+            .any(|p| host.starts_with(p))
+        {
+            tracing::error!(solver = %solver.id(), "a read path of the sandbox holds the run root; refused");
+            return Err(SandboxError::RunDirUnusable);
+        }
+        Ok((permit, solver))
+    }
+
+    /// The configuration this sandbox was started with.
+    pub(crate) fn config(&self) -> &SandboxConfig {
+        &self.inner.config
+    }
+
+    /// Launches a run on this machine for `caller` in `run_dir`, a run directory resolved
     /// by the run root ([`RunRoot::create`](crate::runs::RunRoot::create) or
     /// [`RunRoot::resolve`](crate::runs::RunRoot::resolve)): the type is
     /// what guarantees a solver only ever runs inside the run root. The
     /// concurrency ceilings are checked first; nothing is started when one
     /// is reached. A run directory removed since it was resolved is refused
     /// ([`SandboxError::RunDirUnusable`]). `cancel` cancels the run (its
-    /// child token is the run's own, see [`RunningSolver::canceller`]).
-    /// Must be called inside a tokio runtime.
+    /// child token is the run's own, see [`SandboxedRun::canceller`]).
+    /// Must be called inside a tokio runtime. To run solvers on a cluster
+    /// as well, launch through a [`Launcher`](crate::jobs::Launcher).
     ///
     /// Any other directory — a descriptor opened by path, say — does not
     /// compile:
@@ -379,33 +405,9 @@ impl Sandbox {
         run_dir: &RunDir,
         request: RunRequest,
         cancel: &CancellationToken,
-    ) -> Result<RunningSolver, SandboxError> {
+    ) -> Result<SandboxedRun, SandboxError> {
+        let (permit, solver) = self.admit(caller, run_dir, &request)?;
         let inner = &*self.inner;
-        let permit = inner.limiter.try_acquire(caller)?;
-        let solver = inner.registry.get(&request.solver)?;
-        request.limits.check_within(&inner.config.ceilings)?;
-        self.check_arguments(&request)?;
-        // A read path or grant at or above the run directory would show the
-        // solver the run root: its key and every other run.
-        let host = run_dir.host_path();
-        if inner
-            .config
-            .read_paths
-            .iter()
-            .chain(solver.grants())
-            .any(|p| host.starts_with(p))
-        {
-            tracing::error!(solver = %solver.id(), "a read path of the sandbox holds the run root; refused");
-            return Err(SandboxError::RunDirUnusable);
-        }
-        if let Launcher::Slurm(slurm) = &inner.config.launcher {
-            dup_dir(run_dir.as_fd())?;
-            let spec = slurm::RunSpec::new(solver, &request, &inner.config, run_dir)?;
-            reserve(run_dir, &request.limits)?;
-            let run = slurm::submit(slurm, run_dir, spec, cancel.child_token(), permit)
-                .inspect_err(|_| unreserve(run_dir))?;
-            return Ok(RunningSolver(Backend::Slurm(Box::new(run))));
-        }
         let run_dir_ref = run_dir;
         let run_dir = dup_dir(run_dir.as_fd())?;
         let writable = match &request.write_subdir {
@@ -496,14 +498,14 @@ impl Sandbox {
             .stderr(Stdio::piped())
             .kill_on_drop(false);
         spawn::install(&mut cmd, plan);
-        reserve(run_dir_ref, &limits)?;
+        reserve_usage(run_dir_ref, &limits)?;
         let started = Instant::now();
         let spawned = cmd.spawn();
         // Closes the server's copies of the child-side descriptors.
         drop(cmd);
         let mut child = spawned.map_err(|e| {
             tracing::error!(solver = %solver.id(), error = %e, "solver spawn failed");
-            unreserve(run_dir_ref);
+            unreserve_usage(run_dir_ref);
             SandboxError::SpawnFailed
         })?;
         tracing::info!(solver = %solver.id(), caller = %caller, "solver run started");
@@ -522,7 +524,7 @@ impl Sandbox {
             ],
             _ => return Err(SandboxError::Internal),
         };
-        Ok(RunningSolver(Backend::Local(Box::new(LocalRun {
+        Ok(SandboxedRun(Box::new(LocalRun {
             child,
             control: Some(control_wr),
             status: status_rd,
@@ -540,29 +542,7 @@ impl Sandbox {
             kill_grace: inner.config.kill_grace,
             log_grace: inner.config.log_grace,
             _permit: permit,
-        }))))
-    }
-
-    /// Re-attaches a restarted server to the run in `run_dir` when it is a
-    /// Slurm job still queued or running (its job id and spec are persisted
-    /// in the run directory): a [`RunningSolver`] as [`Sandbox::launch`]
-    /// gave, counted against `caller`'s ceiling even above it (the job
-    /// exists). `None` with the local launcher (a local run dies with its
-    /// server), when the run has no job, or when its outcome is already
-    /// persisted.
-    pub fn reattach(
-        &self,
-        caller: &CallerId,
-        run_dir: &RunDir,
-        cancel: &CancellationToken,
-    ) -> Result<Option<RunningSolver>, SandboxError> {
-        let Launcher::Slurm(slurm) = &self.inner.config.launcher else {
-            return Ok(None);
-        };
-        let run = slurm::reattach(slurm, run_dir, cancel.child_token(), || {
-            self.inner.limiter.acquire_over(caller)
-        })?;
-        Ok(run.map(|r| RunningSolver(Backend::Slurm(Box::new(r)))))
+        })))
     }
 
     /// Launches a run (as [`Sandbox::launch`]) and waits for its outcome;
@@ -626,100 +606,48 @@ impl Sandbox {
     }
 }
 
-/// A launched run, local or submitted to a cluster scheduler: tools and the
-/// job table use it the same way. Dropping it before it ended kills the
-/// whole tree (the local monitor sees its control pipe hang up; a Slurm job
-/// is cancelled), except for the job table's runs, whose Slurm jobs outlive
-/// the server process so that a restarted server re-attaches to them
-/// ([`Sandbox::reattach`]). Dropping releases the concurrency slot.
+/// A run launched by [`Sandbox::launch`] on this machine. Dropping it
+/// before it ended kills the whole tree (the monitor sees its control pipe
+/// hang up) and releases the concurrency slot. The [`Launcher`]'s
+/// [`RunningSolver`] wraps it, or a cluster job, behind one interface.
+///
+/// [`Launcher`]: crate::jobs::Launcher
+/// [`RunningSolver`]: crate::jobs::RunningSolver
 #[derive(Debug)]
-pub struct RunningSolver(Backend);
+pub struct SandboxedRun(Box<LocalRun>);
 
-#[derive(Debug)]
-enum Backend {
-    Local(Box<LocalRun>),
-    Slurm(Box<slurm::SlurmRun>),
-}
-
-impl RunningSolver {
+impl SandboxedRun {
     /// A token that cancels this run only.
     pub fn canceller(&self) -> CancellationToken {
-        match &self.0 {
-            Backend::Local(r) => r.cancel.clone(),
-            Backend::Slurm(r) => r.canceller(),
-        }
+        self.0.cancel.clone()
     }
 
     /// The latest progress report, updated as the solver prints
-    /// `PROGRESS <done> <total>` lines (a Slurm job reports none while it
-    /// runs: its output reaches the server when it ends).
+    /// `PROGRESS <done> <total>` lines.
     pub fn progress(&self) -> watch::Receiver<Option<ProgressReport>> {
-        match &self.0 {
-            Backend::Local(r) => r.progress.clone(),
-            Backend::Slurm(r) => r.progress(),
-        }
+        self.0.progress.clone()
     }
 
-    /// Whether the solver has started: a local run starts at launch; a
-    /// Slurm job when the scheduler runs it (until then it is queued).
-    pub fn started(&self) -> watch::Receiver<bool> {
-        match &self.0 {
-            Backend::Local(_) => watch::channel(true).1,
-            Backend::Slurm(r) => r.started(),
-        }
-    }
-
-    /// The live standard-output buffer (for tailing a running job; empty
-    /// until a Slurm job ends).
+    /// The live standard-output buffer (for tailing a running run).
     pub fn stdout_log(&self) -> SharedLog {
-        match &self.0 {
-            Backend::Local(r) => r.stdout.clone(),
-            Backend::Slurm(r) => r.stdout_log(),
-        }
+        self.0.stdout.clone()
     }
 
     /// The live standard-error buffer.
     pub fn stderr_log(&self) -> SharedLog {
-        match &self.0 {
-            Backend::Local(r) => r.stderr.clone(),
-            Backend::Slurm(r) => r.stderr_log(),
-        }
+        self.0.stderr.clone()
     }
 
-    /// The local monitor's pid (server-side diagnostics and tests); `None`
-    /// for a Slurm job.
+    /// The monitor's pid (server-side diagnostics and tests).
     pub fn monitor_pid(&self) -> Option<u32> {
-        match &self.0 {
-            Backend::Local(r) => r.child.id(),
-            Backend::Slurm(_) => None,
-        }
-    }
-
-    /// Lets a Slurm job outlive this value (the job table's runs, which a
-    /// restarted server re-attaches to); a local run still dies when
-    /// dropped.
-    pub(crate) fn keep_job_on_drop(&mut self) {
-        if let Backend::Slurm(r) = &mut self.0 {
-            r.keep_on_drop();
-        }
-    }
-
-    /// The Slurm job id, for a run submitted to Slurm.
-    pub fn slurm_job(&self) -> Option<u64> {
-        match &self.0 {
-            Backend::Local(_) => None,
-            Backend::Slurm(r) => Some(r.job_id()),
-        }
+        self.0.child.id()
     }
 
     /// Waits for the run to end: the solver exits, the wall-time limit
     /// passes, or the run is cancelled; then the tree is dead and the logs
     /// are drained (or abandoned after the grace period).
     pub async fn wait(self) -> Outcome {
-        match self.0 {
-            Backend::Local(r) => r.wait().await,
-            Backend::Slurm(r) => r.wait().await,
-        }
+        self.0.wait().await
     }
 }
 
@@ -942,11 +870,17 @@ impl DiskWatch<'_> {
     }
 }
 
+/// Refuses a run directory removed since it was resolved (a launcher that
+/// does not fork here checks it as [`Sandbox::launch`] does).
+pub(crate) fn check_run_dir_live(run_dir: &RunDir) -> Result<(), SandboxError> {
+    dup_dir(run_dir.as_fd()).map(drop)
+}
+
 /// Counts a run about to start at its disk limit in its caller's byte
 /// quota ([`RunDir::reserve_usage`]). On a full file system the run starts
 /// unreserved (it cannot grow there; its outcome will say the disk is
 /// full); any other failure refuses the launch.
-fn reserve(run_dir: &RunDir, limits: &Limits) -> Result<(), SandboxError> {
+pub(crate) fn reserve_usage(run_dir: &RunDir, limits: &Limits) -> Result<(), SandboxError> {
     match run_dir.reserve_usage(limits.disk_bytes) {
         Ok(()) => Ok(()),
         Err(RunError::NoSpace) => {
@@ -960,9 +894,9 @@ fn reserve(run_dir: &RunDir, limits: &Limits) -> Result<(), SandboxError> {
     }
 }
 
-/// Undoes [`reserve`] for a run that did not start: what the run directory
-/// holds is recorded instead (best effort, logged).
-fn unreserve(run_dir: &RunDir) {
+/// Undoes [`reserve_usage`] for a run that did not start: what the run
+/// directory holds is recorded instead (best effort, logged).
+pub(crate) fn unreserve_usage(run_dir: &RunDir) {
     if let Err(e) = run_dir.record_usage(false) {
         tracing::warn!(error = %e, "run usage not recorded after a failed launch");
     }

@@ -2,5 +2,5 @@
 //! server's own helper binary would call it.
 
 fn main() -> std::process::ExitCode {
-    hardened_mcp::sandbox::node_main(std::env::args_os().nth(1))
+    hardened_mcp::jobs::node_main(std::env::args_os().nth(1))
 }

@@ -93,13 +93,13 @@ pub(super) struct SweepRecordPoint {
 // ---- construction --------------------------------------------------------
 
 impl HeatServer {
-    /// A server on `runs`, launching `heat1d` through `sandbox` (whose
+    /// A server on `runs`, launching `heat1d` through `launcher` (whose
     /// registry must hold [`SOLVER_ID`]).
-    pub fn new(runs: RunRoot, sandbox: Sandbox) -> Self {
+    pub fn new(runs: RunRoot, launcher: Launcher) -> Self {
         Self {
             inner: Arc::new(Inner {
                 runs,
-                sandbox,
+                launcher,
                 jobs: Jobs::new(1024),
                 slots: Mutex::new(HashMap::new()),
             }),
@@ -118,7 +118,7 @@ impl HeatServer {
 
     /// The containment level solver runs get on this host.
     pub fn containment(&self) -> Containment {
-        self.inner.sandbox.containment()
+        self.inner.launcher.sandbox().containment()
     }
 
     /// Starts the run root's expiry sweeper: every `every`, a bounded
@@ -177,7 +177,7 @@ impl HeatServer {
         }
         let running = match self
             .inner
-            .sandbox
+            .launcher
             .reattach(caller, run, &CancellationToken::new())
         {
             Ok(Some(r)) => r,
@@ -222,7 +222,7 @@ impl HeatServer {
             .limits(limits);
         let running =
             self.inner
-                .sandbox
+                .launcher
                 .launch(caller, &run, request, &CancellationToken::new())?;
         let handle = run.handle().as_str().to_owned();
         let job = self

@@ -16,13 +16,13 @@ use std::time::Duration;
 
 use hardened_mcp::deck::{Deck, KeyValue};
 use hardened_mcp::image::Image;
+use hardened_mcp::jobs::{
+    JOB_STATUS_FILE, JobId, JobState, Jobs, Launcher, STDERR_LOG_FILE, STDOUT_LOG_FILE, StatusSink,
+};
 use hardened_mcp::paging;
 use hardened_mcp::prelude::*;
 use hardened_mcp::runs::FileName;
-use hardened_mcp::sandbox::{
-    Containment, JOB_STATUS_FILE, JobId, JobState, Jobs, LimitHit, Limits, Outcome, RunRequest,
-    STDERR_LOG_FILE, STDOUT_LOG_FILE, Sandbox, StatusSink, Termination,
-};
+use hardened_mcp::sandbox::{Containment, LimitHit, Limits, Outcome, RunRequest, Termination};
 use hardened_mcp::untrusted::{TextLimits, Untrusted};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -69,7 +69,7 @@ pub fn courant(diffusivity: f64, dt: f64, length: f64, cells: u32) -> f64 {
 
 struct Inner {
     runs: RunRoot,
-    sandbox: Sandbox,
+    launcher: Launcher,
     jobs: Jobs,
     slots: Mutex<HashMap<String, Slot>>,
 }

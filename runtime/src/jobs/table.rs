@@ -13,12 +13,11 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::error::SandboxError;
-use super::logs::{CapturedLog, SharedLog};
-use super::outcome::{LimitHit, Outcome, Termination};
-use super::progress::ProgressReport;
-use super::run::RunningSolver;
+use super::launcher::RunningSolver;
 use crate::identity::CallerId;
+use crate::sandbox::{
+    CapturedLog, LimitHit, Outcome, ProgressReport, SandboxError, SharedLog, Termination,
+};
 
 const JOB_PREFIX: &str = "job_";
 /// Random bytes in a job id (128 bits).
@@ -156,14 +155,17 @@ impl Jobs {
         }
     }
 
-    /// Detaches `run`, owned by `owner`; returns its handle at once. Its
-    /// status is written through `sink` when it starts and when it ends.
+    /// Detaches `run` (a [`RunningSolver`] of a [`Launcher`](super::Launcher),
+    /// or a [`SandboxedRun`](crate::sandbox::SandboxedRun)), owned by
+    /// `owner`; returns its handle at once. Its status is written through
+    /// `sink` when it starts and when it ends.
     pub fn start(
         &self,
         owner: &CallerId,
-        mut run: RunningSolver,
+        run: impl Into<RunningSolver>,
         sink: Option<Arc<dyn StatusSink>>,
     ) -> Result<JobId, SandboxError> {
+        let mut run = run.into();
         let id = JobId::random()?;
         // A tracked cluster job outlives the server (a restart re-attaches).
         run.keep_job_on_drop();

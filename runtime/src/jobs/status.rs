@@ -2,14 +2,13 @@
 //! replaced atomically) and its captured logs (`stdout.log`, `stderr.log`,
 //! created new) persisted in its run directory, so other tools can report
 //! on the job from the run alone. Runs themselves are launched in a
-//! [`RunDir`] by [`Sandbox::launch`](super::Sandbox::launch).
+//! [`RunDir`] by [`Launcher::launch`](super::Launcher::launch).
 
 use std::io;
 
-use super::jobs::StatusSink;
-use super::logs::CapturedLog;
-use super::outcome::Outcome;
+use super::table::StatusSink;
 use crate::runs::{FileName, RunDir, RunError};
+use crate::sandbox::{CapturedLog, Outcome};
 
 /// Where a detached job's status document is kept in its run directory.
 pub const JOB_STATUS_FILE: FileName = FileName::fixed("job-status.json");

@@ -43,18 +43,14 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::containment::{Requirements, TreeKill};
-use super::error::{ConfigError, SandboxError};
-use super::jobs::finished_json;
-use super::limits::{CpuShare, Limits};
-use super::logs::{CapturedLog, SharedLog};
-use super::outcome::{LimitHit, Outcome, Termination};
-use super::progress::ProgressReport;
-use super::registry::Solver;
-use super::run::{RunRequest, Sandbox, SandboxConfig};
+use super::table::finished_json;
 use crate::concurrency::Permit;
 use crate::identity::CallerId;
 use crate::runs::{FileName, HandlePrefix, RunDir, RunRoot};
+use crate::sandbox::{
+    CapturedLog, ConfigError, CpuShare, LimitHit, Limits, Outcome, ProgressReport, Requirements,
+    RunRequest, Sandbox, SandboxConfig, SandboxError, SharedLog, Solver, Termination, TreeKill,
+};
 
 /// The fixed batch script submitted to Slurm (it holds no run data).
 pub const BATCH_SCRIPT_FILE: FileName = FileName::fixed("slurm-batch.sh");
@@ -159,17 +155,6 @@ fn unseal<'a>(run_dir: &RunDir, label: &[u8], record: &'a [u8]) -> Option<&'a [u
     let (mac, body) = (&record[..i], &record[i + 1..]);
     let expected = hex(&run_dir.mac(&[label, body]));
     bool::from(subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), mac)).then_some(body)
-}
-
-/// Where runs execute.
-#[derive(Debug, Clone, Default)]
-pub enum Launcher {
-    /// On this machine, under the local sandbox.
-    #[default]
-    Local,
-    /// As batch jobs of a Slurm cluster; a node helper applies the same
-    /// sandbox on the node.
-    Slurm(SlurmConfig),
 }
 
 /// Server configuration of the Slurm launcher.
@@ -1069,8 +1054,8 @@ async fn node_run(spec_path: &Path) -> Result<bool, String> {
         (&files.log_err, &outcome.stderr, "stderr_sha256"),
     ] {
         // The record carries the hash of exactly the bytes written.
-        let bytes = super::rundir::captured_log_bytes(log);
-        match super::rundir::write_new(&run_dir, name, &bytes) {
+        let bytes = super::status::captured_log_bytes(log);
+        match super::status::write_new(&run_dir, name, &bytes) {
             Ok(()) => record[key] = serde_json::Value::from(sha256_hex(&bytes)),
             Err(e) => eprintln!("hardened-mcp node helper: a log was not persisted: {e}"),
         }
@@ -1083,7 +1068,8 @@ async fn node_run(spec_path: &Path) -> Result<bool, String> {
 }
 
 async fn run_spec(spec: &RunSpec, caller: &CallerId, run_dir: &RunDir) -> Result<Outcome, String> {
-    let mut registry = super::SolverRegistry::builder().solver(&spec.solver_id, &spec.solver_path);
+    let mut registry =
+        crate::sandbox::SolverRegistry::builder().solver(&spec.solver_id, &spec.solver_path);
     for g in &spec.grants {
         registry = registry.grant_read(&spec.solver_id, g);
     }
@@ -1099,7 +1085,6 @@ async fn run_spec(spec: &RunSpec, caller: &CallerId, run_dir: &RunDir) -> Result
         env_allowlist: spec.env.iter().map(|(k, _)| k.clone()).collect(),
         read_paths: spec.read_paths.iter().map(PathBuf::from).collect(),
         host_network: spec.host_network,
-        launcher: Launcher::Local,
         require: Requirements {
             tree_kill: if spec.require_pid_namespace {
                 TreeKill::PidNamespace

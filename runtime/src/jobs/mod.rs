@@ -1,0 +1,21 @@
+//! Launching and tracking solver runs, the layer above the
+//! [`sandbox`](crate::sandbox): where a run executes ([`Launcher`]: this
+//! machine's sandbox, or a Slurm cluster whose node helper applies the same
+//! sandbox), the handle of a launched run ([`RunningSolver`]), the table of
+//! detached jobs ([`Jobs`]: status, logs, cancel, each job bound to its
+//! caller), the status and logs a job persists in its run directory
+//! ([`StatusSink`], [`JOB_STATUS_FILE`]), and the re-attach of a restarted
+//! server to its cluster jobs ([`Launcher::reattach`]).
+//!
+//! The sandbox knows nothing of this module: it contains one process tree;
+//! this module decides where and when, and keeps track.
+
+mod launcher;
+mod slurm;
+mod status;
+mod table;
+
+pub use launcher::{Launcher, RunningSolver};
+pub use slurm::{BATCH_SCRIPT_FILE, SLURM_FILE_PREFIX, SLURM_JOB_FILE, SlurmConfig, node_main};
+pub use status::{JOB_STATUS_FILE, STDERR_LOG_FILE, STDOUT_LOG_FILE, write_captured_log};
+pub use table::{JobId, JobState, JobStatus, Jobs, StatusSink};
