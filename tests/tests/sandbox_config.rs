@@ -386,3 +386,42 @@ fn a_read_grant_within_tmp_is_refused_naming_path_and_rule() {
         .build()
         .unwrap();
 }
+
+/// An interpreter registered as the solver finds itself in the view:
+/// `argv[0]` is its path there, so Python's `sys.executable` (which
+/// `multiprocessing` and `subprocess` re-exec) is a file the view has.
+#[tokio::test]
+async fn an_interpreter_in_the_view_knows_its_own_executable() {
+    use hardened_mcp::sandbox::{Sandbox, VIEW_SOLVER_DIR};
+    const PYTHON: &str = "/usr/bin/python3.11";
+    if !std::path::Path::new(PYTHON).is_file() {
+        eprintln!("no {PYTHON}: skipped");
+        return;
+    }
+    let registry = SolverRegistry::builder()
+        .solver("python", PYTHON)
+        .build()
+        .unwrap();
+    let sb = Sandbox::new(registry, SandboxConfig::default()).unwrap();
+    let (_run, rundir) = run_dir();
+    let script = "import os, sys, subprocess; print(sys.executable); \
+                  print(os.path.exists(sys.executable)); \
+                  print(subprocess.run([sys.executable, '-c', 'print(7)'], capture_output=True).stdout.decode().strip())";
+    let o = sb
+        .run(
+            &caller("x"),
+            &rundir,
+            RunRequest::new("python").args(["-I", "-c", script]),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(o.success(), "{o:?}");
+    let out = String::from_utf8_lossy(o.stdout.head.as_untrusted_bytes()).into_owned();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [format!("{VIEW_SOLVER_DIR}/python").as_str(), "True", "7"],
+        "{out}"
+    );
+}

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 /// The directory name of the run root under the state or temp directory.
 pub const RUN_ROOT_DIR: &str = "hardened-mcp-solver";
 /// The solver's file name, looked up next to the server binary; also the
-/// solver id, which the sandbox passes as `argv[0]`.
+/// solver id, the file name of the `argv[0]` the sandbox passes.
 pub const SOLVER_FILE: &str = crate::server::SOLVER_ID;
 
 /// The default run root: `$XDG_STATE_HOME/hardened-mcp-solver`, else
@@ -42,7 +42,8 @@ pub fn default_solver() -> Option<PathBuf> {
 }
 
 /// Whether this process was started as the solver: `argv[0]`'s file name
-/// is [`SOLVER_FILE`] (the sandbox passes the solver id as `argv[0]`).
+/// is [`SOLVER_FILE`] (the sandbox passes the solver's path in its view,
+/// whose file name is the solver id, as `argv[0]`).
 pub fn started_as_solver() -> bool {
     std::env::args_os()
         .next()

@@ -451,7 +451,7 @@ impl Sandbox {
             None => None,
         };
         drop(writable);
-        let exec = self.exec_plan(solver.id(), &request)?;
+        let exec = self.exec_plan(solver.id(), view.is_some(), &request)?;
         let (control_rd, control_wr) = pipe_with(PipeFlags::CLOEXEC).map_err(internal)?;
         let (status_rd, status_wr) =
             pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map_err(internal)?;
@@ -563,15 +563,27 @@ impl Sandbox {
         Ok(outcome)
     }
 
-    /// The solver's argument vector and environment. `argv[0]` is the solver
-    /// id, not the server-side path: the solver learns nothing of the host
-    /// layout, and a multi-call executable can tell which program it is to
-    /// be. The environment is the fixed one with the run's allowlisted
-    /// variables over it.
-    fn exec_plan(&self, id: &str, request: &RunRequest) -> Result<ExecPlan, SandboxError> {
+    /// The solver's argument vector and environment. `argv[0]` is where the
+    /// solver finds itself again: in its view, the executable's path there
+    /// (`/sandbox/bin/<id>`, so that an interpreter's `sys.executable` and a
+    /// program re-executing itself work); without a view, the solver id
+    /// (the solver learns nothing of the host layout). Either way its file
+    /// name is the id, so a multi-call executable can tell which program it
+    /// is to be. The environment is the fixed one with the run's
+    /// allowlisted variables over it.
+    fn exec_plan(
+        &self,
+        id: &str,
+        in_view: bool,
+        request: &RunRequest,
+    ) -> Result<ExecPlan, SandboxError> {
+        let argv0 = if in_view {
+            Path::new(super::VIEW_SOLVER_DIR).join(id).into_os_string()
+        } else {
+            OsString::from(id)
+        };
         let argv = CStrArray::new(
-            std::iter::once(std::ffi::OsStr::new(id))
-                .chain(request.args.iter().map(|a| a.as_os_str())),
+            std::iter::once(argv0.as_os_str()).chain(request.args.iter().map(|a| a.as_os_str())),
         )
         .ok_or(SandboxError::InvalidArgument)?;
         let mut env: BTreeMap<&str, &std::ffi::OsStr> = BTreeMap::new();
