@@ -834,6 +834,44 @@ mod tests {
     }
 
     #[test]
+    fn check_and_cost_are_held_to_the_body_rules_and_must_be_pure() {
+        let p = "#[bounded(min = 1, max = 9)] n: u32";
+        let e = errors_of(&tool_with(
+            "cost = 1.0, check(std::fs::metadata(\"/etc/shadow\").is_ok(), \"r\")",
+            p,
+        ));
+        assert!(
+            e.contains("`check(..)` conditions must not use `std::fs::metadata`"),
+            "{e}"
+        );
+        assert!(e.contains("run on every call, before anything else"), "{e}");
+        assert_eq!(e.matches("compile_error").count(), 1, "{e}");
+        let e = errors_of(&tool_with(
+            "cost = { CALLS.fetch_add(1, Ordering::Relaxed); 1.0 }",
+            p,
+        ));
+        assert!(e.contains("`cost` has a side effect (`.fetch_add(..)`)"), "{e}");
+        let e = errors_of(&tool_with(
+            "cost = 1.0, check(std::env::var(\"KEY\").is_ok(), \"r\")",
+            p,
+        ));
+        assert!(e.contains("must not use `std::env::var`"), "{e}");
+        let e = errors_of(&tool_with(
+            "cost = 1.0, check({ println!(\"x\"); n < 5 }, \"r\")",
+            p,
+        ));
+        assert!(
+            e.contains("`check(..)` has a side effect (the macro `println!`)"),
+            "{e}"
+        );
+        // Pure conditions and helper calls on parameters still expand.
+        expand(&tool_with(
+            "cost = f64::from(n) * 2.0, check(n < 5 && helper(n), \"r\")",
+            p,
+        ));
+    }
+
+    #[test]
     fn integer_casts_in_cost_are_refused() {
         let params =
             "#[bounded(min = 1, max = 9)] cells: u32, #[bounded(min = 1, max = 9)] steps: u64";
