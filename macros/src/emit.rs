@@ -885,7 +885,10 @@ mod tests {
             "cost = { CALLS.fetch_add(1, Ordering::Relaxed); 1.0 }",
             p,
         ));
-        assert!(e.contains("`cost` has a side effect (`.fetch_add(..)`)"), "{e}");
+        assert!(
+            e.contains("`cost` has a side effect (`.fetch_add(..)`)"),
+            "{e}"
+        );
         let e = errors_of(&tool_with(
             "cost = 1.0, check(std::env::var(\"KEY\").is_ok(), \"r\")",
             p,

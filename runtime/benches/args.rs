@@ -75,8 +75,14 @@ fn hand_written(
     boundary: &Boundary,
 ) -> Result<(), ToolError> {
     use ArgErrorCode as C;
-    fn refuse(code: ArgErrorCode, name: &'static str, bound: Option<Bound>) -> Result<(), ToolError> {
-        Err(ToolError::InvalidArguments(ArgError::new(code, name, bound)))
+    fn refuse(
+        code: ArgErrorCode,
+        name: &'static str,
+        bound: Option<Bound>,
+    ) -> Result<(), ToolError> {
+        Err(ToolError::InvalidArguments(ArgError::new(
+            code, name, bound,
+        )))
     }
     if *cells < 8 {
         return refuse(C::BelowMinimum, "cells", Some(Bound::Int(8)));

@@ -98,7 +98,14 @@ const FS_CRATES: &[&str] = &[
 /// Modules that a `fs` segment after them makes file-system modules
 /// (`std::fs`, `tokio::fs`, `std::os::unix::fs`, …).
 const FS_PARENTS: &[&str] = &[
-    "std", "tokio", "async_std", "smol", "unix", "windows", "wasi", "linux",
+    "std",
+    "tokio",
+    "async_std",
+    "smol",
+    "unix",
+    "windows",
+    "wasi",
+    "linux",
 ];
 
 /// File-system types whose every use opens or creates by path.
@@ -124,15 +131,34 @@ const NET_ITEMS: &[&str] = &[
 /// Raw system-call crates, and what their items reach.
 const SYS_CRATES: &[&str] = &["libc", "nix", "rustix"];
 const SYS_PROCESS: &[&str] = &[
-    "system", "fork", "vfork", "execv", "execve", "execvp", "execvpe", "fexecve", "posix_spawn",
-    "posix_spawnp", "popen", "process", "unistd",
+    "system",
+    "fork",
+    "vfork",
+    "execv",
+    "execve",
+    "execvp",
+    "execvpe",
+    "fexecve",
+    "posix_spawn",
+    "posix_spawnp",
+    "popen",
+    "process",
+    "unistd",
 ];
 const SYS_FS: &[&str] = &[
     "fs", "fcntl", "open", "openat", "openat2", "creat", "fopen", "stat", "lstat", "fstatat",
-    "unlink", "unlinkat", "rename", "renameat", "mkdir", "mkdirat", "rmdir", "symlink",
-    "readlink", "chmod", "chown", "truncate", "opendir",
+    "unlink", "unlinkat", "rename", "renameat", "mkdir", "mkdirat", "rmdir", "symlink", "readlink",
+    "chmod", "chown", "truncate", "opendir",
 ];
-const SYS_NET: &[&str] = &["net", "socket", "connect", "bind", "listen", "sendto", "getaddrinfo"];
+const SYS_NET: &[&str] = &[
+    "net",
+    "socket",
+    "connect",
+    "bind",
+    "listen",
+    "sendto",
+    "getaddrinfo",
+];
 
 /// HTTP client crates.
 const NET_CRATES: &[&str] = &["reqwest", "ureq", "surf", "attohttpc", "isahc", "curl"];
@@ -201,9 +227,9 @@ pub(super) struct BodyScan<'a> {
 }
 
 fn is_env_path(segs: &[String]) -> bool {
-    let pair = segs
-        .windows(2)
-        .any(|w| (w[0] == "std" && w[1] == "env") || (w[0] == "env" && ENV_FUNCTIONS.contains(&&*w[1])));
+    let pair = segs.windows(2).any(|w| {
+        (w[0] == "std" && w[1] == "env") || (w[0] == "env" && ENV_FUNCTIONS.contains(&&*w[1]))
+    });
     // `std::env::consts::OS` and the like are compile-time constants.
     pair && !segs.iter().any(|s| s == "consts")
 }
@@ -229,7 +255,10 @@ pub(super) fn path_reach(segs: &[String]) -> Option<Reach> {
     let file_open = segs
         .windows(2)
         .any(|w| w[0] == "File" && FILE_OPENS.contains(&w[1].as_str()));
-    let fs_method = segs.len() > 1 && segs.last().is_some_and(|l| FS_METHODS.contains(&l.as_str()));
+    let fs_method = segs.len() > 1
+        && segs
+            .last()
+            .is_some_and(|l| FS_METHODS.contains(&l.as_str()));
     if after(FS_PARENTS, "fs")
         || (first == "fs" && segs.len() > 1)
         || (FS_CRATES.contains(&first) && segs.len() > 1)
@@ -504,7 +533,10 @@ mod tests {
         for (src, rule) in [
             ("std::process::Command::new(\"ls\");", Rule::ProcessInBody),
             ("Command::new(\"ls\");", Rule::ProcessInBody),
-            ("std::os::unix::process::CommandExt::exec(c);", Rule::ProcessInBody),
+            (
+                "std::os::unix::process::CommandExt::exec(c);",
+                Rule::ProcessInBody,
+            ),
             ("duct::cmd(\"ls\", [\"a\"]);", Rule::ProcessInBody),
             ("libc::system(cmd);", Rule::ProcessInBody),
             ("nix::unistd::fork();", Rule::ProcessInBody),

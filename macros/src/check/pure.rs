@@ -144,7 +144,12 @@ impl<'ast> Visit<'ast> for Pure<'_> {
         // `thread::spawn(..)`, `Vec::push(&mut v, ..)`, `AtomicU64::fetch_add(..)`.
         // A path the body's rules refuse (`std::fs::write`) is reported
         // once, by them.
-        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
         if segs.len() > 1
             && segs.last().is_some_and(|l| effect_method(l))
             && super::body::path_reach(&segs).is_none()

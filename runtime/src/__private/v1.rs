@@ -15,9 +15,8 @@ pub use crate::deck::DeckToken;
 pub use crate::error::ToolError;
 pub use crate::output::Output;
 pub use crate::route::{
-    CallFn, CheckFn, HardenedTool, RouterError, ToolDecl, ToolMeta, ToolSet, check_cost, cost_within,
-    describe,
-    output_schema_of, router_or_panic, run,
+    CallFn, CheckFn, HardenedTool, RouterError, ToolDecl, ToolMeta, ToolSet, check_cost,
+    cost_within, describe, output_schema_of, router_or_panic, run,
 };
 pub use crate::runs::HasRunRoot;
 pub use crate::schema::InputSchema;

@@ -242,15 +242,25 @@ fn sixty_four_bit_integers_are_never_rounded() {
     let pu = |t: &str| u64::parse(&num(t), &u, "n").map_err(|e| e.code());
     // The case: one below i64::MIN read as the nearest f64, which
     // is i64::MIN itself; refused, not accepted as i64::MIN.
-    assert_eq!(pi("-9223372036854775809"), Err(ArgErrorCode::InexactInteger));
+    assert_eq!(
+        pi("-9223372036854775809"),
+        Err(ArgErrorCode::InexactInteger)
+    );
     assert_eq!(pi("-9223372036854775808"), Ok(i64::MIN));
-    assert_eq!(pu("18446744073709551616"), Err(ArgErrorCode::InexactInteger));
+    assert_eq!(
+        pu("18446744073709551616"),
+        Err(ArgErrorCode::InexactInteger)
+    );
     // Beyond f64's precision: exact when written as an integer, refused in
     // a float form (it would read as 9007199254740992).
     assert_eq!(pi("9007199254740993"), Ok(9_007_199_254_740_993));
     assert_eq!(pu("9007199254740993"), Ok(9_007_199_254_740_993));
     assert_eq!(pi("-9007199254740993"), Ok(-9_007_199_254_740_993));
-    for t in ["9007199254740993.0", "9.007199254740993e15", "9007199254740992.0"] {
+    for t in [
+        "9007199254740993.0",
+        "9.007199254740993e15",
+        "9007199254740992.0",
+    ] {
         assert_eq!(pi(t), Err(ArgErrorCode::InexactInteger), "{t}");
         assert_eq!(pu(t), Err(ArgErrorCode::InexactInteger), "{t}");
     }
@@ -274,7 +284,10 @@ fn sixty_four_bit_integers_are_never_rounded() {
     assert_eq!(e.code(), ArgErrorCode::AboveMaximum);
     assert_eq!(e.bound(), Some(Bound::Int(200)));
     let e = i64::parse(&num("-1e20"), &small, "n").unwrap_err();
-    assert_eq!((e.code(), e.bound()), (ArgErrorCode::BelowMinimum, Some(Bound::Int(8))));
+    assert_eq!(
+        (e.code(), e.bound()),
+        (ArgErrorCode::BelowMinimum, Some(Bound::Int(8)))
+    );
     // Exclusive bounds too.
     let excl = IntSpec {
         min: None,
