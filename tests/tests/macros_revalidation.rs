@@ -279,3 +279,44 @@ fn integers_beyond_their_type_are_refused_never_rounded() {
     assert!(Edges::validate_edges(&i64::MIN, &u64::MAX, &i8::MIN).is_ok());
     assert!(Edges::validate_edges(&i64::MAX, &u64::MIN, &i8::MAX).is_ok());
 }
+
+/// The validator's first pass only asks whether everything holds; the error
+/// of a refused call is still the first failing check, in declaration
+/// order, then the `check(..)` rules, then the cost.
+#[test]
+fn a_refusal_names_the_first_failing_check() {
+    let w = Some(vec![0.5]);
+    let label = "run".to_owned();
+    let v = |cells: u32, steps: u64, length: f64, courant: f64| {
+        Solver::validate_heat_estimate(
+            &cells,
+            &steps,
+            &length,
+            &courant,
+            &Boundary::Outflow,
+            &label,
+            &w,
+            &false,
+            &None,
+        )
+        .map_err(|e| match e {
+            ToolError::InvalidArguments(a) => (a.code(), a.argument()),
+            other => panic!("{other:?}"),
+        })
+    };
+    // cells, then courant, both out of range: cells is named.
+    assert_eq!(
+        v(4, 10, 1.0, 0.9),
+        Err((ArgErrorCode::BelowMinimum, Some("cells")))
+    );
+    assert_eq!(
+        v(100, 10, f64::NAN, 0.9),
+        Err((ArgErrorCode::NotFinite, Some("length")))
+    );
+    // Every argument valid but the cross-argument rule fails.
+    assert_eq!(
+        v(100, 10, 0.01, 0.1),
+        Err((ArgErrorCode::CheckFailed, None))
+    );
+    assert!(v(100, 10, 1.0, 0.1).is_ok());
+}

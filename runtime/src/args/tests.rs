@@ -304,3 +304,86 @@ fn sixty_four_bit_integers_are_never_rounded() {
     let text = ArgError::new(ArgErrorCode::InexactInteger, "n", None).to_string();
     assert!(!text.contains("9007"), "{text}");
 }
+
+/// The two-comparison path of a float bounded on both sides gives the same
+/// answer as finiteness then every bound, whatever the bounds (inclusive,
+/// exclusive, one-sided, infinite in a hand-built spec).
+#[test]
+fn float_checks_agree_with_finiteness_then_every_bound() {
+    let none = FloatSpec {
+        min: None,
+        max: None,
+        exclusive_min: None,
+        exclusive_max: None,
+        default: None,
+        doc: Doc::NONE,
+    };
+    let specs = [
+        FloatSpec {
+            min: Some(0.0),
+            max: Some(0.5),
+            ..none
+        },
+        FloatSpec {
+            exclusive_min: Some(0.0),
+            max: Some(1.0),
+            ..none
+        },
+        FloatSpec {
+            min: Some(-1.0),
+            exclusive_max: Some(1.0),
+            ..none
+        },
+        FloatSpec {
+            exclusive_min: Some(-1.0),
+            exclusive_max: Some(1.0),
+            ..none
+        },
+        FloatSpec {
+            min: Some(f64::NEG_INFINITY),
+            max: Some(f64::INFINITY),
+            ..none
+        },
+        FloatSpec {
+            min: Some(0.0),
+            ..none
+        },
+        none,
+    ];
+    let values = [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        -1.0,
+        -0.0,
+        0.0,
+        0.25,
+        0.5,
+        0.5000001,
+        1.0,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+    ];
+    for spec in &specs {
+        for &v in &values {
+            let reference = if !v.is_finite() {
+                Err(ArgErrorCode::NotFinite)
+            } else if spec.min.is_some_and(|m| v < m) {
+                Err(ArgErrorCode::BelowMinimum)
+            } else if spec.exclusive_min.is_some_and(|m| v <= m) {
+                Err(ArgErrorCode::NotAboveExclusiveMinimum)
+            } else if spec.max.is_some_and(|m| v > m) {
+                Err(ArgErrorCode::AboveMaximum)
+            } else if spec.exclusive_max.is_some_and(|m| v >= m) {
+                Err(ArgErrorCode::NotBelowExclusiveMaximum)
+            } else {
+                Ok(())
+            };
+            assert_eq!(
+                v.check(spec, "x").map_err(|e| e.code()),
+                reference,
+                "{v} in {spec:?}"
+            );
+        }
+    }
+}
