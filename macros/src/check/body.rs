@@ -230,8 +230,13 @@ fn is_env_path(segs: &[String]) -> bool {
     let pair = segs.windows(2).any(|w| {
         (w[0] == "std" && w[1] == "env") || (w[0] == "env" && ENV_FUNCTIONS.contains(&&*w[1]))
     });
+    // Crates that read `.env` files into the environment, or read it.
+    let crate_read = segs.len() > 1
+        && segs
+            .first()
+            .is_some_and(|f| matches!(f.as_str(), "dotenv" | "dotenvy" | "envy"));
     // `std::env::consts::OS` and the like are compile-time constants.
-    pair && !segs.iter().any(|s| s == "consts")
+    (pair && !segs.iter().any(|s| s == "consts")) || crate_read
 }
 
 /// What a path reaches, if it is a refused route.
@@ -555,6 +560,7 @@ mod tests {
             ("use std::env;", Rule::EnvInBody),
             ("env::var_os(\"TOKEN\");", Rule::EnvInBody),
             ("std::env::vars();", Rule::EnvInBody),
+            ("dotenvy::var(\"API_KEY\");", Rule::EnvInBody),
             ("std::env::set_current_dir(d);", Rule::EnvInBody),
             ("let k = env!(\"API_KEY\");", Rule::EnvInBody),
             ("let k = option_env!(\"TOKEN\");", Rule::EnvInBody),
