@@ -418,20 +418,26 @@ fn validator(t: usize, m: &ToolModel) -> TokenStream {
         let ty = &p.ty;
         quote!(#id: &#ty)
     });
-    let checks = m.params.iter().filter(|p| is_arg(p)).map(|p| {
-        let id = &p.ident;
-        let ty = &p.ty;
-        let key = p.key();
-        let s = spec_ident(Some(t), p);
-        match p.kind {
-            Kind::Args => quote!(<#ty as #hm::HardenedArgs>::validate(#id)?;),
-            _ => {
-                let (check, r) = (arg_fn(ty, "check"), spec_ref(ty, &s));
-                quote!(#check(#id, #r, #key)?;)
+    // Each argument's check, as a `Result<(), ArgError>` expression.
+    let checks: Vec<TokenStream> = m
+        .params
+        .iter()
+        .filter(|p| is_arg(p))
+        .map(|p| {
+            let id = &p.ident;
+            let ty = &p.ty;
+            let key = p.key();
+            let s = spec_ident(Some(t), p);
+            match p.kind {
+                Kind::Args => quote!(<#ty as #hm::HardenedArgs>::validate(#id)),
+                _ => {
+                    let (check, r) = (arg_fn(ty, "check"), spec_ref(ty, &s));
+                    quote!(#check(#id, #r, #key))
+                }
             }
-        }
-    });
-    let rebinds = m
+        })
+        .collect();
+    let rebinds: Vec<TokenStream> = m
         .params
         .iter()
         .filter(|p| is_arg(p) && p.kind.is_copy())
@@ -439,16 +445,15 @@ fn validator(t: usize, m: &ToolModel) -> TokenStream {
             let id = &p.ident;
             let ty = &p.ty;
             quote!(let #id: #ty = *#id;)
-        });
-    let rules = m.checks.iter().map(|c| {
-        let e = &c.expr;
-        let r = &c.reason;
-        quote!(#hm::rule(#e, #r)?;)
-    });
+        })
+        .collect();
+    let conditions: Vec<&syn::Expr> = m.checks.iter().map(|c| &c.expr).collect();
+    let reasons: Vec<&syn::LitStr> = m.checks.iter().map(|c| &c.reason).collect();
     let cost = &m.cost;
     let max = f64_tokens(m.max_cost);
     let units = &m.units;
     let cost_id = syn::Ident::new("__hardened_cost", Span::mixed_site());
+    let ok_id = syn::Ident::new("__hardened_ok", Span::mixed_site());
     // Inside `cost` only, integer parameters are `f64`: an estimate written
     // over them saturates to infinity (refused) instead of wrapping in
     // release builds; `check` rules above keep the native types. The new
@@ -456,47 +461,77 @@ fn validator(t: usize, m: &ToolModel) -> TokenStream {
     // user) still resolves to it, and clippy does not take the user's
     // `cells as f64` for a cast of a local declared `f64` in their code.
     let f64_ty = quote!(::core::primitive::f64);
-    let as_f64 = m.params.iter().filter(|p| is_arg(p)).filter_map(|p| {
-        let id = &p.ident;
-        let mut new_id = id.clone();
-        new_id.set_span(Span::call_site());
-        match &p.kind {
-            Kind::Int(_) => Some(quote!(let #new_id: #f64_ty = #id as #f64_ty;)),
-            Kind::Option(k) if matches!(**k, Kind::Int(_)) => {
-                let v = syn::Ident::new("__hardened_i", Span::mixed_site());
-                Some(quote! {
-                    let #new_id: #hm::Option<#f64_ty> =
-                        #hm::Option::map(#id, |#v| #v as #f64_ty);
-                })
+    let as_f64: Vec<TokenStream> = m
+        .params
+        .iter()
+        .filter(|p| is_arg(p))
+        .filter_map(|p| {
+            let id = &p.ident;
+            let mut new_id = id.clone();
+            new_id.set_span(Span::call_site());
+            match &p.kind {
+                Kind::Int(_) => Some(quote!(let #new_id: #f64_ty = #id as #f64_ty;)),
+                Kind::Option(k) if matches!(**k, Kind::Int(_)) => {
+                    let v = syn::Ident::new("__hardened_i", Span::mixed_site());
+                    Some(quote! {
+                        let #new_id: #hm::Option<#f64_ty> =
+                            #hm::Option::map(#id, |#v| #v as #f64_ty);
+                    })
+                }
+                _ => None,
             }
-            _ => None,
-        }
-    });
+        })
+        .collect();
     let doc = format!(
         "Revalidates the arguments of the `{name}` tool: every declared bound, every `check(..)` \
          rule, then the cost ceiling ({} {units}). The tool runs it again on every call, so direct \
          calls that bypass the protocol are checked too.",
         m.max_cost
     );
+    // Two passes over the same checks, in the same order. The first only
+    // asks whether everything holds: with the spec statics folded into it,
+    // it is the comparisons a careful author would write by hand, small
+    // enough to be inlined into the tool's prologue. Only when something
+    // fails does the second, out of line (`cold`), find the first failure
+    // and build its error. `check(..)` and `cost` are pure (a compile-time
+    // rule), so evaluating them again there changes nothing.
     quote! {
         #[doc = #doc]
+        #[inline]
         #[allow(
             unused_variables,
             clippy::too_many_arguments,
             clippy::ptr_arg,
             clippy::trivially_copy_pass_by_ref,
             clippy::cast_lossless,
-            clippy::cast_precision_loss
+            clippy::cast_precision_loss,
+            clippy::nonminimal_bool
         )]
         pub fn #vname(#(#params),*) -> #hm::Result<(), #hm::ToolError> {
-            #(#checks)*
-            #(#rebinds)*
-            #(#rules)*
-            let #cost_id: #f64_ty = {
-                #(#as_f64)*
-                #cost
+            let #ok_id: ::core::primitive::bool = #(#hm::Result::is_ok(&#checks) &&)* {
+                #(#rebinds)*
+                #((#conditions) &&)* {
+                    let #cost_id: #f64_ty = {
+                        #(#as_f64)*
+                        #cost
+                    };
+                    #hm::cost_within(#cost_id, #max)
+                }
             };
-            #hm::check_cost(#cost_id, #max, #units)
+            if #ok_id {
+                #hm::Result::Ok(())
+            } else {
+                #hm::cold(|| -> #hm::Result<(), #hm::ToolError> {
+                    #(#checks?;)*
+                    #(#rebinds)*
+                    #(#hm::rule(#conditions, #reasons)?;)*
+                    let #cost_id: #f64_ty = {
+                        #(#as_f64)*
+                        #cost
+                    };
+                    #hm::check_cost(#cost_id, #max, #units)
+                })
+            }
         }
     }
 }
@@ -831,6 +866,47 @@ mod tests {
             )),
             "{o}"
         );
+    }
+
+    #[test]
+    fn check_and_cost_are_held_to_the_body_rules_and_must_be_pure() {
+        let p = "#[bounded(min = 1, max = 9)] n: u32";
+        let e = errors_of(&tool_with(
+            "cost = 1.0, check(std::fs::metadata(\"/etc/shadow\").is_ok(), \"r\")",
+            p,
+        ));
+        assert!(
+            e.contains("`check(..)` conditions must not use `std::fs::metadata`"),
+            "{e}"
+        );
+        assert!(e.contains("run on every call, before anything else"), "{e}");
+        assert_eq!(e.matches("compile_error").count(), 1, "{e}");
+        let e = errors_of(&tool_with(
+            "cost = { CALLS.fetch_add(1, Ordering::Relaxed); 1.0 }",
+            p,
+        ));
+        assert!(
+            e.contains("`cost` has a side effect (`.fetch_add(..)`)"),
+            "{e}"
+        );
+        let e = errors_of(&tool_with(
+            "cost = 1.0, check(std::env::var(\"KEY\").is_ok(), \"r\")",
+            p,
+        ));
+        assert!(e.contains("must not use `std::env::var`"), "{e}");
+        let e = errors_of(&tool_with(
+            "cost = 1.0, check({ println!(\"x\"); n < 5 }, \"r\")",
+            p,
+        ));
+        assert!(
+            e.contains("`check(..)` has a side effect (the macro `println!`)"),
+            "{e}"
+        );
+        // Pure conditions and helper calls on parameters still expand.
+        expand(&tool_with(
+            "cost = f64::from(n) * 2.0, check(n < 5 && helper(n), \"r\")",
+            p,
+        ));
     }
 
     #[test]

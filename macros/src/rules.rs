@@ -79,12 +79,21 @@ rules! {
     CostIntegerCast => "cost-integer-cast",
     /// Integer arithmetic inside `check`.
     CheckIntegerArithmetic => "check-integer-arithmetic",
-    /// `std::fs` and the like in a tool body.
+    /// An assignment, `&mut`, a mutating or locking call or an effectful
+    /// macro inside `check` or `cost`.
+    SideEffectInCheck => "side-effect-in-check",
+    /// `std::fs`, `File::open`, `Path` methods that touch the file system,
+    /// `include_str!` and the like in a tool body, `check` or `cost`.
     FsInBody => "fs-in-body",
     /// `std::process`, `Command` and the like in a tool body.
     ProcessInBody => "process-in-body",
     /// A shell named in a tool body.
     ShellInBody => "shell-in-body",
+    /// Sockets, name resolution or an HTTP client crate in a tool body.
+    NetInBody => "net-in-body",
+    /// `std::env` reads and changes, `env!` of a non-Cargo variable, in a
+    /// tool body.
+    EnvInBody => "env-in-body",
     // Parameters.
     /// A parameter that is not a plain name.
     ParameterNotAPlainName => "parameter-not-a-plain-name",

@@ -325,19 +325,35 @@ pub fn output_schema_of<T: JsonSchema>() -> Arc<JsonObject> {
 /// is an estimate that is not a finite number at least zero (NaN, −∞, a
 /// negative cost: the cost expression is wrong for these arguments, and no
 /// estimate means no ceiling).
-#[inline]
+#[inline(always)]
 pub fn check_cost(cost: f64, max_cost: f64, units: &'static str) -> Result<(), ToolError> {
-    if cost.is_finite() && cost >= 0.0 && cost <= max_cost {
+    if cost_within(cost, max_cost) {
         Ok(())
-    } else if cost.is_nan() || cost > max_cost {
-        Err(ToolError::CostExceeded {
+    } else {
+        Err(cost_refused(cost, max_cost, units))
+    }
+}
+
+/// Whether [`check_cost`] passes, without building (or logging) its
+/// refusal: the validator's first pass.
+#[inline(always)]
+pub fn cost_within(cost: f64, max_cost: f64) -> bool {
+    // NaN fails both comparisons and ±∞ one of them (the macro declares
+    // only finite ceilings; the constant test of `max_cost` costs nothing).
+    cost >= 0.0 && cost <= max_cost && max_cost.is_finite()
+}
+
+/// The refusal of [`check_cost`], out of the line of the passing calls.
+#[cold]
+#[inline(never)]
+fn cost_refused(cost: f64, max_cost: f64, units: &'static str) -> ToolError {
+    if cost.is_nan() || cost > max_cost || !max_cost.is_finite() {
+        ToolError::CostExceeded {
             ceiling: max_cost,
             units,
-        })
+        }
     } else {
-        Err(ToolError::internal(
-            "a tool's cost expression gave a negative estimate; refused",
-        ))
+        ToolError::internal("a tool's cost expression gave a negative estimate; refused")
     }
 }
 

@@ -184,3 +184,139 @@ fn the_validation_step_is_callable_alone() {
         .is_ok()
     );
 }
+
+mod edges {
+    use hardened_mcp::prelude::*;
+
+    /// A tool whose 64-bit integers span their whole types, and a small one.
+    pub struct Edges;
+
+    #[hardened_tools]
+    impl Edges {
+        /// Integers at the edges of their types.
+        #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
+        async fn edges(
+            &self,
+            #[bounded(min = -9223372036854775808, max = 9223372036854775807)] signed: i64,
+            #[bounded(min = 0, max = 18446744073709551615)] unsigned: u64,
+            #[bounded(min = -128, max = 127)] small: i8,
+        ) -> Result<Output<u32>, ToolError> {
+            let _ = (signed, unsigned, small);
+            Ok(Output::new(0))
+        }
+    }
+}
+use edges::Edges;
+
+/// The parser of the route, fed the text a request would carry.
+fn parse_edges(text: &str) -> Result<(), ArgErrorCode> {
+    let set = Edges::hardened_tool_router_set();
+    let v: serde_json::Value = serde_json::from_str(text).unwrap();
+    match set.get("edges").unwrap().check_arguments(&v) {
+        Ok(()) => Ok(()),
+        Err(ToolError::InvalidArguments(e)) => Err(e.code()),
+        Err(other) => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn integers_beyond_their_type_are_refused_never_rounded() {
+    let obj =
+        |s: &str, u: &str, i: &str| format!(r#"{{"signed": {s}, "unsigned": {u}, "small": {i}}}"#);
+    assert_eq!(
+        parse_edges(&obj("-9223372036854775808", "18446744073709551615", "-128")),
+        Ok(())
+    );
+    assert_eq!(parse_edges(&obj("9223372036854775807", "0", "127")), Ok(()));
+    // The issue's case: one below i64::MIN would read as i64::MIN.
+    assert_eq!(
+        parse_edges(&obj("-9223372036854775809", "0", "0")),
+        Err(ArgErrorCode::InexactInteger)
+    );
+    assert_eq!(
+        parse_edges(&obj("9223372036854775808", "0", "0")),
+        Err(ArgErrorCode::AboveMaximum)
+    );
+    assert_eq!(
+        parse_edges(&obj("0", "18446744073709551616", "0")),
+        Err(ArgErrorCode::InexactInteger)
+    );
+    assert_eq!(
+        parse_edges(&obj("0", "1e19", "0")),
+        Err(ArgErrorCode::InexactInteger)
+    );
+    assert_eq!(
+        parse_edges(&obj("9007199254740993.0", "0", "0")),
+        Err(ArgErrorCode::InexactInteger)
+    );
+    assert_eq!(
+        parse_edges(&obj("9007199254740993", "9007199254740993", "0")),
+        Ok(())
+    );
+    assert_eq!(
+        parse_edges(&obj("0", "-1", "0")),
+        Err(ArgErrorCode::BelowMinimum)
+    );
+    assert_eq!(
+        parse_edges(&obj("0", "0", "128")),
+        Err(ArgErrorCode::AboveMaximum)
+    );
+    assert_eq!(
+        parse_edges(&obj("0", "0", "-129")),
+        Err(ArgErrorCode::BelowMinimum)
+    );
+    assert_eq!(parse_edges(&obj("-0", "-0", "1.27e2")), Ok(()));
+    assert_eq!(parse_edges(&obj("1.0", "1.0", "-1.28e2")), Ok(()));
+    assert_eq!(
+        parse_edges(&obj("0", "0", "1.28e2")),
+        Err(ArgErrorCode::AboveMaximum)
+    );
+    assert_eq!(
+        parse_edges(&obj("0", "100000000000000000000", "0")),
+        Err(ArgErrorCode::AboveMaximum)
+    );
+    // Handler-side revalidation of typed values at the edges is exact.
+    assert!(Edges::validate_edges(&i64::MIN, &u64::MAX, &i8::MIN).is_ok());
+    assert!(Edges::validate_edges(&i64::MAX, &u64::MIN, &i8::MAX).is_ok());
+}
+
+/// The validator's first pass only asks whether everything holds; the error
+/// of a refused call is still the first failing check, in declaration
+/// order, then the `check(..)` rules, then the cost.
+#[test]
+fn a_refusal_names_the_first_failing_check() {
+    let w = Some(vec![0.5]);
+    let label = "run".to_owned();
+    let v = |cells: u32, steps: u64, length: f64, courant: f64| {
+        Solver::validate_heat_estimate(
+            &cells,
+            &steps,
+            &length,
+            &courant,
+            &Boundary::Outflow,
+            &label,
+            &w,
+            &false,
+            &None,
+        )
+        .map_err(|e| match e {
+            ToolError::InvalidArguments(a) => (a.code(), a.argument()),
+            other => panic!("{other:?}"),
+        })
+    };
+    // cells, then courant, both out of range: cells is named.
+    assert_eq!(
+        v(4, 10, 1.0, 0.9),
+        Err((ArgErrorCode::BelowMinimum, Some("cells")))
+    );
+    assert_eq!(
+        v(100, 10, f64::NAN, 0.9),
+        Err((ArgErrorCode::NotFinite, Some("length")))
+    );
+    // Every argument valid but the cross-argument rule fails.
+    assert_eq!(
+        v(100, 10, 0.01, 0.1),
+        Err((ArgErrorCode::CheckFailed, None))
+    );
+    assert!(v(100, 10, 1.0, 0.1).is_ok());
+}

@@ -10,10 +10,12 @@ mod arith;
 mod body;
 mod params;
 mod pattern;
+mod pure;
 mod refs;
 
-use body::scan_body;
+use body::{Place, scan_body, scan_expr};
 use params::{check_param, eval_num};
+use pure::check_pure;
 use refs::{check_cost_casts, check_refs};
 
 use crate::diag::{Errors, at};
@@ -274,6 +276,8 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
     if let Some(c) = &a.cost {
         check_refs(c, "cost", &names, errors);
         check_cost_casts(c, errors);
+        scan_expr(c, Place::Cost, errors);
+        check_pure(c, "`cost`", errors);
     }
     let scope = arith::Scope {
         params: t
@@ -285,6 +289,8 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
     for c in &a.check {
         check_refs(&c.expr, "check", &names, errors);
         arith::check_condition(&c.expr, &scope, errors);
+        scan_expr(&c.expr, Place::Check, errors);
+        check_pure(&c.expr, "`check(..)`", errors);
     }
     scan_body(body, errors);
 

@@ -12,41 +12,133 @@ use crate::rules::Rule;
 
 use super::pattern;
 
-/// Names that say "this string is a file-system location".
-pub(super) const PATH_NAMES: &[&str] = &[
+/// Words that say "this string is a file-system location", matched
+/// against each part of a name (split on `_`, on case changes and on
+/// digits: `fname`, `out_file`, `inputFilePath`, `file2`, `LOGDIR`).
+/// Plurals and the common joined forms are listed, since a part is matched
+/// whole (`profile` is not `file`).
+pub(super) const PATH_WORDS: &[&str] = &[
+    // path
     "path",
-    "dir",
-    "file",
-    "filename",
-    "file_name",
-    "filepath",
-    "file_path",
-    "dirname",
-    "dir_name",
-    "directory",
-    "folder",
-    "working_dir",
-    "workdir",
-    "work_dir",
-    "cwd",
+    "paths",
     "pathname",
-    "location",
+    "pathnames",
+    "filepath",
+    "filepaths",
+    "fpath",
+    "dirpath",
+    "fullpath",
+    "abspath",
+    "relpath",
+    "basepath",
+    "rootpath",
+    "inpath",
+    "outpath",
+    // directory
+    "dir",
+    "dirs",
+    "dirname",
+    "dirnames",
+    "directory",
+    "directories",
+    "folder",
+    "folders",
+    "subdir",
+    "subdirs",
+    "basedir",
+    "rootdir",
+    "workdir",
+    "cwd",
+    "tmpdir",
+    "tempdir",
+    "outdir",
+    "indir",
+    "logdir",
+    "datadir",
+    "homedir",
+    "srcdir",
+    "destdir",
+    "dstdir",
+    "mountpoint",
+    // file
+    "file",
+    "files",
+    "filename",
+    "filenames",
+    "fname",
+    "fnames",
+    "basename",
+    "infile",
+    "outfile",
+    "logfile",
+    "datafile",
+    "tmpfile",
+    "tempfile",
+    "srcfile",
+    "dstfile",
+    "destfile",
+    "inputfile",
+    "outputfile",
+    "symlink",
+    "symlinks",
+    "glob",
 ];
-pub(super) const PATH_SUFFIXES: &[&str] = &[
-    "_path",
-    "_dir",
-    "_file",
-    "_directory",
-    "_folder",
-    "_filename",
-];
-pub(super) const PATH_PREFIXES: &[&str] = &["path_", "file_", "dir_"];
 
-pub(super) fn is_path_name(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    PATH_NAMES.contains(&n.as_str())
-        || PATH_SUFFIXES.iter().any(|s| n.ends_with(s))
-        || PATH_PREFIXES.iter().any(|p| n.starts_with(p))
+/// Words refused only as the whole name: alone they mean a place to read
+/// from or write to, while as one part among others they usually do not
+/// (`src_lang`, `dst_port`, `source`, `target` and `location_name` stay
+/// allowed; `src_file` is refused for `file`).
+pub(super) const PATH_WHOLE_NAMES: &[&str] = &["location", "src", "dst", "dest"];
+
+/// The parts of a name, lowercased: split on `_`, before an uppercase
+/// letter that follows a lowercase one or precedes one (`XMLFile` is
+/// `xml`, `file`), and between letters and digits.
+pub(super) fn name_parts(name: &str) -> Vec<String> {
+    let name = name.strip_prefix("r#").unwrap_or(name);
+    let chars: Vec<char> = name.chars().collect();
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let next = chars.get(i + 1).copied();
+        let boundary = match prev {
+            None => false,
+            Some(p) => {
+                (p.is_lowercase() && c.is_uppercase())
+                    || (p.is_uppercase()
+                        && c.is_uppercase()
+                        && next.is_some_and(char::is_lowercase))
+                    || (p.is_ascii_digit() != c.is_ascii_digit() && p != '_' && c != '_')
+            }
+        };
+        if c == '_' || boundary {
+            if !cur.is_empty() {
+                parts.push(std::mem::take(&mut cur));
+            }
+            if c == '_' {
+                continue;
+            }
+        }
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        parts.push(cur);
+    }
+    parts
+}
+
+/// The part of `name` that makes it path-like, if any.
+pub(super) fn path_word(name: &str) -> Option<String> {
+    let words: Vec<String> = name_parts(name)
+        .into_iter()
+        .filter(|p| !p.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    if let [only] = words.as_slice()
+        && PATH_WHOLE_NAMES.contains(&only.as_str())
+    {
+        return Some(only.clone());
+    }
+    words.into_iter().find(|p| PATH_WORDS.contains(&p.as_str()))
 }
 
 /// Reads a numeric literal (`5`, `-1`, `2e9`, `1_000`).
@@ -325,13 +417,18 @@ pub(super) fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
 
     // Path-named strings.
     if (matches!(base, Kind::Str) || matches!(&base, Kind::Vec(i) if matches!(**i, Kind::Str)))
-        && is_path_name(&pname)
+        && let Some(word) = path_word(&pname)
     {
         {
+            let why = if word == pname.to_ascii_lowercase() {
+                String::new()
+            } else {
+                format!(" (`{word}`)")
+            };
             errors.rule(
                 Rule::PathNamedString,
                 p.ident.span(),
-                format!("string parameter `{pname}` is named like a file-system path"),
+                format!("string parameter `{pname}` is named like a file-system path{why}"),
                 "a caller-chosen file or directory name is a path traversal waiting to happen; run \
                  state is selected by opaque run handles, files by fixed server-side names",
                 "take `run: RunDir` (a run handle) and use fixed file names inside it",
@@ -697,6 +794,114 @@ fn check_string(arg: &Declared<'_>, spec: &mut Spec, errors: &mut Errors) {
                 "a charset is a fixed, named allowlist of characters",
                 format!("{hint}known charsets: {}", names.join(", ")),
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_split_into_parts_on_underscores_case_and_digits() {
+        assert_eq!(name_parts("input_file_path"), ["input", "file", "path"]);
+        assert_eq!(name_parts("inputFilePath"), ["input", "file", "path"]);
+        assert_eq!(name_parts("XMLFile"), ["xml", "file"]);
+        assert_eq!(name_parts("file2"), ["file", "2"]);
+        assert_eq!(name_parts("r#file"), ["file"]);
+        assert_eq!(name_parts("__dir__"), ["dir"]);
+        assert_eq!(name_parts("LOGDIR"), ["logdir"]);
+    }
+
+    #[test]
+    fn path_like_names_are_found_by_their_parts() {
+        for name in [
+            "path",
+            "dir",
+            "file",
+            "filename",
+            "file_name",
+            "fname",
+            "fpath",
+            "filepath",
+            "file_path",
+            "dirname",
+            "dir_name",
+            "directory",
+            "folder",
+            "working_dir",
+            "workdir",
+            "work_dir",
+            "cwd",
+            "pathname",
+            "location",
+            "out_file",
+            "input_path",
+            "config_file",
+            "file_kind",
+            "path_prefix",
+            "inputFile",
+            "outputDir",
+            "file2",
+            "r#file",
+            "files",
+            "src",
+            "dst",
+            "dest",
+            "src_file",
+            "dst_dir",
+            "logfile",
+            "outdir",
+            "base_name_dir",
+            "basename",
+            "tmpdir",
+            "glob",
+            "LOG_DIR",
+            "mountpoint",
+        ] {
+            assert!(path_word(name).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn ordinary_names_are_not_path_like() {
+        // The string parameters of the workspace's examples and tests, and
+        // words that merely contain a path word.
+        for name in [
+            "label",
+            "text",
+            "name",
+            "word",
+            "slug",
+            "code",
+            "tag",
+            "tags",
+            "names",
+            "note",
+            "detail",
+            "s",
+            "profile",
+            "profile_name",
+            "filter",
+            "direction",
+            "dirty",
+            "pathos",
+            "source",
+            "target",
+            "src_lang",
+            "dst_port",
+            "location_name",
+            "title",
+            "mode",
+            "species",
+            "formula",
+            "unit",
+            "token_kind",
+            "defile",
+            "reconcile",
+            "run_label",
+        ] {
+            assert_eq!(path_word(name), None, "{name}");
         }
     }
 }

@@ -15,8 +15,8 @@ pub use crate::deck::DeckToken;
 pub use crate::error::ToolError;
 pub use crate::output::Output;
 pub use crate::route::{
-    CallFn, CheckFn, HardenedTool, RouterError, ToolDecl, ToolMeta, ToolSet, check_cost, describe,
-    output_schema_of, router_or_panic, run,
+    CallFn, CheckFn, HardenedTool, RouterError, ToolDecl, ToolMeta, ToolSet, check_cost,
+    cost_within, describe, output_schema_of, router_or_panic, run,
 };
 pub use crate::runs::HasRunRoot;
 pub use crate::schema::InputSchema;
@@ -51,8 +51,16 @@ pub fn annotations(
     a
 }
 
+/// Runs `f` out of line, as the unlikely path: a validator's second pass,
+/// which finds the first failing check and builds its error.
+#[cold]
+#[inline(never)]
+pub fn cold<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
 /// A `check(<condition>, "<reason>")` rule.
-#[inline]
+#[inline(always)]
 pub fn rule(holds: bool, reason: &'static str) -> Result<(), ArgError> {
     if holds {
         Ok(())

@@ -19,6 +19,12 @@ pub enum ArgErrorCode {
     WrongType,
     /// A float is NaN or infinite.
     NotFinite,
+    /// An integer argument given as a number that cannot be read exactly:
+    /// with a fraction or an exponent at or beyond ±2^50 (`1e19`,
+    /// `9007199254740993.0`), or beyond the 64-bit range, where JSON
+    /// numbers are read as an approximate `f64`. It is refused, never
+    /// rounded.
+    InexactInteger,
     /// Below the inclusive minimum.
     BelowMinimum,
     /// Above the inclusive maximum.
@@ -52,6 +58,7 @@ impl ArgErrorCode {
             Self::MissingArgument => "missing_argument",
             Self::WrongType => "wrong_type",
             Self::NotFinite => "not_finite",
+            Self::InexactInteger => "inexact_integer",
             Self::BelowMinimum => "below_minimum",
             Self::AboveMaximum => "above_maximum",
             Self::NotAboveExclusiveMinimum => "not_above_exclusive_minimum",
@@ -253,6 +260,11 @@ impl fmt::Display for ArgError {
             C::MissingArgument => write!(f, "missing required argument `{a}`"),
             C::WrongType => write!(f, "`{a}` must be of type {b}"),
             C::NotFinite => write!(f, "`{a}` must be a finite number"),
+            C::InexactInteger => write!(
+                f,
+                "`{a}` cannot be read exactly as an integer: write it without a fraction or an \
+                 exponent, within its type's range"
+            ),
             C::BelowMinimum => write!(f, "`{a}` is below its minimum {b}"),
             C::AboveMaximum => write!(f, "`{a}` is above its maximum {b}"),
             C::NotAboveExclusiveMinimum => write!(f, "`{a}` must be greater than {b}"),

@@ -1,0 +1,15 @@
+use hardened_mcp::prelude::*;
+
+struct S;
+
+#[hardened_tools]
+impl S {
+    #[hardened_tool(max_cost = 10, units = "calls", cost = 1.0)]
+    async fn t(&self, #[bounded(min = 1, max = 2)] n: u32) -> Result<Output<String>, ToolError> {
+        // A file of the build machine, baked into the binary and returned.
+        let text = include_str!("fs-in-body-include.rs");
+        Ok(Output::new(format!("{n}{text}")))
+    }
+}
+
+fn main() {}
