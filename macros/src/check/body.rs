@@ -239,6 +239,15 @@ fn is_env_path(segs: &[String]) -> bool {
     (pair && !segs.iter().any(|s| s == "consts")) || crate_read
 }
 
+/// The name a macro is invoked by (the last segment of its path).
+pub(super) fn macro_name(m: &syn::Macro) -> String {
+    m.path
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default()
+}
+
 /// What a path reaches, if it is a refused route.
 pub(super) fn path_reach(segs: &[String]) -> Option<Reach> {
     let first = segs.first().map(String::as_str)?;
@@ -405,12 +414,7 @@ impl<'ast> Visit<'ast> for BodyScan<'_> {
     }
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
         self.visit_path(&m.path);
-        let name = m
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_default();
+        let name = macro_name(m);
         match name.as_str() {
             // Compile-time reads: a file of the build machine, or one of its
             // environment variables, baked into the binary and returned.

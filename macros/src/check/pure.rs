@@ -160,12 +160,7 @@ impl<'ast> Visit<'ast> for Pure<'_> {
     }
 
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
-        let name = m
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_default();
+        let name = super::body::macro_name(m);
         if !PURE_MACROS.contains(&name.as_str()) {
             self.refuse(at(&m.path), &format!("the macro `{name}!`"));
             return;

@@ -6,16 +6,19 @@ use super::number::{FloatSpec, IntSpec};
 use super::text::{Charset, StrSpec};
 use super::*;
 
+/// A float spec with no bound: the base the tests add their bounds to.
+const UNBOUNDED_FLOAT: FloatSpec = FloatSpec {
+    min: None,
+    max: None,
+    exclusive_min: None,
+    exclusive_max: None,
+    default: None,
+    doc: Doc::NONE,
+};
+
 #[test]
 fn f32_bounds_hold_after_rounding() {
-    let open = FloatSpec {
-        min: None,
-        max: None,
-        exclusive_min: None,
-        exclusive_max: None,
-        default: None,
-        doc: Doc::NONE,
-    };
+    let open = UNBOUNDED_FLOAT;
     let spec = FloatSpec {
         exclusive_min: Some(0.0),
         exclusive_max: Some(1.0),
@@ -310,14 +313,7 @@ fn sixty_four_bit_integers_are_never_rounded() {
 /// exclusive, one-sided, infinite in a hand-built spec).
 #[test]
 fn float_checks_agree_with_finiteness_then_every_bound() {
-    let none = FloatSpec {
-        min: None,
-        max: None,
-        exclusive_min: None,
-        exclusive_max: None,
-        default: None,
-        doc: Doc::NONE,
-    };
+    let none = UNBOUNDED_FLOAT;
     let specs = [
         FloatSpec {
             min: Some(0.0),

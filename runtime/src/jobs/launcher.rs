@@ -120,9 +120,7 @@ impl Launcher {
         cancel: &CancellationToken,
     ) -> Result<Outcome, SandboxError> {
         let outcome = self.launch(caller, run_dir, request, cancel)?.wait().await;
-        if let Err(e) = run_dir.record_usage_async(false).await {
-            tracing::warn!(error = %e, "run usage not recorded");
-        }
+        sandbox::record_usage_after_run(run_dir).await;
         Ok(outcome)
     }
 

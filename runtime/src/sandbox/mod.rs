@@ -77,5 +77,5 @@ pub use progress::{
 };
 pub use registry::{MAX_SOLVER_ID_LEN, Solver, SolverRegistry, SolverRegistryBuilder};
 pub use run::{RunRequest, Sandbox, SandboxConfig, SandboxedRun};
-pub(crate) use run::{check_run_dir_live, reserve_usage, unreserve_usage};
+pub(crate) use run::{check_run_dir_live, record_usage_after_run, reserve_usage, unreserve_usage};
 pub use view::{SOLVER_GID, SOLVER_UID, VIEW_DEVICES, VIEW_RUN_DIR, VIEW_SOLVER_DIR};

@@ -266,13 +266,14 @@ impl Sandbox {
             envelope,
         );
         containment.check(&config.require)?;
-        if containment.fs_view || containment.landlock_abi > 0 {
-            // What the solver may read is all it can be exec'd from: its
-            // interpreter and loader must be among it.
-            for id in registry.ids() {
-                let solver = registry
-                    .get(id)
-                    .map_err(|_| ConfigError::Missing(id.to_owned()))?;
+        let mut views = BTreeMap::new();
+        for id in registry.ids() {
+            let solver = registry
+                .get(id)
+                .map_err(|_| ConfigError::Missing(id.to_owned()))?;
+            if containment.fs_view || containment.landlock_abi > 0 {
+                // What the solver may read is all it can be exec'd from: its
+                // interpreter and loader must be among it.
                 let readable: Vec<&Path> = config
                     .read_paths
                     .iter()
@@ -281,13 +282,7 @@ impl Sandbox {
                     .collect();
                 interp::check_runnable(id, solver.path(), solver.file_id(), &readable)?;
             }
-        }
-        let mut views = BTreeMap::new();
-        if containment.fs_view {
-            for id in registry.ids() {
-                let solver = registry
-                    .get(id)
-                    .map_err(|_| ConfigError::Missing(id.to_owned()))?;
+            if containment.fs_view {
                 let plan = ViewPlan::new(
                     &config.read_paths,
                     solver.grants(),
@@ -556,10 +551,7 @@ impl Sandbox {
         cancel: &CancellationToken,
     ) -> Result<Outcome, SandboxError> {
         let outcome = self.launch(caller, run_dir, request, cancel)?.wait().await;
-        // What the run holds replaces the reservation made at launch.
-        if let Err(e) = run_dir.record_usage_async(false).await {
-            tracing::warn!(error = %e, "run usage not recorded");
-        }
+        record_usage_after_run(run_dir).await;
         Ok(outcome)
     }
 
@@ -879,6 +871,14 @@ impl DiskWatch<'_> {
                 Err(e) => tracing::error!(error = %e, "disk monitor: measurement task failed"),
             }
         }
+    }
+}
+
+/// Records what a finished run's directory holds for its caller's byte
+/// quota, replacing the reservation made at launch (logged on failure).
+pub(crate) async fn record_usage_after_run(run_dir: &RunDir) {
+    if let Err(e) = run_dir.record_usage_async(false).await {
+        tracing::warn!(error = %e, "run usage not recorded");
     }
 }
 
