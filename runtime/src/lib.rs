@@ -31,6 +31,10 @@
 //! to stderr with secrets redacted.
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+// The crate's own tools (the job life cycle) are declared with its macros,
+// whose generated code names `::hardened_mcp`.
+extern crate self as hardened_mcp;
+
 pub mod args;
 pub mod concurrency;
 pub mod context;

@@ -65,12 +65,22 @@ pub struct ToolDecl<S> {
     pub check: CheckFn,
 }
 
+/// A tool's call entry once built: the generated [`CallFn`], or that entry
+/// mounted on another service type ([`ToolSet::mount`]).
+type DynCall<S> = Arc<
+    dyn for<'a> Fn(&'a S, Option<JsonObject>, ToolContext) -> BoxFuture<'a, CallToolResult>
+        + Send
+        + Sync,
+>;
+
 /// One generated tool: its advertised definition and its entry points.
 pub struct HardenedTool<S> {
     meta: &'static ToolMeta,
     tool: Tool,
-    call: CallFn<S>,
+    call: DynCall<S>,
     check: CheckFn,
+    /// Scopes required on top of the declared ones (set when mounting).
+    scopes: Arc<[String]>,
 }
 
 impl<S> fmt::Debug for HardenedTool<S> {
@@ -86,8 +96,9 @@ impl<S> Clone for HardenedTool<S> {
         Self {
             meta: self.meta,
             tool: self.tool.clone(),
-            call: self.call,
+            call: Arc::clone(&self.call),
             check: self.check,
+            scopes: Arc::clone(&self.scopes),
         }
     }
 }
@@ -98,9 +109,9 @@ impl<S> HardenedTool<S> {
         &self.tool
     }
 
-    /// The tool's name.
-    pub fn name(&self) -> &'static str {
-        self.meta.name
+    /// The tool's name (as served: with its mount prefix, if mounted).
+    pub fn name(&self) -> &str {
+        &self.tool.name
     }
 
     /// Runs the strict parser, revalidation, `check(..)` rules and the cost
@@ -120,8 +131,28 @@ impl<S> HardenedTool<S> {
         arguments: Option<JsonObject>,
         ctx: ToolContext,
     ) -> CallToolResult {
-        (self.call)(service, arguments, ctx).await
+        call_checked(&self.call, &self.scopes, service, arguments, ctx).await
     }
+}
+
+/// Calls `call` after the scopes a mount added: a token without them is
+/// refused before the arguments are read (the declared scopes are checked
+/// inside, by [`run`]).
+fn call_checked<'a, S>(
+    call: &DynCall<S>,
+    scopes: &[String],
+    service: &'a S,
+    arguments: Option<JsonObject>,
+    ctx: ToolContext,
+) -> BoxFuture<'a, CallToolResult> {
+    if !scopes.is_empty()
+        && let Some(granted) = ctx.scopes()
+        && !scopes.iter().all(|s| granted.covers(&[s.as_str()]))
+    {
+        let refused = ToolError::InsufficientScope.into_call_tool_result();
+        return Box::pin(async move { refused });
+    }
+    call(service, arguments, ctx)
 }
 
 /// The tools of one `#[hardened_tools]` impl block, before the startup checks.
@@ -164,7 +195,7 @@ impl fmt::Display for RouterError {
 
 impl std::error::Error for RouterError {}
 
-impl<S> ToolSet<S> {
+impl<S: 'static> ToolSet<S> {
     /// Assembles the tools and records every startup fault: secret-like
     /// output properties, invalid patterns, defaults outside their bounds.
     pub fn new(decls: Vec<ToolDecl<S>>) -> Self {
@@ -198,8 +229,9 @@ impl<S> ToolSet<S> {
             tools.push(HardenedTool {
                 meta: d.meta,
                 tool,
-                call: d.call,
+                call: Arc::new(d.call),
                 check: d.check,
+                scopes: Arc::from(Vec::new()),
             });
         }
         Self { tools, faults }
@@ -212,7 +244,129 @@ impl<S> ToolSet<S> {
 
     /// A tool by name.
     pub fn get(&self, name: &str) -> Option<&HardenedTool<S>> {
-        self.tools.iter().find(|t| t.meta.name == name)
+        self.tools.iter().find(|t| t.name() == name)
+    }
+
+    /// The startup faults found so far.
+    pub fn faults(&self) -> &[String] {
+        &self.faults
+    }
+
+    /// Keeps only the tools `keep` accepts (by name): a server that writes
+    /// its own version of a tool drops the generated one.
+    pub fn retain(mut self, mut keep: impl FnMut(&str) -> bool) -> Self {
+        self.tools.retain(|t| keep(t.name()));
+        self
+    }
+
+    /// Adds the tools of `other` (a name served twice is a startup fault).
+    pub fn merge(mut self, other: ToolSet<S>) -> Self {
+        for t in &other.tools {
+            if self.get(t.name()).is_some() {
+                self.faults
+                    .push(format!("tool `{}`: declared twice", t.name()));
+            }
+        }
+        self.tools.extend(other.tools);
+        self.faults.extend(other.faults);
+        self
+    }
+
+    /// Serves these tools on a service of type `T` that holds this set's
+    /// service: each tool is renamed `<prefix>_<name>` and called on
+    /// `project(service)`. Faults are kept, renamed likewise. `prefix` must
+    /// be a tool-name prefix of ASCII letters, digits and `_` (else a
+    /// startup fault).
+    pub fn mount<T, F>(self, prefix: &str, project: F) -> ToolSet<T>
+    where
+        T: 'static,
+        F: for<'a> Fn(&'a T) -> &'a S + Clone + Send + Sync + 'static,
+    {
+        let mut faults: Vec<String> = self.faults;
+        let prefix_ok = !prefix.is_empty()
+            && prefix.len() <= 32
+            && prefix.starts_with(|c: char| c.is_ascii_alphabetic())
+            && prefix
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !prefix_ok {
+            faults.push(
+                "mounted tools: the prefix must be 1 to 32 ASCII letters, digits or `_`, \
+                 starting with a letter"
+                    .to_owned(),
+            );
+        }
+        let tools = self
+            .tools
+            .into_iter()
+            .map(|t| {
+                let inner = t.call;
+                let project = project.clone();
+                let call: DynCall<T> = Arc::new(move |service: &T, arguments, ctx| {
+                    inner(project(service), arguments, ctx)
+                });
+                let mut tool = t.tool;
+                tool.name = format!("{prefix}_{}", tool.name).into();
+                HardenedTool {
+                    meta: t.meta,
+                    tool,
+                    call,
+                    check: t.check,
+                    scopes: t.scopes,
+                }
+            })
+            .collect();
+        ToolSet { tools, faults }
+    }
+
+    /// Requires `scopes` of a caller's access token to call the tool
+    /// `name`, on top of the declared ones (advertised in the tool's
+    /// metadata like them). A name not in the set is a startup fault.
+    pub fn require_scopes(mut self, name: &str, scopes: &[&str]) -> Self {
+        let Some(t) = self.tools.iter_mut().find(|t| t.tool.name == name) else {
+            self.faults
+                .push(format!("scopes for tool `{name}`: no such tool"));
+            return self;
+        };
+        let mut all: Vec<String> = t.scopes.to_vec();
+        all.extend(scopes.iter().map(|s| (*s).to_owned()));
+        all.extend(t.meta.scopes.iter().map(|s| (*s).to_owned()));
+        all.sort();
+        all.dedup();
+        let mut meta = t.tool.meta.take().map(|m| m.0).unwrap_or_default();
+        meta.insert(
+            crate::transport::oauth::SCOPES_META_KEY.to_owned(),
+            serde_json::json!(all),
+        );
+        t.tool.meta = Some(rmcp::model::MetaObject(meta));
+        all.retain(|s| !t.meta.scopes.contains(&s.as_str()));
+        t.scopes = all.into();
+        self
+    }
+
+    /// Replaces the advertised output schema of the tool `name` (a tool
+    /// whose output type is erased, such as a job's typed result). The new
+    /// schema passes the same startup checks as a declared one.
+    pub fn with_output_schema(mut self, name: &str, schema: Arc<JsonObject>) -> Self {
+        let Some(t) = self.tools.iter_mut().find(|t| t.tool.name == name) else {
+            self.faults
+                .push(format!("output schema for tool `{name}`: no such tool"));
+            return self;
+        };
+        for p in secret_like_properties(&schema) {
+            self.faults.push(format!(
+                "tool `{name}`: output field `{p}` has a secret-like name; secrets must never \
+                 be returned to the model (rename the field or drop it from the output type)"
+            ));
+        }
+        t.tool.output_schema = Some(crate::schema::without_nonstandard_formats(&schema));
+        self
+    }
+
+    /// Records a startup fault found by whoever assembles the set.
+    pub fn fault(mut self, fault: String) -> Self {
+        self.faults.push(fault);
+        self
     }
 }
 
@@ -226,12 +380,12 @@ impl<S: Send + Sync + 'static> ToolSet<S> {
         }
         let mut router = ToolRouter::new();
         for t in self.tools {
-            let call = t.call;
+            let (call, scopes) = (t.call, t.scopes);
             router.add_route(ToolRoute::new_dyn(
                 t.tool,
                 move |tcc: ToolCallContext<'_, S>| -> BoxFuture<'_, _> {
                     let ctx = ToolContext::from_request(&tcc.request_context);
-                    let fut = call(tcc.service, tcc.arguments, ctx);
+                    let fut = call_checked(&call, &scopes, tcc.service, tcc.arguments, ctx);
                     Box::pin(async move { Ok(CallToolResponse::Complete(fut.await)) })
                 },
             ));

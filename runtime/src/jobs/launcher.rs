@@ -128,8 +128,10 @@ impl Launcher {
     /// Slurm job still queued or running (its job id and spec are persisted
     /// in the run directory): a [`RunningSolver`] as [`Launcher::launch`]
     /// gave, counted against `caller`'s ceiling even above it (the job
-    /// exists). `None` on this machine (a local run dies with its server),
-    /// when the run has no job, or when its outcome is already persisted.
+    /// exists). A job that ended while no server followed it is re-attached
+    /// too: its first poll reads the outcome its node helper recorded.
+    /// `None` on this machine (a local run dies with its server), when the
+    /// run has no job, or when its job record already says it finished.
     pub fn reattach(
         &self,
         caller: &CallerId,

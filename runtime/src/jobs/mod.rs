@@ -10,12 +10,25 @@
 //! The sandbox knows nothing of this module: it contains one process tree;
 //! this module decides where and when, and keeps track.
 
+mod kind;
 mod launcher;
+mod report;
+mod service;
 mod slurm;
 mod status;
 mod table;
+mod tools;
 
+pub use kind::{Prepared, ResultFile, SolverJob};
 pub use launcher::{Launcher, RunningSolver};
+pub use report::{
+    JobDone, JobList, JobPhase, JobProgress, JobReport, JobStarted, JobSummary, LogPage,
+    LogStream, Note,
+};
+pub use service::{JobDesk, JobOptions, JobScopes, JobService, LIFE_CYCLE_TOOLS, PlannedRun};
 pub use slurm::{BATCH_SCRIPT_FILE, SLURM_FILE_PREFIX, SLURM_JOB_FILE, SlurmConfig, node_main};
-pub use status::{JOB_STATUS_FILE, STDERR_LOG_FILE, STDOUT_LOG_FILE, write_captured_log};
+pub use status::{
+    JOB_STATUS_FILE, JobRecord, RecordedState, STDERR_LOG_FILE, STDOUT_LOG_FILE, read_job_record,
+    write_captured_log,
+};
 pub use table::{JobId, JobState, JobStatus, Jobs, StatusSink};

@@ -43,6 +43,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::status::{hex, sealed, unseal};
 use super::table::finished_json;
 use crate::concurrency::Permit;
 use crate::identity::CallerId;
@@ -136,26 +137,6 @@ impl Files {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// An authenticated record: the hex HMAC (under the run root's key, over
-/// `label` and the body) on the first line, the body after it.
-fn sealed(run_dir: &RunDir, label: &[u8], body: &[u8]) -> Vec<u8> {
-    let mut out = hex(&run_dir.mac(&[label, body])).into_bytes();
-    out.push(b'\n');
-    out.extend_from_slice(body);
-    out
-}
-
-/// The body of an authenticated record, `None` unless its HMAC verifies.
-fn unseal<'a>(run_dir: &RunDir, label: &[u8], record: &'a [u8]) -> Option<&'a [u8]> {
-    let i = record.iter().position(|&b| b == b'\n')?;
-    let (mac, body) = (&record[..i], &record[i + 1..]);
-    let expected = hex(&run_dir.mac(&[label, body]));
-    bool::from(subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), mac)).then_some(body)
-}
 
 /// Server configuration of the Slurm launcher.
 #[derive(Debug, Clone)]
@@ -533,7 +514,13 @@ pub(crate) fn reattach(
     let Some((job_id, files)) = read_job_file(run_dir) else {
         return Ok(None);
     };
-    if read_record(run_dir, &files.outcome, b"slurm-outcome", MAX_OUTCOME_BYTES).is_some() {
+    // A job whose end is recorded needs no one to follow it. One that ended
+    // while no server followed it (its node helper's outcome is there, the
+    // job record still says running) is re-attached: its first poll finds
+    // it ended and reads that outcome.
+    if super::status::read_job_record(run_dir)
+        .is_some_and(|r| r.state == super::status::RecordedState::Finished)
+    {
         return Ok(None);
     }
     let Some(json) = read_record(run_dir, &files.spec, b"slurm-spec", MAX_SPEC_BYTES) else {

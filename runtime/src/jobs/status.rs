@@ -6,11 +6,14 @@
 
 use std::io;
 
+use serde::Deserialize;
+
 use super::table::StatusSink;
 use crate::runs::{FileName, RunDir, RunError};
 use crate::sandbox::{CapturedLog, Outcome};
 
-/// Where a detached job's status document is kept in its run directory.
+/// Where a detached job's status record is kept in its run directory
+/// (authenticated: read it with [`read_job_record`]).
 pub const JOB_STATUS_FILE: FileName = FileName::fixed("job-status.json");
 /// Where a finished job's captured standard output is kept.
 pub const STDOUT_LOG_FILE: FileName = FileName::fixed("stdout.log");
@@ -20,7 +23,7 @@ pub const STDERR_LOG_FILE: FileName = FileName::fixed("stderr.log");
 /// A job's status and logs go to its run directory.
 impl StatusSink for RunDir {
     fn write_status(&self, json: &[u8]) -> io::Result<()> {
-        self.write_atomic(&JOB_STATUS_FILE, json).map_err(io_error)
+        write_job_record(self, json).map_err(io_error)
     }
 
     fn write_logs(&self, outcome: &Outcome) -> io::Result<()> {
@@ -69,4 +72,125 @@ pub(crate) fn write_new(dir: &RunDir, name: &FileName, bytes: &[u8]) -> Result<(
 
 fn io_error(e: RunError) -> io::Error {
     io::Error::other(e)
+}
+
+/// Lowercase hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// An authenticated record: the hex HMAC (under the run root's key, over
+/// `label` and the body) on the first line, the body after it.
+pub(crate) fn sealed(run_dir: &RunDir, label: &[u8], body: &[u8]) -> Vec<u8> {
+    let mut out = hex(&run_dir.mac(&[label, body])).into_bytes();
+    out.push(b'\n');
+    out.extend_from_slice(body);
+    out
+}
+
+/// The body of an authenticated record, `None` unless its HMAC verifies.
+pub(crate) fn unseal<'a>(run_dir: &RunDir, label: &[u8], record: &'a [u8]) -> Option<&'a [u8]> {
+    let i = record.iter().position(|&b| b == b'\n')?;
+    let (mac, body) = (&record[..i], &record[i + 1..]);
+    let expected = hex(&run_dir.mac(&[label, body]));
+    bool::from(subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), mac)).then_some(body)
+}
+
+/// The label under which a job's status record is authenticated.
+const JOB_RECORD_LABEL: &[u8] = b"job-status";
+/// Largest job status record read back.
+const MAX_JOB_RECORD_BYTES: usize = 4096;
+
+/// Writes the job status document `json` to [`JOB_STATUS_FILE`], atomically
+/// and authenticated under the run root's key (a solver that can write in
+/// its run directory cannot forge it: it cannot read the key).
+pub(crate) fn write_job_record(run: &RunDir, json: &[u8]) -> Result<(), RunError> {
+    run.write_atomic(&JOB_STATUS_FILE, &sealed(run, JOB_RECORD_LABEL, json))
+}
+
+/// Where a job's persisted record says it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordedState {
+    /// Planned, waiting for its turn (a step of a sequence).
+    Queued,
+    /// Launched and not yet ended, when the record was written.
+    Running,
+    /// Ended; the record holds how.
+    Finished,
+    /// Never launched: its launch failed (the server log says why).
+    NotLaunched,
+    /// Never launched: cancelled while queued, or its sequence stopped.
+    Abandoned,
+    /// Its server stopped while it was queued or running; the run was
+    /// stopped with it (a local run dies with its server).
+    Interrupted,
+}
+
+/// A job's status record as persisted in its run directory
+/// ([`JOB_STATUS_FILE`]): server-derived facts only, no solver text.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct JobRecord {
+    /// Where the job was when the record was written.
+    pub state: RecordedState,
+    /// How the solver ended: `exited`, `signaled`, `killed` or `unknown`.
+    #[serde(default)]
+    pub termination: Option<String>,
+    /// The exit code or signal number that goes with `termination`.
+    #[serde(default)]
+    pub code: Option<i32>,
+    /// Whether the run succeeded.
+    #[serde(default)]
+    pub success: bool,
+    /// Killed at its wall-time limit.
+    #[serde(default)]
+    pub timed_out: bool,
+    /// Cancelled.
+    #[serde(default)]
+    pub cancelled: bool,
+    /// The resource limit that ended it, as a [`LimitHit`](crate::sandbox::LimitHit) token.
+    #[serde(default)]
+    pub limit: Option<String>,
+    /// Wall time in all, in milliseconds.
+    #[serde(default)]
+    pub wall_ms: Option<u64>,
+    /// CPU time of the solver tree, in milliseconds.
+    #[serde(default)]
+    pub cpu_ms: Option<u64>,
+    /// When the state was entered, in milliseconds since the Unix epoch.
+    #[serde(default)]
+    pub since_ms: Option<u64>,
+    /// What the state was before [`RecordedState::Interrupted`].
+    #[serde(default)]
+    pub was: Option<RecordedState>,
+}
+
+/// The verified job status record of `run`, if there is one. A record
+/// that is missing, too large, unauthenticated (written by anyone but a
+/// server of this run root) or malformed is `None` (the last three are
+/// logged).
+pub fn read_job_record(run: &RunDir) -> Option<JobRecord> {
+    let bytes = match run.read_bounded(&JOB_STATUS_FILE, MAX_JOB_RECORD_BYTES) {
+        Ok(b) => b,
+        Err(RunError::FileNotFound) => return None,
+        Err(e) => {
+            tracing::warn!(run = %run.handle(), error = %e, "job status record not read");
+            return None;
+        }
+    };
+    let Some(body) = unseal(run, JOB_RECORD_LABEL, &bytes) else {
+        tracing::warn!(run = %run.handle(), "job status record does not verify; ignored");
+        return None;
+    };
+    serde_json::from_slice(body)
+        .inspect_err(|e| tracing::warn!(run = %run.handle(), error = %e, "job status record malformed"))
+        .ok()
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

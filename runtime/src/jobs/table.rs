@@ -290,6 +290,11 @@ impl Jobs {
         self.lock().get(id).is_some_and(|e| e.outcome.is_none())
     }
 
+    /// Whether the job `id` is in the table (running or finished).
+    pub fn is_tracked(&self, id: &JobId) -> bool {
+        self.lock().contains_key(id)
+    }
+
     /// Jobs tracked (running or finished).
     pub fn len(&self) -> usize {
         self.lock().len()
@@ -333,7 +338,7 @@ fn write_sink(sink: Option<&dyn StatusSink>, json: &serde_json::Value) {
 }
 
 fn running_json() -> serde_json::Value {
-    serde_json::json!({ "state": "running" })
+    serde_json::json!({ "state": "running", "since_ms": super::status::now_ms() })
 }
 
 /// The persisted summary of an outcome: server-derived fields only, no log bytes.
@@ -357,6 +362,7 @@ pub(crate) fn finished_json(o: &Outcome) -> serde_json::Value {
         "cpu_ms": o.cpu_time.map(|c| u64::try_from(c.as_millis()).unwrap_or(u64::MAX)),
         "stdout_bytes": o.stdout.total_bytes,
         "stderr_bytes": o.stderr.total_bytes,
+        "since_ms": super::status::now_ms(),
     })
 }
 

@@ -17,6 +17,12 @@ use crate::identity::CallerId;
 /// Most entries [`RunDir::record_usage`] measures.
 pub const MAX_MEASURED_ENTRIES: usize = 1_000_000;
 
+/// The lease of a run ([`RunDir::lease`]): released when dropped.
+#[derive(Debug)]
+pub struct RunLease {
+    _fd: OwnedFd,
+}
+
 /// A resolved run directory, held as a directory file descriptor.
 ///
 /// Obtained only from [`RunRoot::create`](super::RunRoot::create) or
@@ -113,6 +119,34 @@ impl RunDir {
             self.handle.clone(),
             self.owner.clone(),
         ))
+    }
+
+    /// Takes this run's lease: an exclusive `flock` on a fresh open of the
+    /// run directory, held until the [`RunLease`] drops (or the process
+    /// dies: the kernel releases it). A server holds it while it tracks a
+    /// live job of the run, so that any other process sharing the run root
+    /// can tell a run tracked somewhere ([`RunDir::is_leased`]) from one
+    /// whose server is gone. `None` when another open file holds it.
+    pub fn lease(&self) -> Result<Option<RunLease>, RunError> {
+        use rustix::fs::{FlockOperation, flock};
+        let fd = rustix::fs::openat(
+            self.dir.as_fd(),
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+            Mode::empty(),
+        )
+        .map_err(|e| storage_error("open run directory for its lease", e))?;
+        match flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(Some(RunLease { _fd: fd })),
+            Err(Errno::WOULDBLOCK) => Ok(None),
+            Err(e) => Err(storage_error("lease run directory", e)),
+        }
+    }
+
+    /// Whether a process (this one included) holds this run's lease right
+    /// now. A snapshot: the holder may release it the moment after.
+    pub fn is_leased(&self) -> Result<bool, RunError> {
+        Ok(self.lease()?.is_none())
     }
 
     /// Replaces `name` with `bytes` atomically: the content is written to a

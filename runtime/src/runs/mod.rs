@@ -29,7 +29,7 @@ mod owner;
 mod root;
 mod sys;
 
-pub use dir::{MAX_MEASURED_ENTRIES, RunDir, RunSubdir};
+pub use dir::{MAX_MEASURED_ENTRIES, RunDir, RunLease, RunSubdir};
 pub use error::{RootProblem, RunError};
 pub use file::Tail;
 pub use handle::RunHandle;
