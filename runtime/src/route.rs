@@ -158,7 +158,30 @@ fn call_checked<'a, S>(
 /// The tools of one `#[hardened_tools]` impl block, before the startup checks.
 pub struct ToolSet<S> {
     tools: Vec<HardenedTool<S>>,
-    faults: Vec<String>,
+    faults: Vec<Fault>,
+}
+
+/// A startup fault, of one tool (named as served) or of the whole set.
+#[derive(Debug, Clone)]
+struct Fault {
+    tool: Option<String>,
+    what: String,
+}
+
+impl Fault {
+    fn of(tool: &str, what: String) -> Self {
+        Self {
+            tool: Some(tool.to_owned()),
+            what,
+        }
+    }
+
+    fn render(&self) -> String {
+        match &self.tool {
+            Some(t) => format!("tool `{t}`: {}", self.what),
+            None => self.what.clone(),
+        }
+    }
 }
 
 impl<S> fmt::Debug for ToolSet<S> {
@@ -204,13 +227,10 @@ impl<S: 'static> ToolSet<S> {
         for d in decls {
             let name = d.meta.name;
             for p in secret_like_properties(&d.output_schema) {
-                faults.push(format!(
-                    "tool `{name}`: output field `{p}` has a secret-like name; secrets must never \
-                     be returned to the model (rename the field or drop it from the output type)"
-                ));
+                faults.push(Fault::of(name, secret_fault(&p)));
             }
             for (arg, fault) in d.spec_faults {
-                faults.push(format!("tool `{name}`: argument `{arg}`: {fault}"));
+                faults.push(Fault::of(name, format!("argument `{arg}`: {fault}")));
             }
             let input = crate::schema::without_nonstandard_formats(&d.input_schema);
             let output = crate::schema::without_nonstandard_formats(&d.output_schema);
@@ -247,15 +267,18 @@ impl<S: 'static> ToolSet<S> {
         self.tools.iter().find(|t| t.name() == name)
     }
 
-    /// The startup faults found so far.
-    pub fn faults(&self) -> &[String] {
-        &self.faults
+    /// The startup faults found so far, each naming its tool.
+    pub fn faults(&self) -> Vec<String> {
+        self.faults.iter().map(Fault::render).collect()
     }
 
     /// Keeps only the tools `keep` accepts (by name): a server that writes
-    /// its own version of a tool drops the generated one.
+    /// its own version of a tool drops the generated one, and the faults
+    /// of the tools dropped with it.
     pub fn retain(mut self, mut keep: impl FnMut(&str) -> bool) -> Self {
         self.tools.retain(|t| keep(t.name()));
+        self.faults
+            .retain(|f| f.tool.as_deref().is_none_or(|t| keep(t)));
         self
     }
 
@@ -264,7 +287,7 @@ impl<S: 'static> ToolSet<S> {
         for t in &other.tools {
             if self.get(t.name()).is_some() {
                 self.faults
-                    .push(format!("tool `{}`: declared twice", t.name()));
+                    .push(Fault::of(t.name(), "declared twice".to_owned()));
             }
         }
         self.tools.extend(other.tools);
@@ -282,7 +305,12 @@ impl<S: 'static> ToolSet<S> {
         T: 'static,
         F: for<'a> Fn(&'a T) -> &'a S + Clone + Send + Sync + 'static,
     {
-        let mut faults: Vec<String> = self.faults;
+        let mut faults: Vec<Fault> = self.faults;
+        for f in &mut faults {
+            if let Some(t) = &mut f.tool {
+                *t = format!("{prefix}_{t}");
+            }
+        }
         let prefix_ok = !prefix.is_empty()
             && prefix.len() <= 32
             && prefix.starts_with(|c: char| c.is_ascii_alphabetic())
@@ -290,11 +318,12 @@ impl<S: 'static> ToolSet<S> {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_');
         if !prefix_ok {
-            faults.push(
-                "mounted tools: the prefix must be 1 to 32 ASCII letters, digits or `_`, \
-                 starting with a letter"
+            faults.push(Fault {
+                tool: None,
+                what: "mounted tools: the prefix must be 1 to 32 ASCII letters, digits or `_`, \
+                       starting with a letter"
                     .to_owned(),
-            );
+            });
         }
         let tools = self
             .tools
@@ -325,7 +354,7 @@ impl<S: 'static> ToolSet<S> {
     pub fn require_scopes(mut self, name: &str, scopes: &[&str]) -> Self {
         let Some(t) = self.tools.iter_mut().find(|t| t.tool.name == name) else {
             self.faults
-                .push(format!("scopes for tool `{name}`: no such tool"));
+                .push(Fault::of(name, "scopes required of a tool not in the set".to_owned()));
             return self;
         };
         let mut all: Vec<String> = t.scopes.to_vec();
@@ -349,23 +378,23 @@ impl<S: 'static> ToolSet<S> {
     /// schema passes the same startup checks as a declared one.
     pub fn with_output_schema(mut self, name: &str, schema: Arc<JsonObject>) -> Self {
         let Some(t) = self.tools.iter_mut().find(|t| t.tool.name == name) else {
-            self.faults
-                .push(format!("output schema for tool `{name}`: no such tool"));
+            self.faults.push(Fault::of(
+                name,
+                "output schema given for a tool not in the set".to_owned(),
+            ));
             return self;
         };
         for p in secret_like_properties(&schema) {
-            self.faults.push(format!(
-                "tool `{name}`: output field `{p}` has a secret-like name; secrets must never \
-                 be returned to the model (rename the field or drop it from the output type)"
-            ));
+            self.faults.push(Fault::of(name, secret_fault(&p)));
         }
         t.tool.output_schema = Some(crate::schema::without_nonstandard_formats(&schema));
         self
     }
 
-    /// Records a startup fault found by whoever assembles the set.
-    pub fn fault(mut self, fault: String) -> Self {
-        self.faults.push(fault);
+    /// Records a startup fault of the tool `name`, found by whoever
+    /// assembles the set (dropped with the tool by [`ToolSet::retain`]).
+    pub fn fault(mut self, name: &str, fault: String) -> Self {
+        self.faults.push(Fault::of(name, fault));
         self
     }
 }
@@ -375,7 +404,7 @@ impl<S: Send + Sync + 'static> ToolSet<S> {
     pub fn into_router(self) -> Result<ToolRouter<S>, RouterError> {
         if !self.faults.is_empty() {
             return Err(RouterError {
-                faults: self.faults,
+                faults: self.faults.iter().map(Fault::render).collect(),
             });
         }
         let mut router = ToolRouter::new();
@@ -392,6 +421,13 @@ impl<S: Send + Sync + 'static> ToolSet<S> {
         }
         Ok(router)
     }
+}
+
+fn secret_fault(property: &str) -> String {
+    format!(
+        "output field `{property}` has a secret-like name; secrets must never be returned to \
+         the model (rename the field or drop it from the output type)"
+    )
 }
 
 /// The infallible constructor's behaviour: a router, or a panic at startup

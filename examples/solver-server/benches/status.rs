@@ -24,11 +24,28 @@ use rmcp::model::{CallToolRequestParams, ServerCapabilities, ServerConfig};
 use rmcp::service::RunningService;
 use rmcp::{ErrorData, RoleClient, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use solver_server::cli::CommonOptions;
-use solver_server::server::{HeatServer, RunState, RunStatus};
+use solver_server::server::HeatServer;
 use tokio::net::unix::pipe;
 
 /// Concurrent callers of the throughput group.
 const CALLERS: u64 = 8;
+
+/// The plain server's report: the fields `heat_status` fills for a run
+/// that never started.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+struct PlainReport {
+    run_handle: String,
+    state: &'static str,
+    progress: Option<u64>,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    limit: Option<&'static str>,
+    wall_seconds: Option<f64>,
+    cpu_seconds: Option<f64>,
+    since_ms: Option<u64>,
+    note: Option<&'static str>,
+    containment: String,
+}
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct StatusArgs {
@@ -53,7 +70,7 @@ impl PlainStatus {
     async fn status(
         &self,
         Parameters(StatusArgs { run }): Parameters<StatusArgs>,
-    ) -> Result<Json<RunStatus>, ErrorData> {
+    ) -> Result<Json<PlainReport>, ErrorData> {
         let dir = self
             .runs
             .resolve(&run, &CallerId::local())
@@ -63,11 +80,19 @@ impl PlainStatus {
             .lock()
             .unwrap()
             .contains_key(dir.handle().as_str());
-        let mut status = RunStatus::unknown(dir.handle().to_string(), self.containment.to_string());
-        if known {
-            status.state = RunState::Running;
-        }
-        Ok(Json(status))
+        Ok(Json(PlainReport {
+            run_handle: dir.handle().to_string(),
+            state: if known { "running" } else { "interrupted" },
+            progress: None,
+            exit_code: None,
+            signal: None,
+            limit: None,
+            wall_seconds: None,
+            cpu_seconds: None,
+            since_ms: None,
+            note: None,
+            containment: self.containment.to_string(),
+        }))
     }
 }
 

@@ -190,7 +190,7 @@ async fn session(client: &Client, opts: &DemoOptions, containment: &str) -> Resu
     let log = call(
         client,
         "heat_log",
-        json!({"run": handle, "tail_lines": 3}),
+        json!({"run": handle, "lines": 3}),
         None,
     )
     .await?;

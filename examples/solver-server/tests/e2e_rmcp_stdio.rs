@@ -358,7 +358,7 @@ async fn run_through_every_tool(era: Era) {
             let log = s
                 .ok(
                     "heat_log",
-                    json!({"run": handle, "stream": stream, "tail_lines": 5}),
+                    json!({"run": handle, "stream": stream, "lines": 5}),
                 )
                 .await;
             let notice = log["log"]["notice"].as_str().unwrap_or_default();
@@ -393,7 +393,10 @@ async fn run_through_every_tool(era: Era) {
 
         let list = s.ok("heat_list", json!({})).await;
         assert!(
-            list["runs"].as_array().unwrap().contains(&json!(handle)),
+            list["runs"]
+                .as_array()
+                .unwrap()
+                .contains(&json!({"run_handle": handle, "state": "succeeded"})),
             "{list}"
         );
 
@@ -405,7 +408,13 @@ async fn run_through_every_tool(era: Era) {
         let never = s.err("heat_status", json!({"run": UNKNOWN_HANDLE})).await;
         assert_eq!(gone, never, "a deleted run answers like any unknown one");
         let list = s.ok("heat_list", json!({})).await;
-        assert!(!list["runs"].as_array().unwrap().contains(&json!(handle)));
+        assert!(
+            !list["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["run_handle"] == json!(handle))
+        );
         s.shutdown().await;
     })
     .await;
@@ -684,8 +693,8 @@ async fn hostile_calls(era: Era) {
                 { let mut a = sweep(0.5, 1.0); a["points"] = json!(17); a },
                 { let mut a = sweep(0.5, 1.0); a["points"] = json!(1_000_000); a }),
             ("oversized tail", "heat_log",
-                json!({"run": UNKNOWN_HANDLE, "tail_lines": 1001}),
-                json!({"run": UNKNOWN_HANDLE, "tail_lines": 4_000_000_000_u64})),
+                json!({"run": UNKNOWN_HANDLE, "lines": 1001}),
+                json!({"run": UNKNOWN_HANDLE, "lines": 4_000_000_000_u64})),
             ("oversized max_points", "heat_result",
                 json!({"run": UNKNOWN_HANDLE, "max_points": 10_001}),
                 json!({"run": UNKNOWN_HANDLE, "max_points": 1})),

@@ -383,8 +383,8 @@ impl<J: SolverJob> JobService<J> {
             .into_root_schema_for::<J::Result>()
             .to_value();
         for field in free_text_fields(&result_schema) {
-            set = set.fault(format!(
-                "tool `{result_tool}`: result field `{field}` is free text the solver wrote; \
+            set = set.fault(&result_tool, format!(
+                "result field `{field}` is free text the solver wrote; \
                  solver text reaches the model only through the log tool, framed as untrusted \
                  (make the field an enum, a number, or drop it)"
             ));

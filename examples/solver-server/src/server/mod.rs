@@ -4,29 +4,26 @@
 //! A newcomer's map, each part a file to copy:
 //! - [`wire`]: what goes over the wire: the argument enums and the output
 //!   types (their doc comments become the schemas' descriptions);
-//! - `jobs`: the run table: validated specs, solver decks, launching
-//!   through the sandbox, persisted status;
+//! - `jobs`: the heat job: validated specs, the solver's deck and limits,
+//!   its result file (the life cycle is the framework's `JobService`);
 //! - `tools`: the `#[hardened_tools]` impl: each tool's bounds, cost and
 //!   checks, and its body;
 //! - `plots`: the figures of `heat_plot` and `heat_sweep_plot`.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use hardened_mcp::deck::{Deck, KeyValue};
 use hardened_mcp::image::Image;
 use hardened_mcp::jobs::{
-    JOB_STATUS_FILE, JobId, JobState, Jobs, Launcher, STDERR_LOG_FILE, STDOUT_LOG_FILE, StatusSink,
+    JobScopes, JobService, JobStarted, Launcher, Prepared, ResultFile, SolverJob,
 };
 use hardened_mcp::paging;
 use hardened_mcp::prelude::*;
+use hardened_mcp::rmcp::handler::server::router::tool::ToolRouter;
 use hardened_mcp::runs::FileName;
-use hardened_mcp::sandbox::{Containment, LimitHit, Limits, Outcome, RunRequest, Termination};
-use hardened_mcp::untrusted::{TextLimits, Untrusted};
+use hardened_mcp::sandbox::{Containment, Limits, RunRequest};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
 
 use example_plot as plot;
 
@@ -47,8 +44,6 @@ pub const SWEEP_FILE: FileName = FileName::fixed("sweep.json");
 const MAX_SWEEP_BYTES: usize = 64 * 1024;
 /// Most points of a sweep (the `points` bound of `heat_sweep`).
 const MAX_SWEEP_POINTS: usize = 16;
-/// The largest log tail read from a run directory.
-const MAX_LOG_READ_BYTES: usize = 1024 * 1024;
 /// Wall-time limit of one solver run.
 pub const RUN_WALL_TIME: Duration = Duration::from_secs(120);
 
@@ -67,23 +62,70 @@ pub fn courant(diffusivity: f64, dt: f64, length: f64, cells: u32) -> f64 {
     diffusivity * dt / (dx * dx)
 }
 
-struct Inner {
-    runs: RunRoot,
-    launcher: Launcher,
-    jobs: Jobs,
-    slots: Mutex<HashMap<String, Slot>>,
-}
-
 /// The example server. Cheap to clone: one per MCP session shares the run
 /// root, the sandbox and the job table.
 #[derive(Clone)]
 pub struct HeatServer {
-    inner: Arc<Inner>,
+    jobs: JobService<HeatJob>,
 }
 
 impl HasRunRoot for HeatServer {
     fn run_root(&self) -> &RunRoot {
-        &self.inner.runs
+        self.jobs.runs()
+    }
+}
+
+impl HeatServer {
+    /// A server on `runs`, launching `heat1d` through `launcher` (whose
+    /// registry must hold [`SOLVER_ID`]).
+    pub fn new(runs: RunRoot, launcher: Launcher) -> Self {
+        Self {
+            jobs: JobService::new(HeatJob, runs, launcher),
+        }
+    }
+
+    /// Every tool: the heat tools of this crate, and the framework's
+    /// life-cycle tools of the heat job (`heat_status`, `heat_wait`,
+    /// `heat_log`, `heat_list`, `heat_cancel`, `heat_delete`; its own
+    /// `heat_result` pages the profile, so the generic one is left out).
+    pub fn tools() -> Result<ToolRouter<Self>, RouterError> {
+        let life_cycle = JobService::<HeatJob>::tools(
+            "heat",
+            |s: &Self| &s.jobs,
+            JobScopes {
+                read: &["heat:read"],
+                write: &["heat:write"],
+            },
+        )
+        .retain(|name| name != "heat_result");
+        Self::hardened_tool_router_set()
+            .merge(life_cycle)
+            .into_router()
+    }
+
+    /// The MCP server: these tools, under this server's name and
+    /// instructions; or every startup fault of the tool declarations.
+    pub fn into_mcp(self) -> Result<Server<Self>, RouterError> {
+        let tools = Self::tools()?;
+        Ok(
+            Server::new("solver-server", env!("CARGO_PKG_VERSION"), self, tools)
+                .instructions(INSTRUCTIONS),
+        )
+    }
+
+    /// The containment level solver runs get on this host.
+    pub fn containment(&self) -> Containment {
+        self.jobs.launcher().sandbox().containment()
+    }
+
+    /// Starts the run root's expiry sweeper (see
+    /// [`JobService::start_expiry_sweeper`]).
+    pub fn start_expiry_sweeper(
+        &self,
+        every: Duration,
+        budget: usize,
+    ) -> tokio_util::task::AbortOnDropHandle<()> {
+        self.jobs.start_expiry_sweeper(every, budget)
     }
 }
 
@@ -106,7 +148,7 @@ mod tests {
     /// field names: building it here makes a leaky output type fail CI.
     #[test]
     fn the_tool_router_builds_and_every_tool_has_schemas() {
-        let router = HeatServer::try_hardened_tool_router().expect("router builds");
+        let router = HeatServer::tools().expect("router builds");
         let tools = router.list_all();
         assert_eq!(tools.len(), 11);
         // Only JSON Schema's own formats, so no client validator warns.
@@ -160,7 +202,7 @@ mod tests {
     /// constants. The schema the model sees must say the same ceiling.
     #[test]
     fn declared_paging_ceilings_match_the_helpers() {
-        let router = HeatServer::try_hardened_tool_router().expect("router builds");
+        let router = HeatServer::tools().expect("router builds");
         let max_of = |tool: &str, arg: &str| {
             let t = router
                 .list_all()
@@ -170,40 +212,13 @@ mod tests {
             t.input_schema["properties"][arg]["maximum"].as_u64()
         };
         assert_eq!(
-            max_of("heat_log", "tail_lines"),
+            max_of("heat_log", "lines"),
             Some(u64::from(paging::MAX_TAIL_LINES))
         );
         assert_eq!(
             max_of("heat_result", "max_points"),
             Some(u64::from(paging::MAX_POINTS))
         );
-    }
-
-    /// A run ended by its envelope says which limit, live and persisted.
-    #[test]
-    fn a_run_killed_for_memory_reports_failed_memory_limit() {
-        let outcome = Outcome {
-            termination: Termination::Signaled(9),
-            timed_out: false,
-            cancelled: false,
-            limit: Some(LimitHit::Memory),
-            wall_time: std::time::Duration::from_millis(5),
-            cpu_time: None,
-            stdout: Default::default(),
-            stderr: Default::default(),
-            logs_complete: true,
-        };
-        let mut live = RunStatus::unknown(String::new(), String::new());
-        jobs::fill_outcome(&mut live, &outcome);
-        assert_eq!(live.state, RunState::Failed);
-        assert_eq!(live.limit.as_deref(), Some("memory limit"));
-        // The persisted form carries the limit's token.
-        let persisted: jobs::PersistedJob = serde_json::from_value(serde_json::json!({
-            "state": "finished", "termination": "signaled", "code": 9,
-            "limit": LimitHit::Memory.token(),
-        }))
-        .unwrap();
-        assert_eq!(persisted.limit.as_deref(), Some("memory"));
     }
 
     #[test]

@@ -125,37 +125,3 @@ pub(super) fn plot_error(e: plot::PlotError) -> ToolError {
     }
 }
 
-pub(super) async fn read_result(run: &RunDir) -> Result<SolverResult, ToolError> {
-    let out = match run.subdir(&OUT_DIR) {
-        Ok(out) => out,
-        Err(hardened_mcp::runs::RunError::FileNotFound) => {
-            return Err(ToolError::rejected("the run has no result yet"));
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let bytes = match out.read_bounded_async(&RESULT_FILE, MAX_RESULT_BYTES).await {
-        Ok(b) => b,
-        Err(hardened_mcp::runs::RunError::FileNotFound) => {
-            return Err(ToolError::rejected("the run has no result yet"));
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let r: SolverResult = serde_json::from_slice(&bytes)
-        .map_err(|e| ToolError::internal(format_args!("result file: {e}")))?;
-    let finite =
-        r.u.iter()
-            .chain(&r.x)
-            .chain([&r.t_final, &r.courant])
-            .all(|v| v.is_finite());
-    let exact_ok = r
-        .exact
-        .as_ref()
-        .is_none_or(|e| e.len() == r.u.len() && e.iter().all(|v| v.is_finite()));
-    let alpha_ok = r.alpha.is_none_or(f64::is_finite);
-    if r.x.len() != r.u.len() || r.u.is_empty() || !finite || !exact_ok || !alpha_ok {
-        return Err(ToolError::internal(
-            "result file: inconsistent or non-finite data",
-        ));
-    }
-    Ok(r)
-}

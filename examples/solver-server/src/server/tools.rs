@@ -55,15 +55,9 @@ impl HeatServer {
             initial,
             mode,
         };
-        let (handle, run) = self.inner.runs.create(ctx.caller())?;
-        if let Err(e) = self.launch(ctx.caller(), run, &spec) {
-            if let Ok(run) = self.inner.runs.resolve(handle.as_str(), ctx.caller()) {
-                let _ = run.remove();
-            }
-            return Err(e);
-        }
+        let JobStarted { run_handle } = self.jobs.start(ctx.caller(), &spec)?;
         Ok(Output::new(RunStarted {
-            run_handle: handle.to_string(),
+            run_handle,
             cost: f64::from(cells) * steps as f64,
             courant: spec.courant(),
             t_final: dt * steps as f64,
@@ -97,30 +91,25 @@ impl HeatServer {
         #[bounded(default = "dirichlet")] boundary: Boundary,
         #[bounded(default = "sine")] initial: Initial,
     ) -> Result<Output<SweepStarted>, ToolError> {
-        let caller = ctx.caller().clone();
         let mut planned = Vec::new();
         for i in 0..points {
             let f = f64::from(i) / f64::from(points - 1);
-            let diffusivity = diffusivity_start + f * (diffusivity_stop - diffusivity_start);
             let spec = Spec {
                 cells,
                 steps,
                 length,
-                diffusivity,
+                diffusivity: diffusivity_start + f * (diffusivity_stop - diffusivity_start),
                 dt,
                 boundary,
                 initial,
                 mode: 1,
             };
-            let (handle, run) = self.inner.runs.create(&caller)?;
-            self.slots()
-                .insert(handle.as_str().to_owned(), Slot::Queued);
-            planned.push((handle, run, spec));
+            planned.push((self.jobs.plan(ctx.caller())?, spec));
         }
         let points_out: Vec<SweepPoint> = planned
             .iter()
-            .map(|(h, _, s)| SweepPoint {
-                run_handle: h.to_string(),
+            .map(|(run, s)| SweepPoint {
+                run_handle: run.handle().to_string(),
                 diffusivity: s.diffusivity,
             })
             .collect();
@@ -134,145 +123,14 @@ impl HeatServer {
                 .collect(),
         };
         let record = serde_json::to_vec(&record).map_err(ToolError::internal)?;
-        for (_, run, _) in &planned {
-            run.write_atomic(&SWEEP_FILE, &record)?;
+        for (run, _) in &planned {
+            run.dir().write_atomic(&SWEEP_FILE, &record)?;
         }
-        let server = self.clone();
-        tokio::spawn(async move {
-            let mut failed = false;
-            for (handle, run, spec) in planned {
-                let key = handle.as_str().to_owned();
-                // A point cancelled (or deleted) while queued is not launched.
-                if !matches!(server.slots().get(&key), Some(Slot::Queued)) {
-                    continue;
-                }
-                if failed {
-                    server.slots().insert(key, Slot::Abandoned);
-                    continue;
-                }
-                if let Err(e) = server.launch(&caller, run, &spec) {
-                    tracing::warn!(error = %e, "sweep point not launched; the rest of the sweep is abandoned");
-                    server.slots().insert(key, Slot::NotLaunched);
-                    failed = true;
-                    continue;
-                }
-                // One point at a time: wait for this one to end.
-                loop {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    let Some(Slot::Job(job)) = server.slots().get(&key).cloned() else {
-                        break;
-                    };
-                    match server.inner.jobs.status(&caller, &job) {
-                        Ok(s)
-                            if matches!(
-                                s.state,
-                                JobState::Running { .. } | JobState::Queued { .. }
-                            ) =>
-                        {
-                            continue;
-                        }
-                        _ => break,
-                    }
-                }
-            }
-        });
+        // One point at a time, in the background.
+        self.jobs.run_sequence(planned);
         Ok(Output::new(SweepStarted {
             points: points_out,
             cost: f64::from(cells) * steps as f64 * f64::from(points),
-        }))
-    }
-
-    /// Status of a run: state, progress, exit, timings, containment level.
-    #[hardened_tool(
-        max_cost = 1,
-        units = "calls",
-        cost = 1.0,
-        annotations(read_only),
-        scopes = "heat:read"
-    )]
-    pub async fn heat_status(
-        &self,
-        ctx: ToolContext,
-        run: RunDir,
-    ) -> Result<Output<RunStatus>, ToolError> {
-        Ok(Output::new(self.status_of(ctx.caller(), &run)))
-    }
-
-    /// Wait (at most `seconds`) for a run to finish, sending progress
-    /// notifications while it runs; returns its status.
-    #[hardened_tool(max_cost = 60, units = "seconds", cost = seconds as f64, timeout_s = 65, concurrency = 4,
-                    annotations(read_only), scopes = "heat:read")]
-    pub async fn heat_wait(
-        &self,
-        ctx: ToolContext,
-        run: RunDir,
-        #[bounded(min = 1, max = 60, default = 30, units = "s")] seconds: u32,
-    ) -> Result<Output<RunStatus>, ToolError> {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(u64::from(seconds));
-        let mut last = None;
-        loop {
-            let status = self.status_of(ctx.caller(), &run);
-            if !matches!(status.state, RunState::Running | RunState::Queued)
-                || tokio::time::Instant::now() >= deadline
-            {
-                return Ok(Output::new(status));
-            }
-            if let Some(p) = status.progress
-                && last != Some(p.done)
-            {
-                last = Some(p.done);
-                ctx.progress()
-                    .report(p.done as f64, Some(p.total as f64), Some("time steps"))
-                    .await;
-            }
-            tokio::select! {
-                _ = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
-                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
-            }
-        }
-    }
-
-    /// The last lines of a run's log, returned as untrusted data.
-    #[hardened_tool(max_cost = 1000, units = "lines", cost = tail_lines as f64, annotations(read_only), scopes = "heat:read")]
-    pub async fn heat_log(
-        &self,
-        ctx: ToolContext,
-        run: RunDir,
-        #[bounded(default = "stderr")] stream: Stream,
-        #[bounded(min = 1, max = 1000, default = 20)] tail_lines: u32,
-    ) -> Result<Output<LogTail>, ToolError> {
-        let limits = TextLimits::new(paging::DEFAULT_TEXT_BYTES, tail_lines);
-        let live = match self.slot(ctx.caller(), &run) {
-            Some(Slot::Job(job)) => self.inner.jobs.status(ctx.caller(), &job).ok(),
-            _ => None,
-        };
-        let bytes = match live {
-            Some(js) => {
-                let log = if stream == Stream::Stdout {
-                    js.stdout
-                } else {
-                    js.stderr
-                };
-                let mut b = log.head.into_untrusted_bytes();
-                b.extend_from_slice(log.tail.as_untrusted_bytes());
-                b
-            }
-            None => {
-                let name = if stream == Stream::Stdout {
-                    STDOUT_LOG_FILE
-                } else {
-                    STDERR_LOG_FILE
-                };
-                match run.read_bounded_async(&name, MAX_LOG_READ_BYTES).await {
-                    Ok(b) => b,
-                    Err(hardened_mcp::runs::RunError::FileNotFound) => Vec::new(),
-                    Err(e) => return Err(e.into()),
-                }
-            }
-        };
-        Ok(Output::new(LogTail {
-            run_handle: run.handle().to_string(),
-            log: Untrusted::lines_tail(bytes, limits),
         }))
     }
 
@@ -282,10 +140,11 @@ impl HeatServer {
     #[hardened_tool(max_cost = 10000, units = "points", cost = max_points as f64, annotations(read_only), scopes = "heat:read")]
     pub async fn heat_result(
         &self,
+        ctx: ToolContext,
         run: RunDir,
         #[bounded(min = 2, max = 10000, default = 101)] max_points: u32,
     ) -> Result<Output<RunResult>, ToolError> {
-        let r = read_result(&run).await?;
+        let r = self.jobs.result(ctx.caller(), &run).await?;
         let (min, max, mean) = summary_stats(&r.u);
         let all: Vec<ProfilePoint> =
             r.x.iter()
@@ -323,8 +182,12 @@ impl HeatServer {
         annotations(read_only),
         scopes = "heat:read"
     )]
-    pub async fn heat_plot(&self, run: RunDir) -> Result<Output<PlotInfo>, ToolError> {
-        let r = read_result(&run).await?;
+    pub async fn heat_plot(
+        &self,
+        ctx: ToolContext,
+        run: RunDir,
+    ) -> Result<Output<PlotInfo>, ToolError> {
+        let r = self.jobs.result(ctx.caller(), &run).await?;
         let png = plot::render(&profile_figure(&r)).map_err(plot_error)?;
         plot_output(&run, png)
     }
@@ -363,10 +226,10 @@ impl HeatServer {
         for point in &record.points {
             // Resolved as the caller: the record can only name the caller's
             // own runs, whatever it says.
-            let Ok(dir) = self.inner.runs.resolve(&point.run_handle, ctx.caller()) else {
+            let Ok(dir) = self.jobs.runs().resolve(&point.run_handle, ctx.caller()) else {
                 continue;
             };
-            match read_result(&dir).await {
+            match self.jobs.result(ctx.caller(), &dir).await {
                 Ok(r) => done.push((point.diffusivity, r)),
                 Err(ToolError::Rejected(_)) => continue,
                 Err(e) => return Err(e),
@@ -379,81 +242,5 @@ impl HeatServer {
         }
         let png = plot::render(&sweep_figure(&done, record.points.len())).map_err(plot_error)?;
         plot_output(&run, png)
-    }
-
-    /// Cancel a running run (kills the solver's whole process tree).
-    #[hardened_tool(
-        max_cost = 1,
-        units = "calls",
-        cost = 1.0,
-        annotations(destructive, idempotent),
-        scopes = "heat:write"
-    )]
-    pub async fn heat_cancel(
-        &self,
-        ctx: ToolContext,
-        run: RunDir,
-    ) -> Result<Output<Done>, ToolError> {
-        let outcome = match self.slot(ctx.caller(), &run) {
-            Some(Slot::Job(job)) if self.inner.jobs.cancel(ctx.caller(), &job)? => "cancelled",
-            Some(Slot::Job(_)) => "not running",
-            Some(Slot::Queued) => {
-                self.slots()
-                    .insert(run.handle().as_str().to_owned(), Slot::Abandoned);
-                "cancelled"
-            }
-            _ => "not running",
-        };
-        Ok(Output::new(Done {
-            run_handle: run.handle().to_string(),
-            outcome,
-        }))
-    }
-
-    /// Delete a run and everything in it (cancelling it first if it runs).
-    #[hardened_tool(
-        max_cost = 1,
-        units = "calls",
-        cost = 1.0,
-        annotations(destructive, idempotent),
-        scopes = "heat:write"
-    )]
-    pub async fn heat_delete(
-        &self,
-        ctx: ToolContext,
-        run: RunDir,
-    ) -> Result<Output<Done>, ToolError> {
-        let handle = run.handle().to_string();
-        if let Some(Slot::Job(job)) = self.slots().remove(&handle) {
-            let _ = self.inner.jobs.forget(ctx.caller(), &job);
-        }
-        run.remove_async().await?;
-        Ok(Output::new(Done {
-            run_handle: handle,
-            outcome: "deleted",
-        }))
-    }
-
-    /// The caller's own runs.
-    #[hardened_tool(
-        max_cost = 1,
-        units = "calls",
-        cost = 1.0,
-        annotations(read_only),
-        scopes = "heat:read"
-    )]
-    pub async fn heat_list(&self, ctx: ToolContext) -> Result<Output<RunList>, ToolError> {
-        const MAX: usize = 200;
-        let mut runs = self
-            .inner
-            .runs
-            .list_bounded_async(ctx.caller(), MAX + 1)
-            .await?;
-        let truncated = runs.len() > MAX;
-        runs.truncate(MAX);
-        Ok(Output::new(RunList {
-            runs: runs.iter().map(ToString::to_string).collect(),
-            truncated,
-        }))
     }
 }
