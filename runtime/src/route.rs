@@ -278,7 +278,7 @@ impl<S: 'static> ToolSet<S> {
     pub fn retain(mut self, mut keep: impl FnMut(&str) -> bool) -> Self {
         self.tools.retain(|t| keep(t.name()));
         self.faults
-            .retain(|f| f.tool.as_deref().is_none_or(|t| keep(t)));
+            .retain(|f| f.tool.as_deref().is_none_or(&mut keep));
         self
     }
 
@@ -353,8 +353,10 @@ impl<S: 'static> ToolSet<S> {
     /// metadata like them). A name not in the set is a startup fault.
     pub fn require_scopes(mut self, name: &str, scopes: &[&str]) -> Self {
         let Some(t) = self.tools.iter_mut().find(|t| t.tool.name == name) else {
-            self.faults
-                .push(Fault::of(name, "scopes required of a tool not in the set".to_owned()));
+            self.faults.push(Fault::of(
+                name,
+                "scopes required of a tool not in the set".to_owned(),
+            ));
             return self;
         };
         let mut all: Vec<String> = t.scopes.to_vec();

@@ -9,7 +9,10 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hardened_mcp::jobs::{JOB_STATUS_FILE, JobState, Jobs, STDERR_LOG_FILE, STDOUT_LOG_FILE};
+use hardened_mcp::jobs::{
+    JOB_STATUS_FILE, JobState, Jobs, RecordedState, STDERR_LOG_FILE, STDOUT_LOG_FILE,
+    read_job_record,
+};
 use hardened_mcp::runs::{FileName, RunRoot};
 use hardened_mcp::sandbox::{Requirements, RunRequest, SandboxConfig, Termination, VIEW_RUN_DIR};
 use support::*;
@@ -47,16 +50,20 @@ async fn detached_job_persists_status_and_logs_in_its_run_dir() {
     // The status file is written after the logs; wait for it to say finished.
     let t0 = std::time::Instant::now();
     let status = loop {
-        let bytes = again.read_bounded(&JOB_STATUS_FILE, 4096).unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-        if v["state"] == "finished" {
-            break v;
+        if let Some(r) = read_job_record(&again)
+            && r.state == RecordedState::Finished
+        {
+            break r;
         }
         assert!(t0.elapsed() < Duration::from_secs(5));
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    assert_eq!(status["success"], true);
-    assert_eq!(status["stdout_bytes"], (1u64 << 20) + 18);
+    assert!(status.success);
+    // The record is authenticated: its body follows the MAC line.
+    let bytes = again.read_bounded(&JOB_STATUS_FILE, 4096).unwrap();
+    let body = &bytes[bytes.iter().position(|&b| b == b'\n').unwrap() + 1..];
+    let v: serde_json::Value = serde_json::from_slice(body).unwrap();
+    assert_eq!(v["stdout_bytes"], (1u64 << 20) + 18);
     let out = again.read_bounded(&STDOUT_LOG_FILE, 1 << 20).unwrap();
     assert!(out.starts_with(b"HEAD-OUT\n") && out.ends_with(b"TAIL-OUT\n"));
     assert!(out.len() < 200 << 10, "only head and tail are persisted");

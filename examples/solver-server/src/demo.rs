@@ -187,13 +187,7 @@ async fn session(client: &Client, opts: &DemoOptions, containment: &str) -> Resu
     }
 
     heading("6. The solver's log, framed as untrusted data");
-    let log = call(
-        client,
-        "heat_log",
-        json!({"run": handle, "lines": 3}),
-        None,
-    )
-    .await?;
+    let log = call(client, "heat_log", json!({"run": handle, "lines": 3}), None).await?;
     let l = &data(&log)["log"];
     println!("  notice: {}", l["notice"].as_str().unwrap_or(""));
     for line in l["data"].as_array().into_iter().flatten() {

@@ -447,6 +447,48 @@ async fn status_survives_a_server_restart() {
     .await;
 }
 
+/// A run still running when its server goes away is stopped with it; the
+/// next server on the run root says so (`interrupted`, with the fixed
+/// note), never `unknown`, and keeps saying so.
+#[tokio::test]
+async fn a_run_running_when_its_server_stops_reports_interrupted() {
+    bounded(async {
+        let root = tempfile::tempdir().unwrap();
+        let first = Session::start_in(root.path()).await;
+        let dx: f64 = 1.0 / 2000.0;
+        let started = first
+            .ok(
+                "heat_start",
+                json!({"cells": 2000, "steps": 1_000_000, "length": 1.0,
+                       "diffusivity": 1.0, "dt": 0.4 * dx * dx}),
+            )
+            .await;
+        let run = started["run_handle"].as_str().unwrap().to_owned();
+        let st = first.ok("heat_status", json!({"run": run})).await;
+        assert_eq!(st["state"], "running", "{st}");
+        first.shutdown().await;
+
+        let second = Session::start_in(root.path()).await;
+        for _ in 0..2 {
+            let st = second.ok("heat_status", json!({"run": run})).await;
+            assert_eq!(st["state"], "interrupted", "{st}");
+            assert_eq!(
+                st["note"],
+                "the server stopped while the run was running; the run was stopped with it"
+            );
+        }
+        let (kind, _) = second.err("heat_result", json!({"run": run})).await;
+        assert_eq!(kind, "rejected");
+        let list = second.ok("heat_list", json!({})).await;
+        assert_eq!(
+            list["runs"],
+            json!([{"run_handle": run, "state": "interrupted"}])
+        );
+        second.shutdown().await;
+    })
+    .await;
+}
+
 /// Deleting a run of 100,000 files (done on the blocking pool) does not
 /// hold up the session: status calls about another run are answered while
 /// the deletion is still under way.

@@ -22,8 +22,8 @@ mod tools;
 pub use kind::{Prepared, ResultFile, SolverJob};
 pub use launcher::{Launcher, RunningSolver};
 pub use report::{
-    JobDone, JobList, JobPhase, JobProgress, JobReport, JobStarted, JobSummary, LogPage,
-    LogStream, Note,
+    JobDone, JobList, JobPhase, JobProgress, JobReport, JobStarted, JobSummary, LogPage, LogStream,
+    Note,
 };
 pub use service::{JobDesk, JobOptions, JobScopes, JobService, LIFE_CYCLE_TOOLS, PlannedRun};
 pub use slurm::{BATCH_SCRIPT_FILE, SLURM_FILE_PREFIX, SLURM_JOB_FILE, SlurmConfig, node_main};

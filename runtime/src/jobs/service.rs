@@ -88,8 +88,9 @@ pub const LIFE_CYCLE_TOOLS: [(&str, bool); 7] = [
 /// Where a run is, as this process tracks it.
 #[derive(Debug, Clone)]
 enum Slot {
-    /// Its run directory exists, its launch is under way.
-    Starting,
+    /// Its run directory exists, its launch is under way; cancelling the
+    /// token cancels the run as soon as it is launched.
+    Starting(CancellationToken),
     /// Planned in a sequence, waiting for its turn.
     Queued,
     /// Launched as this job of the table.
@@ -108,7 +109,10 @@ struct Desk {
     slots: Mutex<HashMap<String, Slot>>,
     options: JobOptions,
     progress_unit: &'static str,
-    read_result: for<'a> fn(&'a (dyn Any + Send + Sync), &'a RunDir) -> BoxFuture<'a, Result<Value, ToolError>>,
+    read_result: for<'a> fn(
+        &'a (dyn Any + Send + Sync),
+        &'a RunDir,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>,
     job: Arc<dyn Any + Send + Sync>,
 }
 
@@ -226,8 +230,9 @@ impl<J: SolverJob> JobService<J> {
         let lease = dir.lease()?.ok_or_else(|| {
             ToolError::internal("a fresh run directory's lease is held elsewhere")
         })?;
-        self.desk.set_slot(&handle, Slot::Starting);
-        match self.desk.launch(caller, dir, lease, prepared) {
+        let cancel = CancellationToken::new();
+        self.desk.set_slot(&handle, Slot::Starting(cancel.clone()));
+        match self.desk.launch(caller, dir, lease, prepared, &cancel) {
             Ok(()) => Ok(JobStarted {
                 run_handle: handle.to_string(),
             }),
@@ -266,17 +271,18 @@ impl<J: SolverJob> JobService<J> {
     /// cancelled (or deleted) while queued: it is not launched.
     pub fn launch_planned(&self, run: PlannedRun, params: &J::Params) -> Result<bool, ToolError> {
         let key = run.dir.handle().as_str().to_owned();
+        let cancel = CancellationToken::new();
         {
             let mut slots = self.desk.slots();
             if !matches!(slots.get(&key), Some(Slot::Queued)) {
                 return Ok(false);
             }
-            slots.insert(key.clone(), Slot::Starting);
+            slots.insert(key.clone(), Slot::Starting(cancel.clone()));
         }
-        let launched = self
-            .job
-            .prepare(params)
-            .and_then(|p| self.desk.launch(&run.caller, run.dir, run.lease, p));
+        let launched = self.job.prepare(params).and_then(|p| {
+            self.desk
+                .launch(&run.caller, run.dir, run.lease, p, &cancel)
+        });
         if launched.is_err() {
             self.desk.remove_slot(&key);
         }
@@ -383,11 +389,14 @@ impl<J: SolverJob> JobService<J> {
             .into_root_schema_for::<J::Result>()
             .to_value();
         for field in free_text_fields(&result_schema) {
-            set = set.fault(&result_tool, format!(
-                "result field `{field}` is free text the solver wrote; \
+            set = set.fault(
+                &result_tool,
+                format!(
+                    "result field `{field}` is free text the solver wrote; \
                  solver text reaches the model only through the log tool, framed as untrusted \
                  (make the field an enum, a number, or drop it)"
-            ));
+                ),
+            );
         }
         let schema = crate::route::output_schema_of::<super::report::JobResultSchema<J::Result>>();
         set.with_output_schema(&result_tool, schema)
@@ -453,7 +462,7 @@ impl JobDesk {
 
     fn is_live(&self, key: &str) -> bool {
         match self.slots().get(key) {
-            Some(Slot::Starting | Slot::Queued) => true,
+            Some(Slot::Starting(_) | Slot::Queued) => true,
             Some(Slot::Job(id)) => self.0.jobs.is_live(id),
             None => false,
         }
@@ -467,14 +476,15 @@ impl JobDesk {
         dir: RunDir,
         lease: RunLease,
         prepared: Prepared,
+        cancel: &CancellationToken,
     ) -> Result<(), ToolError> {
         for (name, bytes) in &prepared.inputs {
             dir.write_atomic(name, bytes)?;
         }
-        let running =
-            self.0
-                .launcher
-                .launch(caller, &dir, prepared.request, &CancellationToken::new())?;
+        let running = self
+            .0
+            .launcher
+            .launch(caller, &dir, prepared.request, cancel)?;
         self.track(caller, dir, lease, running)
     }
 
@@ -486,10 +496,7 @@ impl JobDesk {
         running: super::RunningSolver,
     ) -> Result<(), ToolError> {
         let handle = dir.handle().clone();
-        let sink = Arc::new(DeskSink {
-            dir,
-            _lease: lease,
-        });
+        let sink = Arc::new(DeskSink { dir, _lease: lease });
         let id = self.0.jobs.start(caller, running, Some(sink))?;
         self.set_slot(&handle, Slot::Job(id));
         Ok(())
@@ -523,7 +530,7 @@ impl JobDesk {
         let mut report = JobReport::new(run.handle().to_string(), self.containment());
         let slot = self.slots().get(run.handle().as_str()).cloned();
         match slot {
-            Some(Slot::Starting | Slot::Queued) => report.state = JobPhase::Queued,
+            Some(Slot::Starting(_) | Slot::Queued) => report.state = JobPhase::Queued,
             Some(Slot::Job(id)) => match self.0.jobs.status(caller, &id) {
                 Ok(js) => self.fill_live(&mut report, js.state),
                 Err(_) => {
@@ -614,7 +621,11 @@ impl JobDesk {
                 Err(e) => tracing::warn!(error = %e, "a run's cluster job was not re-attached"),
             }
         }
-        write_record(run, RecordedState::Interrupted, Some(was.unwrap_or(RecordedState::Queued)));
+        write_record(
+            run,
+            RecordedState::Interrupted,
+            Some(was.unwrap_or(RecordedState::Queued)),
+        );
         report.state = JobPhase::Interrupted;
         report.note = Some(match was {
             Some(RecordedState::Running) => Note::InterruptedRunning,
@@ -740,6 +751,10 @@ impl JobDesk {
         }
         let outcome = match slot {
             Some(Slot::Job(id)) if self.0.jobs.cancel(caller, &id)? => "cancelled",
+            Some(Slot::Starting(cancel)) => {
+                cancel.cancel();
+                "cancelled"
+            }
             Some(Slot::Queued) => {
                 self.remove_slot(&key);
                 write_record(run, RecordedState::Abandoned, None);
@@ -753,10 +768,18 @@ impl JobDesk {
         })
     }
 
-    pub(super) async fn delete_run(&self, caller: &CallerId, run: RunDir) -> Result<JobDone, ToolError> {
+    pub(super) async fn delete_run(
+        &self,
+        caller: &CallerId,
+        run: RunDir,
+    ) -> Result<JobDone, ToolError> {
         let key = run.handle().as_str().to_owned();
-        if let Some(Slot::Job(id)) = self.remove_slot(&key) {
-            let _ = self.0.jobs.forget(caller, &id);
+        match self.remove_slot(&key) {
+            Some(Slot::Job(id)) => {
+                let _ = self.0.jobs.forget(caller, &id);
+            }
+            Some(Slot::Starting(cancel)) => cancel.cancel(),
+            Some(Slot::Queued) | None => {}
         }
         run.remove_async().await?;
         Ok(JobDone {
@@ -893,16 +916,22 @@ async fn read_result_bytes<J: SolverJob>(run: &RunDir) -> Result<Vec<u8>, ToolEr
     let file = J::RESULT_FILE;
     let read = match &file.dir {
         Some(d) => match run.subdir(d) {
-            Ok(sub) => sub.read_bounded_async(&file.name, J::MAX_RESULT_BYTES).await,
+            Ok(sub) => {
+                sub.read_bounded_async(&file.name, J::MAX_RESULT_BYTES)
+                    .await
+            }
             Err(e) => Err(e),
         },
-        None => run.read_bounded_async(&file.name, J::MAX_RESULT_BYTES).await,
+        None => {
+            run.read_bounded_async(&file.name, J::MAX_RESULT_BYTES)
+                .await
+        }
     };
     read.map_err(|e| match e {
-        RunError::FileNotFound => {
-            ToolError::rejected("the run succeeded but wrote no result file")
+        RunError::FileNotFound => ToolError::rejected("the run succeeded but wrote no result file"),
+        RunError::TooLarge => {
+            ToolError::rejected("the run's result is larger than this server reads")
         }
-        RunError::TooLarge => ToolError::rejected("the run's result is larger than this server reads"),
         RunError::FileRefused => ToolError::rejected("the run's result file is not a plain file"),
         other => other.into(),
     })

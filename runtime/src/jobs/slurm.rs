@@ -137,7 +137,6 @@ impl Files {
     }
 }
 
-
 /// Server configuration of the Slurm launcher.
 #[derive(Debug, Clone)]
 pub struct SlurmConfig {

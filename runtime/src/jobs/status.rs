@@ -184,7 +184,9 @@ pub fn read_job_record(run: &RunDir) -> Option<JobRecord> {
         return None;
     };
     serde_json::from_slice(body)
-        .inspect_err(|e| tracing::warn!(run = %run.handle(), error = %e, "job status record malformed"))
+        .inspect_err(
+            |e| tracing::warn!(run = %run.handle(), error = %e, "job status record malformed"),
+        )
         .ok()
 }
 

@@ -16,13 +16,12 @@ impl JobDesk {
     /// timed_out, cancelled, interrupted), its progress while it runs, and
     /// how it ended (exit code or signal, the limit that stopped it, wall
     /// and CPU time).
-    #[hardened_tool(
-        max_cost = 1,
-        units = "calls",
-        cost = 1.0,
-        annotations(read_only)
-    )]
-    pub async fn status(&self, ctx: ToolContext, run: RunDir) -> Result<Output<JobReport>, ToolError> {
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    pub async fn status(
+        &self,
+        ctx: ToolContext,
+        run: RunDir,
+    ) -> Result<Output<JobReport>, ToolError> {
         Ok(Output::new(self.report(ctx.caller(), &run)))
     }
 
@@ -44,7 +43,7 @@ impl JobDesk {
         #[bounded(min = 1, max = 60, default = 30, units = "s")] seconds: u32,
     ) -> Result<Output<JobReport>, ToolError> {
         let limit = Duration::from_secs(u64::from(seconds));
-        Ok(Output::new(self.wait_report( &ctx, &run, limit).await?))
+        Ok(Output::new(self.wait_report(&ctx, &run, limit).await?))
     }
 
     /// A page of a run's log (standard error by default), as untrusted
@@ -63,22 +62,23 @@ impl JobDesk {
         ctx: ToolContext,
         run: RunDir,
         #[bounded(default = "stderr")] stream: LogStream,
-        #[bounded(min = 0, max = 1_000_000_000, description = "First line of the page (0-based); omit for the last lines")]
+        #[bounded(
+            min = 0,
+            max = 1_000_000_000,
+            description = "First line of the page (0-based); omit for the last lines"
+        )]
         from_line: Option<u64>,
         #[bounded(min = 1, max = 1000, default = 50)] lines: u32,
     ) -> Result<Output<LogPage>, ToolError> {
-        let page = self.log_page( ctx.caller(), &run, stream, from_line, lines).await?;
+        let page = self
+            .log_page(ctx.caller(), &run, stream, from_line, lines)
+            .await?;
         Ok(Output::new(page))
     }
 
     /// The result of a run that succeeded, as the solver wrote it and the
     /// server checked it.
-    #[hardened_tool(
-        max_cost = 1,
-        units = "calls",
-        cost = 1.0,
-        annotations(read_only)
-    )]
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
     pub async fn result(
         &self,
         ctx: ToolContext,
@@ -92,14 +92,9 @@ impl JobDesk {
     }
 
     /// The caller's runs, each with its state.
-    #[hardened_tool(
-        max_cost = 1,
-        units = "calls",
-        cost = 1.0,
-        annotations(read_only)
-    )]
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
     pub async fn list(&self, ctx: ToolContext) -> Result<Output<JobList>, ToolError> {
-        Ok(Output::new(self.list_runs( ctx.caller()).await?))
+        Ok(Output::new(self.list_runs(ctx.caller()).await?))
     }
 
     /// Cancel a run: kills the solver's whole process tree (a queued run is
@@ -110,8 +105,12 @@ impl JobDesk {
         cost = 1.0,
         annotations(destructive, idempotent)
     )]
-    pub async fn cancel(&self, ctx: ToolContext, run: RunDir) -> Result<Output<JobDone>, ToolError> {
-        Ok(Output::new(self.cancel_run( ctx.caller(), &run)?))
+    pub async fn cancel(
+        &self,
+        ctx: ToolContext,
+        run: RunDir,
+    ) -> Result<Output<JobDone>, ToolError> {
+        Ok(Output::new(self.cancel_run(ctx.caller(), &run)?))
     }
 
     /// Delete a run and everything in it, cancelling it first if it runs.
@@ -121,8 +120,12 @@ impl JobDesk {
         cost = 1.0,
         annotations(destructive, idempotent)
     )]
-    pub async fn delete(&self, ctx: ToolContext, run: RunDir) -> Result<Output<JobDone>, ToolError> {
-        Ok(Output::new(self.delete_run( ctx.caller(), run).await?))
+    pub async fn delete(
+        &self,
+        ctx: ToolContext,
+        run: RunDir,
+    ) -> Result<Output<JobDone>, ToolError> {
+        Ok(Output::new(self.delete_run(ctx.caller(), run).await?))
     }
 }
 

@@ -124,4 +124,3 @@ pub(super) fn plot_error(e: plot::PlotError) -> ToolError {
         e => ToolError::internal(e),
     }
 }
-
