@@ -667,6 +667,7 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
     });
     let max = f64_tokens(m.max_cost);
     let scopes = &m.scopes;
+    let task = m.task;
     let units = &m.units;
     let description = &m.description;
     let annotations = match &m.annotations {
@@ -713,6 +714,7 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
             timeout_s: #timeout,
             concurrency: #conc,
             scopes: &[#(#scopes),*],
+            task: #task,
         };
         #parse
         #check

@@ -134,6 +134,7 @@ pub struct ToolModel {
     pub timeout_s: Option<f64>,
     pub concurrency: Option<usize>,
     pub scopes: Vec<String>,
+    pub task: bool,
     pub annotations: Option<Annotations>,
     pub params: Vec<ArgModel>,
     pub output: Type,

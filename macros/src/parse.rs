@@ -89,6 +89,8 @@ pub struct ToolAttr {
     pub annotations: Option<Annotations>,
     /// OAuth scopes a caller's access token must grant, space-separated.
     pub scopes: Option<LitStr>,
+    /// The tool may run as an MCP task (a client that takes tasks gets one).
+    pub task: Flag,
 }
 
 /// `#[bounded(...)]`.

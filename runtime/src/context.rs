@@ -16,6 +16,7 @@ pub struct ToolContext {
     scopes: Option<GrantedScopes>,
     cancel: CancellationToken,
     progress: Progress,
+    task: Option<crate::jobs::TaskOffer>,
 }
 
 impl ToolContext {
@@ -50,6 +51,7 @@ impl ToolContext {
             scopes,
             cancel: rc.ct.clone(),
             progress,
+            task: None,
         }
     }
 
@@ -61,7 +63,26 @@ impl ToolContext {
             scopes: None,
             cancel: CancellationToken::new(),
             progress: Progress::none(),
+            task: None,
         }
+    }
+
+    /// The same context, offering the body to answer as an MCP task (the
+    /// route of a `task` tool does it when the client takes tasks).
+    pub(crate) fn with_task_offer(mut self, offer: crate::jobs::TaskOffer) -> Self {
+        self.task = Some(offer);
+        self
+    }
+
+    /// Whether the call may be answered with an MCP task: the tool is
+    /// declared `task`, the server serves tasks, and the client takes them.
+    /// [`JobService::run`](crate::jobs::JobService::run) answers with one then.
+    pub fn task_offered(&self) -> bool {
+        self.task.is_some()
+    }
+
+    pub(crate) fn task_offer(&self) -> Option<&crate::jobs::TaskOffer> {
+        self.task.as_ref()
     }
 
     /// The same context, limited to `scopes` as an OAuth access token

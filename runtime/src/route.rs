@@ -36,6 +36,8 @@ pub struct ToolMeta {
     pub concurrency: Option<usize>,
     /// OAuth scopes a caller's access token must grant.
     pub scopes: &'static [&'static str],
+    /// Whether the tool may run as an MCP task.
+    pub task: bool,
 }
 
 /// The entry a route calls: parse, revalidate, run the body, shape the result.
@@ -238,12 +240,20 @@ impl<S: 'static> ToolSet<S> {
             if let Some(a) = d.annotations {
                 tool = tool.with_annotations(a);
             }
+            let mut meta = JsonObject::new();
             if !d.meta.scopes.is_empty() {
-                let mut meta = JsonObject::new();
                 meta.insert(
                     crate::transport::oauth::SCOPES_META_KEY.to_owned(),
                     serde_json::json!(d.meta.scopes),
                 );
+            }
+            if d.meta.task {
+                meta.insert(
+                    crate::transport::tasks2025::TASK_TOOL_META_KEY.to_owned(),
+                    Value::Bool(true),
+                );
+            }
+            if !meta.is_empty() {
                 tool.meta = Some(rmcp::model::MetaObject(meta));
             }
             tools.push(HardenedTool {
@@ -411,13 +421,29 @@ impl<S: Send + Sync + 'static> ToolSet<S> {
         }
         let mut router = ToolRouter::new();
         for t in self.tools {
-            let (call, scopes) = (t.call, t.scopes);
+            let (call, scopes, task_tool) = (t.call, t.scopes, t.meta.task);
             router.add_route(ToolRoute::new_dyn(
                 t.tool,
                 move |tcc: ToolCallContext<'_, S>| -> BoxFuture<'_, _> {
-                    let ctx = ToolContext::from_request(&tcc.request_context);
+                    let mut ctx = ToolContext::from_request(&tcc.request_context);
+                    // A `task` tool may answer with a task when the server
+                    // serves them and the client takes them.
+                    let offer = (task_tool
+                        && crate::jobs::tasks_accepted(&tcc.request_context.extensions))
+                    .then(crate::jobs::TaskOffer::default);
+                    if let Some(o) = &offer {
+                        ctx = ctx.with_task_offer(o.clone());
+                    }
                     let fut = call_checked(&call, &scopes, tcc.service, tcc.arguments, ctx);
-                    Box::pin(async move { Ok(CallToolResponse::Complete(fut.await)) })
+                    Box::pin(async move {
+                        let result = fut.await;
+                        Ok(match offer.and_then(|o| o.accepted()) {
+                            Some(task) => CallToolResponse::Task(
+                                rmcp::model::CreateTaskResult::new(task),
+                            ),
+                            None => CallToolResponse::Complete(result),
+                        })
+                    })
                 },
             ));
         }

@@ -39,13 +39,20 @@ use std::sync::Arc;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest,
+    CustomResult, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::jobs::JobDesk;
+
+/// Where a server's tasks are: the job desk of one of its services.
+type TaskSource<S> = dyn for<'a> Fn(&'a S) -> &'a JobDesk + Send + Sync;
 
 /// A service, its tools and its identity, served as one MCP server.
 ///
@@ -55,6 +62,7 @@ pub struct Server<S> {
     service: Arc<S>,
     tools: Arc<ToolRouter<S>>,
     info: Arc<ServerConfig>,
+    tasks: Option<Arc<TaskSource<S>>>,
 }
 
 impl<S> Clone for Server<S> {
@@ -63,6 +71,7 @@ impl<S> Clone for Server<S> {
             service: Arc::clone(&self.service),
             tools: Arc::clone(&self.tools),
             info: Arc::clone(&self.info),
+            tasks: self.tasks.clone(),
         }
     }
 }
@@ -92,6 +101,38 @@ impl<S: Send + Sync + 'static> Server<S> {
             service: Arc::new(service),
             tools: Arc::new(tools),
             info: Arc::new(info),
+            tasks: None,
+        }
+    }
+
+    /// Serves MCP tasks: the tools declared `task` whose bodies run a job
+    /// ([`JobService::run`](crate::jobs::JobService::run)) answer a client
+    /// that takes tasks with one, and `tasks/get`, `tasks/cancel` (and, in
+    /// the 2025-11-25 protocol, `tasks/result` and `tasks/list`) answer
+    /// from the run root through `project`'s job desk. Declares the tasks
+    /// extension (`io.modelcontextprotocol/tasks`). Clients that do not
+    /// take tasks keep the plain tools.
+    pub fn tasks<F>(mut self, project: F) -> Self
+    where
+        F: for<'a> Fn(&'a S) -> &'a JobDesk + Send + Sync + 'static,
+    {
+        self.tasks = Some(Arc::new(project));
+        let info = Arc::make_mut(&mut self.info);
+        info.capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), Default::default());
+        self
+    }
+
+    fn desk(&self) -> Result<&JobDesk, ErrorData> {
+        match &self.tasks {
+            Some(project) => Ok(project(&self.service)),
+            None => Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "Method not found",
+                None,
+            )),
         }
     }
 
@@ -132,8 +173,15 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if self.tasks.is_some()
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks())
+        {
+            context.extensions.insert(crate::jobs::TasksAccepted);
+        }
         if self.tools.get(&request.name).is_none() {
             tracing::debug!("call of a tool this server does not have: refused");
             return Ok(CallToolResponse::Complete(
@@ -163,5 +211,51 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools.get(name).cloned()
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let caller = ToolContext::from_request(&context).caller().clone();
+        let task = self.desk()?.get_task(&caller, &request.task_id).await?;
+        Ok(GetTaskResult::new(task))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = ToolContext::from_request(&context).caller().clone();
+        self.desk()?.cancel_task(&caller, &request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        _request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.desk()?;
+        Err(ErrorData::invalid_params(
+            "this server's tasks take no input",
+            None,
+        ))
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        crate::transport::tasks2025::serve(self, request, context).await
+    }
+}
+
+impl<S: Send + Sync + 'static> Server<S> {
+    /// The job desk of the server's tasks, for the 2025-11-25 methods.
+    pub(crate) fn task_desk(&self) -> Result<&JobDesk, ErrorData> {
+        self.desk()
     }
 }

@@ -312,6 +312,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
         timeout_s,
         concurrency,
         scopes,
+        task: a.task.is_present(),
         annotations: a.annotations.clone(),
         params,
         output: output?,

@@ -17,14 +17,18 @@ mod service;
 mod slurm;
 mod status;
 mod table;
+mod tasks;
 mod tools;
 
 pub use kind::{Prepared, ResultFile, SolverJob};
 pub use launcher::{Launcher, RunningSolver};
 pub use report::{
-    JobDone, JobList, JobPhase, JobProgress, JobReport, JobStarted, JobSummary, LogPage, LogStream,
-    Note,
+    JobDone, JobList, JobOutcome, JobPhase, JobProgress, JobReport, JobStarted, JobSummary,
+    LogPage, LogStream, Note,
 };
+pub use tasks::{TASK_POLL_INTERVAL_MS, TaskOffer};
+pub(crate) use tasks::{TasksAccepted, tasks_accepted};
+
 pub use service::{JobDesk, JobOptions, JobScopes, JobService, LIFE_CYCLE_TOOLS, PlannedRun};
 pub use slurm::{BATCH_SCRIPT_FILE, SLURM_FILE_PREFIX, SLURM_JOB_FILE, SlurmConfig, node_main};
 pub use status::{

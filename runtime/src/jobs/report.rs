@@ -263,3 +263,25 @@ pub(crate) struct JobResultSchema<R> {
     /// The solver's result, parsed strictly and checked by the server.
     result: R,
 }
+
+/// What a job's `task` tool answers ([`JobService::run`](super::JobService::run)),
+/// and what its task's result is: the run's report, and its typed result
+/// once it succeeded.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct JobOutcome<R> {
+    /// The run handle (also the task id, when run as a task).
+    pub run_handle: String,
+    /// The run's status when the answer was made.
+    pub report: JobReport,
+    /// The solver's result, parsed strictly and checked by the server;
+    /// present once the run succeeded.
+    pub result: Option<R>,
+}
+
+/// [`JobOutcome`] with the result erased, as the desk builds it.
+#[derive(Debug, Serialize)]
+pub(crate) struct JobOutcomeOut {
+    pub(crate) run_handle: String,
+    pub(crate) report: JobReport,
+    pub(crate) result: Option<serde_json::Value>,
+}

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::kind::{Prepared, SolverJob};
 use super::launcher::Launcher;
 use super::report::{
-    JobDone, JobList, JobPhase, JobProgress, JobReport, JobStarted, JobSummary, LogPage, LogStream,
+    JobDone, JobList, JobOutcome, JobPhase, JobProgress, JobReport, JobStarted, JobSummary, LogPage, LogStream,
     Note,
 };
 use super::status::{
@@ -34,6 +34,7 @@ use super::table::{JobId, JobState, Jobs, StatusSink};
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::identity::CallerId;
+use crate::output::Output;
 use crate::route::ToolSet;
 use crate::runs::{HasRunRoot, RunDir, RunError, RunHandle, RunLease, RunRoot};
 use crate::sandbox::{LimitHit, Outcome, Termination};
@@ -320,6 +321,45 @@ impl<J: SolverJob> JobService<J> {
         });
     }
 
+    /// Runs `params` to its end for the caller of `ctx`, as the body of a
+    /// long tool: starts the run, then waits at most `wait` (with progress
+    /// notifications) and answers its report, with the typed result if it
+    /// succeeded; a run still going when `wait` is up is answered as such
+    /// (follow it with the status and wait tools).
+    ///
+    /// In a tool declared `task` (`#[hardened_tool(.., task)]`) called by a
+    /// client that takes MCP tasks, it answers at once with a task instead:
+    /// the run, followed through `tasks/get` and, in the 2025-11-25
+    /// protocol, `tasks/result` (see [`Server::tasks`](crate::Server::tasks)).
+    pub async fn run(
+        &self,
+        ctx: &ToolContext,
+        params: &J::Params,
+        wait: Duration,
+    ) -> Result<Output<JobOutcome<J::Result>>, ToolError> {
+        let started = self.start(ctx.caller(), params)?;
+        let dir = self.desk.0.runs.resolve(&started.run_handle, ctx.caller())?;
+        if let Some(offer) = ctx.task_offer() {
+            offer.accept(self.desk.make_task(&dir)?);
+            let report = self.desk.report(ctx.caller(), &dir);
+            return Ok(Output::new(JobOutcome {
+                run_handle: started.run_handle,
+                report,
+                result: None,
+            }));
+        }
+        let report = self.desk.wait_report(ctx, &dir, wait).await?;
+        let result = match report.state {
+            JobPhase::Succeeded => Some(self.result(ctx.caller(), &dir).await?),
+            _ => None,
+        };
+        Ok(Output::new(JobOutcome {
+            run_handle: started.run_handle,
+            report,
+            result,
+        }))
+    }
+
     /// The status of a run of `caller`.
     pub fn status(&self, caller: &CallerId, run: &RunDir) -> JobReport {
         self.desk.report(caller, run)
@@ -438,6 +478,10 @@ impl<J: SolverJob> JobService<J> {
 // ---- the kind-independent desk ---------------------------------------------
 
 impl JobDesk {
+    pub(super) fn runs(&self) -> &RunRoot {
+        &self.0.runs
+    }
+
     fn slots(&self) -> MutexGuard<'_, HashMap<String, Slot>> {
         // Every update is one insert or remove: a poisoned map is consistent.
         self.0.slots.lock().unwrap_or_else(PoisonError::into_inner)

@@ -17,6 +17,7 @@ pub mod auth;
 mod fixed;
 pub mod http;
 pub mod oauth;
+pub(crate) mod tasks2025;
 pub mod stdio;
 
 pub use auth::{AuthConfigError, BearerAuth};

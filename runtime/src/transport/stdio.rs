@@ -134,6 +134,8 @@ pub struct HardenedStdio<R, W> {
     pending: Option<PendingReply>,
     budget: ErrorBudget,
     max_message_bytes: usize,
+    /// The 2025-11-25 tasks adapter of this session.
+    legacy: Arc<std::sync::Mutex<super::tasks2025::Legacy>>,
 }
 
 impl<R, W> std::fmt::Debug for HardenedStdio<R, W> {
@@ -179,6 +181,7 @@ where
             pending: None,
             budget: ErrorBudget::new(config.error_burst, config.error_refill_per_sec),
             max_message_bytes: config.max_message_bytes,
+            legacy: Arc::default(),
         }
     }
 
@@ -283,7 +286,12 @@ where
     }
 
     fn classify_line(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        let verdict = classify(&self.line);
+        let adapted = self
+            .legacy
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .inbound(&self.line);
+        let verdict = classify(adapted.as_deref().unwrap_or(&self.line));
         let bytes = self.line.len();
         self.line.clear();
         match verdict {
@@ -317,9 +325,26 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let outbox = Arc::clone(&self.outbox);
+        let item = super::fixed::fix_outgoing(item);
+        let amended = {
+            let mut legacy = self
+                .legacy
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if legacy.is_waiting() {
+                serde_json::to_value(&item)
+                    .ok()
+                    .and_then(|v| legacy.outbound(&v))
+            } else {
+                None
+            }
+        };
         async move {
             let mut outbox = outbox.lock().await;
-            outbox.push_message(&super::fixed::fix_outgoing(item))?;
+            match amended {
+                Some(v) => outbox.push_message(&v)?,
+                None => outbox.push_message(&item)?,
+            }
             outbox.drain().await
         }
     }
@@ -399,7 +424,7 @@ struct Outbox<W> {
 }
 
 impl<W: AsyncWrite + Unpin> Outbox<W> {
-    fn push_message(&mut self, item: &TxJsonRpcMessage<RoleServer>) -> io::Result<()> {
+    fn push_message(&mut self, item: &impl serde::Serialize) -> io::Result<()> {
         if self.out.is_none() {
             return Err(closed());
         }

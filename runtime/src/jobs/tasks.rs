@@ -1,0 +1,252 @@
+//! Jobs served as MCP tasks. A `task` tool whose body is
+//! [`JobService::run`](super::JobService::run) answers a client that takes
+//! tasks with one at once; the task is the job's run. Nothing of it lives
+//! in memory: the task id is the run's handle, its record (creation time)
+//! is an authenticated file in the run directory, and its status and
+//! result are read from the run's job record and result file. So a task
+//! answers only the caller that owns the run (anyone else gets the answer
+//! of an unknown id), survives a restart of its server, and is answered by
+//! any server process that shares the run root.
+
+use std::sync::{Arc, OnceLock};
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, DetailedTask, JsonObject, Task, TaskPayload, TaskStatus};
+
+use super::report::{JobOutcomeOut, JobPhase, JobReport};
+use super::service::JobDesk;
+use super::status::{now_ms, sealed, unseal};
+use crate::error::ToolError;
+use crate::identity::CallerId;
+use crate::output::Output;
+use crate::runs::{FileName, RunDir, RunError};
+
+/// The run file that makes a run a task.
+const TASK_FILE: FileName = FileName::fixed("mcp-task.json");
+const TASK_LABEL: &[u8] = b"mcp-task";
+/// How often clients are asked to poll.
+pub const TASK_POLL_INTERVAL_MS: u64 = 500;
+
+/// The marker a server puts in a call's extensions when it serves tasks
+/// and the client takes them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TasksAccepted;
+
+/// Whether a call's extensions carry [`TasksAccepted`].
+pub(crate) fn tasks_accepted(extensions: &rmcp::model::Extensions) -> bool {
+    extensions.get::<TasksAccepted>().is_some()
+}
+
+/// The offer a `task` tool's body may take: a task it created, which the
+/// route then answers with instead of the body's result.
+#[derive(Debug, Clone, Default)]
+pub struct TaskOffer(Arc<OnceLock<Task>>);
+
+impl TaskOffer {
+    pub(crate) fn accept(&self, task: Task) {
+        let _ = self.0.set(task);
+    }
+
+    pub(crate) fn accepted(&self) -> Option<Task> {
+        self.0.get().cloned()
+    }
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct TaskRecord {
+    created_ms: u64,
+}
+
+/// The one answer to a task id that is malformed, unknown, not a task, or
+/// another caller's.
+fn unknown_task() -> ErrorData {
+    ErrorData::invalid_params("unknown task", None)
+}
+
+impl JobDesk {
+    /// Makes the run in `dir` a task: writes its record; returns the seed.
+    pub(crate) fn make_task(&self, dir: &RunDir) -> Result<Task, ToolError> {
+        let created_ms = now_ms();
+        let body = serde_json::to_vec(&TaskRecord { created_ms }).map_err(ToolError::internal)?;
+        dir.write_atomic(&TASK_FILE, &sealed(dir, TASK_LABEL, &body))?;
+        let at = iso8601(created_ms);
+        Ok(Task::new(dir.handle().as_str(), TaskStatus::Working, at.clone(), at)
+            .with_poll_interval_ms(TASK_POLL_INTERVAL_MS))
+    }
+
+    /// The run of task `task_id` of `caller`, and when the task was made.
+    fn task_run(&self, caller: &CallerId, task_id: &str) -> Result<(RunDir, u64), ErrorData> {
+        let dir = match self.runs().resolve(task_id, caller) {
+            Ok(d) => d,
+            Err(RunError::UnknownRun) => return Err(unknown_task()),
+            Err(e) => {
+                tracing::warn!(error = %e, "task lookup failed");
+                return Err(unknown_task());
+            }
+        };
+        let record = dir
+            .read_bounded(&TASK_FILE, 512)
+            .ok()
+            .and_then(|b: Vec<u8>| {
+                let body = unseal(&dir, TASK_LABEL, &b)?.to_vec();
+                serde_json::from_slice::<TaskRecord>(&body).ok()
+            })
+            .ok_or_else(unknown_task)?;
+        Ok((dir, record.created_ms))
+    }
+
+    /// `tasks/get`: the task's state, with its result once it ended.
+    pub(crate) async fn get_task(
+        &self,
+        caller: &CallerId,
+        task_id: &str,
+    ) -> Result<DetailedTask, ErrorData> {
+        let (dir, created_ms) = self.task_run(caller, task_id)?;
+        let report = self.report(caller, &dir);
+        let mut task = Task::new(
+            task_id,
+            TaskStatus::Working,
+            iso8601(created_ms),
+            iso8601(report.since_ms.unwrap_or_else(now_ms)),
+        )
+        .with_poll_interval_ms(TASK_POLL_INTERVAL_MS);
+        if let Some(text) = status_message(&report) {
+            task = task.with_status_message(text);
+        }
+        let payload = match report.state {
+            JobPhase::Queued | JobPhase::Running => TaskPayload::Working,
+            JobPhase::Cancelled => TaskPayload::Cancelled,
+            _ => TaskPayload::Completed {
+                result: self.task_result_object(caller, &dir, report).await?,
+            },
+        };
+        Ok(DetailedTask::new(task, payload))
+    }
+
+    /// The final result of a task's run: the task tool's output (the run's
+    /// report, and its result if it succeeded).
+    pub(crate) async fn task_result(
+        &self,
+        caller: &CallerId,
+        task_id: &str,
+    ) -> Result<CallToolResult, ErrorData> {
+        let (dir, _) = self.task_run(caller, task_id)?;
+        let report = self.report(caller, &dir);
+        self.outcome_result(caller, &dir, report).await
+    }
+
+    async fn task_result_object(
+        &self,
+        caller: &CallerId,
+        dir: &RunDir,
+        report: JobReport,
+    ) -> Result<JsonObject, ErrorData> {
+        let r = self.outcome_result(caller, dir, report).await?;
+        match serde_json::to_value(r) {
+            Ok(serde_json::Value::Object(m)) => Ok(m),
+            _ => Err(ErrorData::internal_error("task result not serialisable", None)),
+        }
+    }
+
+    async fn outcome_result(
+        &self,
+        caller: &CallerId,
+        dir: &RunDir,
+        report: JobReport,
+    ) -> Result<CallToolResult, ErrorData> {
+        let result = if report.state == JobPhase::Succeeded {
+            match self.result_value(caller, dir).await {
+                Ok(v) => Some(v),
+                // A result refused (malformed, over its checks) is a tool
+                // error, as the tool itself would have answered.
+                Err(e) => return Ok(e.into_call_tool_result()),
+            }
+        } else {
+            None
+        };
+        let out = Output::new(JobOutcomeOut {
+            run_handle: dir.handle().to_string(),
+            report,
+            result,
+        });
+        Ok(match out.into_call_tool_result("task") {
+            Ok(r) => r,
+            Err(e) => e.into_call_tool_result(),
+        })
+    }
+
+    /// `tasks/cancel`: cancels the task's run.
+    pub(crate) fn cancel_task(&self, caller: &CallerId, task_id: &str) -> Result<(), ErrorData> {
+        let (dir, _) = self.task_run(caller, task_id)?;
+        match self.cancel_run(caller, &dir) {
+            Ok(_) => Ok(()),
+            Err(ToolError::Rejected(why)) => Err(ErrorData::invalid_request(why, None)),
+            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+        }
+    }
+
+    /// `tasks/list` (2025-11-25): the caller's tasks, newest state each.
+    pub(crate) async fn list_tasks(&self, caller: &CallerId) -> Result<Vec<Task>, ErrorData> {
+        let listed = self
+            .list_runs(caller)
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let mut tasks = Vec::new();
+        for run in listed.runs {
+            if let Ok(t) = self.get_task(caller, &run.run_handle).await {
+                tasks.push(t.task);
+            }
+        }
+        Ok(tasks)
+    }
+}
+
+/// A server-authored line on a live task (numbers and fixed words only).
+fn status_message(report: &JobReport) -> Option<String> {
+    Some(match (report.state, &report.progress) {
+        (JobPhase::Running, Some(p)) => format!("running: {} of {} {}", p.done, p.total, p.unit),
+        (JobPhase::Running, None) => "running".to_owned(),
+        (JobPhase::Queued, _) => "queued".to_owned(),
+        (state, _) => match report.note {
+            Some(note) => note.text().to_owned(),
+            None => format!("{state:?}").to_lowercase(),
+        },
+    })
+}
+
+/// `ms` since the Unix epoch as an RFC 3339 UTC timestamp
+/// (`2026-12-01T11:00:00.000Z`).
+pub(crate) fn iso8601(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (proleptic Gregorian).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::iso8601;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(iso8601(1_796_122_800_123), "2026-12-01T11:00:00.123Z");
+    }
+}

@@ -1,0 +1,282 @@
+//! MCP tasks in the 2025-11-25 protocol, which rmcp does not model (it
+//! models the 2026-07-28 tasks extension). The 2025 shapes differ: a
+//! tool call asks for a task with a `task` parameter, the server declares
+//! `capabilities.tasks` and each task tool `execution.taskSupport`, the
+//! task is nested (`{"task": {..}}`) with `ttl` and `pollInterval`, and
+//! there are `tasks/result` and `tasks/list`.
+//!
+//! A session that initialized with 2025-11-25 gets them through two steps:
+//! the transport's [`Legacy`] adapter renames those requests to private
+//! methods (`dev.hardened-mcp/2025/...`) that rmcp hands to the server's
+//! custom-request hook ([`serve`], answering from the same job desk as the
+//! 2026 methods), and adds the two declarations to the `initialize` and
+//! `tools/list` answers. Every other message passes untouched.
+
+use std::collections::HashSet;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, ErrorData,
+    JsonObject, Task,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler};
+use serde_json::{Value, json};
+
+use crate::context::ToolContext;
+use crate::server::Server;
+
+/// The prefix of the private methods the adapter renames 2025 task
+/// requests to.
+const PRIVATE: &str = "dev.hardened-mcp/2025/";
+/// The tool `_meta` key marking a tool declared `task`.
+pub(crate) const TASK_TOOL_META_KEY: &str = "dev.hardened-mcp/task";
+/// Longest task id read from a request.
+const MAX_TASK_ID: usize = 128;
+/// Most requests whose answers the adapter still has to amend.
+const MAX_PENDING: usize = 64;
+
+fn not_found() -> ErrorData {
+    ErrorData::new(ErrorCode::METHOD_NOT_FOUND, "Method not found", None)
+}
+
+fn unknown_task() -> ErrorData {
+    ErrorData::invalid_params("unknown task", None)
+}
+
+/// A 2025-11-25 `Task` object.
+fn task_2025(t: &Task) -> Value {
+    let mut v = json!({
+        "taskId": t.task_id,
+        "status": t.status,
+        "createdAt": t.created_at,
+        "lastUpdatedAt": t.last_updated_at,
+        "ttl": t.ttl_ms,
+    });
+    if let Some(p) = t.poll_interval_ms {
+        v["pollInterval"] = json!(p);
+    }
+    if let Some(m) = &t.status_message {
+        v["statusMessage"] = json!(m);
+    }
+    v
+}
+
+fn task_id(params: Option<&Value>) -> Result<String, ErrorData> {
+    match params.and_then(|p| p.get("taskId")).and_then(Value::as_str) {
+        Some(id) if id.len() <= MAX_TASK_ID => Ok(id.to_owned()),
+        _ => Err(unknown_task()),
+    }
+}
+
+/// Answers the private methods of the adapter; any other custom method
+/// is unknown (with the fixed text: nothing of the method name returns).
+pub(crate) async fn serve<S: Send + Sync + 'static>(
+    server: &Server<S>,
+    request: CustomRequest,
+    mut context: RequestContext<RoleServer>,
+) -> Result<CustomResult, ErrorData> {
+    let Some(method) = request.method.strip_prefix(PRIVATE) else {
+        return Err(not_found());
+    };
+    let desk = server.task_desk()?;
+    let caller = ToolContext::from_request(&context).caller().clone();
+    let params = request.params.as_ref();
+    let answer = match method {
+        "tools/call" => {
+            let mut params: CallToolRequestParams = params
+                .cloned()
+                .and_then(|p| serde_json::from_value(p).ok())
+                .ok_or_else(|| ErrorData::invalid_params("Invalid params", None))?;
+            params.meta = None;
+            context.extensions.insert(crate::jobs::TasksAccepted);
+            match server.call_tool(params, context).await? {
+                CallToolResponse::Task(created) => json!({ "task": task_2025(&created.task) }),
+                CallToolResponse::Complete(r) => {
+                    serde_json::to_value(r).map_err(|_| ErrorData::internal_error("Internal error", None))?
+                }
+                _ => return Err(ErrorData::internal_error("Internal error", None)),
+            }
+        }
+        "tasks/get" => task_2025(&desk.get_task(&caller, &task_id(params)?).await?.task),
+        "tasks/cancel" => {
+            let id = task_id(params)?;
+            desk.cancel_task(&caller, &id)?;
+            task_2025(&desk.get_task(&caller, &id).await?.task)
+        }
+        "tasks/list" => {
+            let tasks: Vec<Value> = desk.list_tasks(&caller).await?.iter().map(task_2025).collect();
+            json!({ "tasks": tasks })
+        }
+        "tasks/result" => {
+            let id = task_id(params)?;
+            // Blocks until the task ends (or the client cancels the request).
+            loop {
+                let t = desk.get_task(&caller, &id).await?;
+                match t.task.status {
+                    rmcp::model::TaskStatus::Working | rmcp::model::TaskStatus::InputRequired => {}
+                    rmcp::model::TaskStatus::Cancelled => {
+                        return Err(ErrorData::invalid_request("the task was cancelled", None));
+                    }
+                    _ => break,
+                }
+                tokio::select! {
+                    () = context.ct.cancelled() => {
+                        return Err(ErrorData::invalid_request("cancelled", None));
+                    }
+                    () = tokio::time::sleep(std::time::Duration::from_millis(200)) => {}
+                }
+            }
+            let mut r = serde_json::to_value(desk.task_result(&caller, &id).await?)
+                .map_err(|_| ErrorData::internal_error("Internal error", None))?;
+            r["_meta"] = json!({ "io.modelcontextprotocol/related-task": { "taskId": id } });
+            r
+        }
+        _ => return Err(not_found()),
+    };
+    Ok(CustomResult::new(answer))
+}
+
+/// The per-session adapter of a transport: renames the 2025 task requests
+/// of a session that initialized with 2025-11-25, and amends the answers
+/// to its `initialize` and `tools/list`.
+#[derive(Debug, Default)]
+pub(crate) struct Legacy {
+    era_2025: bool,
+    /// Ids of `initialize` and `tools/list` requests not yet answered.
+    pending: HashSet<String>,
+}
+
+impl Legacy {
+    /// The line to parse instead of `line`, when it must change.
+    pub(crate) fn inbound(&mut self, line: &[u8]) -> Option<Vec<u8>> {
+        // Cheap test first: only requests that can concern tasks are parsed.
+        let interesting = [&b"\"initialize\""[..], b"\"tools/list\"", b"\"task\"", b"\"tasks/"]
+            .iter()
+            .any(|needle| line.windows(needle.len()).any(|w| w == *needle));
+        if !interesting {
+            return None;
+        }
+        let mut msg: Value = serde_json::from_slice(line).ok()?;
+        let method = msg.get("method")?.as_str()?.to_owned();
+        let id = msg.get("id").filter(|i| i.is_string() || i.is_number())?.to_string();
+        match method.as_str() {
+            "initialize" => {
+                self.era_2025 = msg.pointer("/params/protocolVersion").and_then(Value::as_str)
+                    == Some("2025-11-25");
+                self.remember(id);
+                None
+            }
+            "tools/list" if self.era_2025 => {
+                self.remember(id);
+                None
+            }
+            "tools/call" if self.era_2025 && msg.pointer("/params/task").is_some() => {
+                rename(&mut msg, &method)
+            }
+            "tasks/get" | "tasks/cancel" | "tasks/result" | "tasks/list" if self.era_2025 => {
+                rename(&mut msg, &method)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether an answer may need amending (else outgoing messages are
+    /// not looked at).
+    pub(crate) fn is_waiting(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    fn remember(&mut self, id: String) {
+        if self.pending.len() < MAX_PENDING {
+            self.pending.insert(id);
+        }
+    }
+
+    /// The amended answer, when `msg` (serialized) answers a remembered request.
+    pub(crate) fn outbound(&mut self, msg: &Value) -> Option<Value> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        let id = msg.get("id")?.to_string();
+        if !self.pending.remove(&id) || !self.era_2025 {
+            return None;
+        }
+        let mut msg = msg.clone();
+        let result = msg.get_mut("result")?.as_object_mut()?;
+        if let Some(caps) = result.get_mut("capabilities").and_then(Value::as_object_mut) {
+            let tasks_served = caps
+                .get("extensions")
+                .and_then(|e| e.get(rmcp::model::TASKS_EXTENSION_ID))
+                .is_some();
+            if tasks_served {
+                caps.insert(
+                    "tasks".into(),
+                    json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+                );
+            }
+        }
+        if let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut) {
+            for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+                if is_task_tool(tool) {
+                    tool.insert("execution".into(), json!({"taskSupport": "optional"}));
+                }
+            }
+        }
+        Some(msg)
+    }
+}
+
+fn is_task_tool(tool: &JsonObject) -> bool {
+    tool.get("_meta")
+        .and_then(|m| m.get(TASK_TOOL_META_KEY))
+        .and_then(Value::as_bool)
+        == Some(true)
+}
+
+fn rename(msg: &mut Value, method: &str) -> Option<Vec<u8>> {
+    msg["method"] = Value::String(format!("{PRIVATE}{method}"));
+    serde_json::to_vec(msg).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_2025_session_has_its_task_requests_renamed() {
+        let mut l = Legacy::default();
+        let call = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","arguments":{},"task":{}}}"#;
+        let init = |v: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{v}","capabilities":{{}},"clientInfo":{{"name":"c","version":"1"}}}}}}"#)
+        };
+        assert!(l.inbound(init("2025-06-18").as_bytes()).is_none());
+        assert!(l.inbound(call).is_none(), "not a 2025-11-25 session");
+        assert!(l.inbound(init("2025-11-25").as_bytes()).is_none());
+        let renamed: Value = serde_json::from_slice(&l.inbound(call).unwrap()).unwrap();
+        assert_eq!(renamed["method"], "dev.hardened-mcp/2025/tools/call");
+        // A call without `task` stays a plain call.
+        let plain = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"task","arguments":{}}}"#;
+        assert!(l.inbound(plain).is_none());
+        let get = br#"{"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":"x"}}"#;
+        let renamed: Value = serde_json::from_slice(&l.inbound(get).unwrap()).unwrap();
+        assert_eq!(renamed["method"], "dev.hardened-mcp/2025/tasks/get");
+    }
+
+    #[test]
+    fn the_initialize_and_tools_list_answers_gain_the_2025_declarations() {
+        let mut l = Legacy::default();
+        l.inbound(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#);
+        let init = json!({"jsonrpc":"2.0","id":1,"result":{"capabilities":{"tools":{},
+            "extensions":{"io.modelcontextprotocol/tasks":{}}}}});
+        let out = l.outbound(&init).unwrap();
+        assert_eq!(out["result"]["capabilities"]["tasks"]["requests"]["tools"]["call"], json!({}));
+        l.inbound(br#"{"jsonrpc":"2.0","id":"l","method":"tools/list"}"#);
+        let list = json!({"jsonrpc":"2.0","id":"l","result":{"tools":[
+            {"name":"a","_meta":{"dev.hardened-mcp/task":true}},{"name":"b"}]}});
+        let out = l.outbound(&list).unwrap();
+        assert_eq!(out["result"]["tools"][0]["execution"]["taskSupport"], "optional");
+        assert!(out["result"]["tools"][1].get("execution").is_none());
+        // Answered once: a second message with the same id is left alone.
+        assert!(l.outbound(&list).is_none());
+    }
+}
