@@ -438,9 +438,9 @@ impl<S: Send + Sync + 'static> ToolSet<S> {
                     Box::pin(async move {
                         let result = fut.await;
                         Ok(match offer.and_then(|o| o.accepted()) {
-                            Some(task) => CallToolResponse::Task(
-                                rmcp::model::CreateTaskResult::new(task),
-                            ),
+                            Some(task) => {
+                                CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task))
+                            }
                             None => CallToolResponse::Complete(result),
                         })
                     })

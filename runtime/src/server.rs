@@ -121,7 +121,10 @@ impl<S: Send + Sync + 'static> Server<S> {
         info.capabilities
             .extensions
             .get_or_insert_with(Default::default)
-            .insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), Default::default());
+            .insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                Default::default(),
+            );
         self
     }
 

@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 use super::kind::{Prepared, SolverJob};
 use super::launcher::Launcher;
 use super::report::{
-    JobDone, JobList, JobOutcome, JobPhase, JobProgress, JobReport, JobStarted, JobSummary, LogPage, LogStream,
-    Note,
+    JobDone, JobList, JobOutcome, JobPhase, JobProgress, JobReport, JobStarted, JobSummary,
+    LogPage, LogStream, Note,
 };
 use super::status::{
     JobRecord, RecordedState, STDERR_LOG_FILE, STDOUT_LOG_FILE, now_ms, read_job_record,
@@ -338,7 +338,11 @@ impl<J: SolverJob> JobService<J> {
         wait: Duration,
     ) -> Result<Output<JobOutcome<J::Result>>, ToolError> {
         let started = self.start(ctx.caller(), params)?;
-        let dir = self.desk.0.runs.resolve(&started.run_handle, ctx.caller())?;
+        let dir = self
+            .desk
+            .0
+            .runs
+            .resolve(&started.run_handle, ctx.caller())?;
         if let Some(offer) = ctx.task_offer() {
             offer.accept(self.desk.make_task(&dir)?);
             let report = self.desk.report(ctx.caller(), &dir);
@@ -576,6 +580,14 @@ impl JobDesk {
         match slot {
             Some(Slot::Starting(_) | Slot::Queued) => report.state = JobPhase::Queued,
             Some(Slot::Job(id)) => match self.0.jobs.status(caller, &id) {
+                // The table marks a job finished once its record is written:
+                // the record is what every process reports from then on.
+                Ok(js) if matches!(js.state, JobState::Finished(_)) => match read_job_record(run) {
+                    Some(r) if r.state == RecordedState::Finished => {
+                        fill_record(&mut report, &r);
+                    }
+                    _ => self.fill_live(&mut report, js.state),
+                },
                 Ok(js) => self.fill_live(&mut report, js.state),
                 Err(_) => {
                     self.remove_slot(run.handle().as_str());

@@ -70,8 +70,10 @@ impl JobDesk {
         let body = serde_json::to_vec(&TaskRecord { created_ms }).map_err(ToolError::internal)?;
         dir.write_atomic(&TASK_FILE, &sealed(dir, TASK_LABEL, &body))?;
         let at = iso8601(created_ms);
-        Ok(Task::new(dir.handle().as_str(), TaskStatus::Working, at.clone(), at)
-            .with_poll_interval_ms(TASK_POLL_INTERVAL_MS))
+        Ok(
+            Task::new(dir.handle().as_str(), TaskStatus::Working, at.clone(), at)
+                .with_poll_interval_ms(TASK_POLL_INTERVAL_MS),
+        )
     }
 
     /// The run of task `task_id` of `caller`, and when the task was made.
@@ -144,7 +146,10 @@ impl JobDesk {
         let r = self.outcome_result(caller, dir, report).await?;
         match serde_json::to_value(r) {
             Ok(serde_json::Value::Object(m)) => Ok(m),
-            _ => Err(ErrorData::internal_error("task result not serialisable", None)),
+            _ => Err(ErrorData::internal_error(
+                "task result not serialisable",
+                None,
+            )),
         }
     }
 

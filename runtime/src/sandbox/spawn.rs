@@ -560,14 +560,20 @@ fn set_rlimits(r: &RlimitPlan) -> io::Result<()> {
 
 /// The descriptor of the executable to `exec`: the view's copy of the
 /// registered file (a read-only bind, checked when it was cloned, checked
-/// again here), or without the view a copy of the descriptor opened at
-/// registration. Not close-on-exec: a `#!` script's interpreter opens it as
-/// `/dev/fd/N`.
+/// again here; `exec` then goes by its path in the view, so that a `#!`
+/// script's interpreter is handed `/sandbox/bin/<id>`), or without the view
+/// a copy of the descriptor opened at registration, not close-on-exec: a
+/// `#!` script's interpreter opens it as `/dev/fd/N`.
 fn executable(plan: &ChildPlan) -> io::Result<RawFd> {
     match &plan.view {
         Some(v) => {
             // SAFETY: open of a C string owned by `plan`.
-            let fd = cvt(unsafe { libc::open(v.plan.solver_path().as_ptr(), libc::O_PATH) })?;
+            let fd = cvt(unsafe {
+                libc::open(
+                    v.plan.solver_path().as_ptr(),
+                    libc::O_PATH | libc::O_CLOEXEC,
+                )
+            })?;
             view::same_file(fd, v.plan.solver_id())?;
             Ok(fd)
         }
@@ -680,17 +686,34 @@ fn exec(plan: &ChildPlan, fd: RawFd) -> io::Result<()> {
     if let Some(filter) = &plan.seccomp {
         install_filter(filter)?;
     }
-    // SAFETY: execveat with null-terminated arrays owned by `plan`; returns
-    // only on failure.
-    unsafe {
-        libc::syscall(
-            libc::SYS_execveat,
-            fd,
-            c"".as_ptr(),
-            plan.exec.argv.as_ptr(),
-            plan.exec.envp.as_ptr(),
-            libc::AT_EMPTY_PATH,
-        );
+    match &plan.view {
+        // In the view the path names the file just checked through `fd`:
+        // the view is this process's private, read-only mount tree, and
+        // nothing else runs in it yet.
+        // SAFETY: execveat with a C string and null-terminated arrays owned
+        // by `plan`; returns only on failure.
+        Some(v) => unsafe {
+            libc::syscall(
+                libc::SYS_execveat,
+                libc::AT_FDCWD,
+                v.plan.solver_path().as_ptr(),
+                plan.exec.argv.as_ptr(),
+                plan.exec.envp.as_ptr(),
+                0,
+            );
+        },
+        // SAFETY: execveat with null-terminated arrays owned by `plan`;
+        // returns only on failure.
+        None => unsafe {
+            libc::syscall(
+                libc::SYS_execveat,
+                fd,
+                c"".as_ptr(),
+                plan.exec.argv.as_ptr(),
+                plan.exec.envp.as_ptr(),
+                libc::AT_EMPTY_PATH,
+            );
+        },
     }
     Err(io::Error::last_os_error())
 }

@@ -17,8 +17,8 @@ pub mod auth;
 mod fixed;
 pub mod http;
 pub mod oauth;
-pub(crate) mod tasks2025;
 pub mod stdio;
+pub(crate) mod tasks2025;
 
 pub use auth::{AuthConfigError, BearerAuth};
 pub use http::{HttpConfig, HttpServer, HttpStartError, RunningHttpServer};

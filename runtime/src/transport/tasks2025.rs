@@ -91,9 +91,8 @@ pub(crate) async fn serve<S: Send + Sync + 'static>(
             context.extensions.insert(crate::jobs::TasksAccepted);
             match server.call_tool(params, context).await? {
                 CallToolResponse::Task(created) => json!({ "task": task_2025(&created.task) }),
-                CallToolResponse::Complete(r) => {
-                    serde_json::to_value(r).map_err(|_| ErrorData::internal_error("Internal error", None))?
-                }
+                CallToolResponse::Complete(r) => serde_json::to_value(r)
+                    .map_err(|_| ErrorData::internal_error("Internal error", None))?,
                 _ => return Err(ErrorData::internal_error("Internal error", None)),
             }
         }
@@ -104,7 +103,12 @@ pub(crate) async fn serve<S: Send + Sync + 'static>(
             task_2025(&desk.get_task(&caller, &id).await?.task)
         }
         "tasks/list" => {
-            let tasks: Vec<Value> = desk.list_tasks(&caller).await?.iter().map(task_2025).collect();
+            let tasks: Vec<Value> = desk
+                .list_tasks(&caller)
+                .await?
+                .iter()
+                .map(task_2025)
+                .collect();
             json!({ "tasks": tasks })
         }
         "tasks/result" => {
@@ -150,19 +154,37 @@ impl Legacy {
     /// The line to parse instead of `line`, when it must change.
     pub(crate) fn inbound(&mut self, line: &[u8]) -> Option<Vec<u8>> {
         // Cheap test first: only requests that can concern tasks are parsed.
-        let interesting = [&b"\"initialize\""[..], b"\"tools/list\"", b"\"task\"", b"\"tasks/"]
-            .iter()
-            .any(|needle| line.windows(needle.len()).any(|w| w == *needle));
+        let interesting = [
+            &b"\"initialize\""[..],
+            b"\"tools/list\"",
+            b"\"task\"",
+            b"\"tasks/",
+        ]
+        .iter()
+        .any(|needle| line.windows(needle.len()).any(|w| w == *needle));
         if !interesting {
             return None;
         }
         let mut msg: Value = serde_json::from_slice(line).ok()?;
         let method = msg.get("method")?.as_str()?.to_owned();
-        let id = msg.get("id").filter(|i| i.is_string() || i.is_number())?.to_string();
+        let id = msg
+            .get("id")
+            .filter(|i| i.is_string() || i.is_number())?
+            .to_string();
         match method.as_str() {
             "initialize" => {
-                self.era_2025 = msg.pointer("/params/protocolVersion").and_then(Value::as_str)
-                    == Some("2025-11-25");
+                // A 2025-11-25 client that declares the 2026 tasks extension
+                // speaks that one (rmcp's client does): only the others get
+                // the 2025 shapes.
+                let ext = format!(
+                    "/params/capabilities/extensions/{}",
+                    rmcp::model::TASKS_EXTENSION_ID.replace('/', "~1")
+                );
+                self.era_2025 = msg
+                    .pointer("/params/protocolVersion")
+                    .and_then(Value::as_str)
+                    == Some("2025-11-25")
+                    && msg.pointer(&ext).is_none();
                 self.remember(id);
                 None
             }
@@ -203,7 +225,10 @@ impl Legacy {
         }
         let mut msg = msg.clone();
         let result = msg.get_mut("result")?.as_object_mut()?;
-        if let Some(caps) = result.get_mut("capabilities").and_then(Value::as_object_mut) {
+        if let Some(caps) = result
+            .get_mut("capabilities")
+            .and_then(Value::as_object_mut)
+        {
             let tasks_served = caps
                 .get("extensions")
                 .and_then(|e| e.get(rmcp::model::TASKS_EXTENSION_ID))
@@ -247,7 +272,9 @@ mod tests {
         let mut l = Legacy::default();
         let call = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","arguments":{},"task":{}}}"#;
         let init = |v: &str| {
-            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{v}","capabilities":{{}},"clientInfo":{{"name":"c","version":"1"}}}}}}"#)
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{v}","capabilities":{{}},"clientInfo":{{"name":"c","version":"1"}}}}}}"#
+            )
         };
         assert!(l.inbound(init("2025-06-18").as_bytes()).is_none());
         assert!(l.inbound(call).is_none(), "not a 2025-11-25 session");
@@ -260,6 +287,11 @@ mod tests {
         let get = br#"{"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":"x"}}"#;
         let renamed: Value = serde_json::from_slice(&l.inbound(get).unwrap()).unwrap();
         assert_eq!(renamed["method"], "dev.hardened-mcp/2025/tasks/get");
+        // A client declaring the 2026 extension keeps the 2026 methods.
+        let mut l = Legacy::default();
+        let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}"#;
+        assert!(l.inbound(init).is_none());
+        assert!(l.inbound(get).is_none());
     }
 
     #[test]
@@ -269,12 +301,18 @@ mod tests {
         let init = json!({"jsonrpc":"2.0","id":1,"result":{"capabilities":{"tools":{},
             "extensions":{"io.modelcontextprotocol/tasks":{}}}}});
         let out = l.outbound(&init).unwrap();
-        assert_eq!(out["result"]["capabilities"]["tasks"]["requests"]["tools"]["call"], json!({}));
+        assert_eq!(
+            out["result"]["capabilities"]["tasks"]["requests"]["tools"]["call"],
+            json!({})
+        );
         l.inbound(br#"{"jsonrpc":"2.0","id":"l","method":"tools/list"}"#);
         let list = json!({"jsonrpc":"2.0","id":"l","result":{"tools":[
             {"name":"a","_meta":{"dev.hardened-mcp/task":true}},{"name":"b"}]}});
         let out = l.outbound(&list).unwrap();
-        assert_eq!(out["result"]["tools"][0]["execution"]["taskSupport"], "optional");
+        assert_eq!(
+            out["result"]["tools"][0]["execution"]["taskSupport"],
+            "optional"
+        );
         assert!(out["result"]["tools"][1].get("execution").is_none());
         // Answered once: a second message with the same id is left alone.
         assert!(l.outbound(&list).is_none());
