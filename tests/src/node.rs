@@ -70,6 +70,31 @@ pub fn run_ts_client(
     run_client(cmd, label, Duration::from_secs(150));
 }
 
+/// Drives the tool `plan["tool"]` of `server` (with `args`) as an MCP task
+/// with the TypeScript SDK (`tests/node/ts_task.mjs`, 2025-11-25 tasks):
+/// the task to its result, a second one (`plan["long_arguments"]`)
+/// cancelled, both listed. Returns the report the script prints
+/// (`result`: the task's structured result; `statuses`: what `tasks/get`
+/// said along the way); `None` without Node.js (when not required).
+pub fn run_ts_task(
+    label: &str,
+    plan: &serde_json::Value,
+    server: &str,
+    args: &[&str],
+) -> Option<serde_json::Value> {
+    let dir = client_dir()?;
+    let mut cmd = Command::new("node");
+    cmd.current_dir(&dir)
+        .arg("ts_task.mjs")
+        .arg(label)
+        .arg(plan.to_string())
+        .arg(server)
+        .args(args);
+    let stdout = run_client(cmd, label, Duration::from_secs(150));
+    let line = stdout.lines().find(|l| l.starts_with('{'))?;
+    serde_json::from_str(line).ok()
+}
+
 /// A real OpenID provider (`tests/node/oidc.mjs`, the `oidc-provider`
 /// package) on a loopback port, killed when dropped.
 pub struct OidcProvider {

@@ -58,7 +58,7 @@ pub fn run_script(script: &str, args: &[&str], label: &str, budget: Duration) {
 /// Runs a client process (a script of another test language) with its
 /// output captured, killed at `budget`; fails with its output unless it
 /// exits 0 and prints `ok: <label>`.
-pub fn run_client(mut cmd: Command, label: &str, budget: Duration) {
+pub fn run_client(mut cmd: Command, label: &str, budget: Duration) -> String {
     let spawned = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -102,4 +102,5 @@ pub fn run_client(mut cmd: Command, label: &str, budget: Duration) {
         stdout.contains(&format!("ok: {label}")),
         "{label}: the script did not report success"
     );
+    stdout
 }

@@ -446,3 +446,30 @@ fn a_bad_prefix_and_a_name_served_twice_are_startup_faults() {
         twice.faults()
     );
 }
+
+/// A task answers its own caller only: another caller, a run that is no
+/// task, and an id that never existed all get one answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_answers_only_its_caller() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lab = lab(&tmp.path().join("runs"));
+    let set = tools();
+    // A plain run is no task.
+    let plain = start(&lab, "ok", json!({"value": 1.0, "steps": 1}));
+    wait_for(&set, &lab, &plain, "succeeded").await;
+    let desk = lab.jobs.desk();
+    let bob = CallerId::new("bob").unwrap();
+    let no_task = desk.get_task(&alice(), &plain).await.unwrap_err();
+    let foreign = desk.get_task(&bob, &plain).await.unwrap_err();
+    let never = desk
+        .get_task(&alice(), "run_AAAAAAAAAAAAAAAAAAAAAA")
+        .await
+        .unwrap_err();
+    let garbage = desk.get_task(&alice(), "../../etc").await.unwrap_err();
+    for e in [&foreign, &never, &garbage] {
+        assert_eq!(e.code, no_task.code);
+        assert_eq!(e.message, no_task.message);
+    }
+    assert!(desk.cancel_task(&bob, &plain).is_err());
+    assert!(desk.list_tasks(&bob).await.unwrap().is_empty());
+}

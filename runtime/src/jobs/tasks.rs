@@ -97,8 +97,12 @@ impl JobDesk {
         Ok((dir, record.created_ms))
     }
 
-    /// `tasks/get`: the task's state, with its result once it ended.
-    pub(crate) async fn get_task(
+    /// `tasks/get`: the task's state, with its result once it ended. A task
+    /// id that is malformed, unknown, not a task, or another caller's gets
+    /// the same error. A server that implements `ServerHandler` itself
+    /// forwards the tasks methods here; [`Server::tasks`](crate::Server::tasks)
+    /// does it for the others.
+    pub async fn get_task(
         &self,
         caller: &CallerId,
         task_id: &str,
@@ -125,9 +129,10 @@ impl JobDesk {
         Ok(DetailedTask::new(task, payload))
     }
 
-    /// The final result of a task's run: the task tool's output (the run's
-    /// report, and its result if it succeeded).
-    pub(crate) async fn task_result(
+    /// The final result of a task's run (2025-11-25 `tasks/result`): the
+    /// task tool's output (the run's report, and its result if it
+    /// succeeded).
+    pub async fn task_result(
         &self,
         caller: &CallerId,
         task_id: &str,
@@ -181,7 +186,7 @@ impl JobDesk {
     }
 
     /// `tasks/cancel`: cancels the task's run.
-    pub(crate) fn cancel_task(&self, caller: &CallerId, task_id: &str) -> Result<(), ErrorData> {
+    pub fn cancel_task(&self, caller: &CallerId, task_id: &str) -> Result<(), ErrorData> {
         let (dir, _) = self.task_run(caller, task_id)?;
         match self.cancel_run(caller, &dir) {
             Ok(_) => Ok(()),
@@ -191,7 +196,7 @@ impl JobDesk {
     }
 
     /// `tasks/list` (2025-11-25): the caller's tasks, newest state each.
-    pub(crate) async fn list_tasks(&self, caller: &CallerId) -> Result<Vec<Task>, ErrorData> {
+    pub async fn list_tasks(&self, caller: &CallerId) -> Result<Vec<Task>, ErrorData> {
         let listed = self
             .list_runs(caller)
             .await
