@@ -65,12 +65,10 @@ async fn conforms(c: &RunningService<RoleClient, Client>, tool: &str, structured
     assert!(errors.is_empty(), "{errors:?}: {structured}");
 }
 
-fn bounded<F: std::future::Future<Output = ()>>(f: F) -> impl std::future::Future<Output = ()> {
-    async move {
-        tokio::time::timeout(Duration::from_secs(120), f)
-            .await
-            .expect("test within its time budget");
-    }
+async fn bounded<F: std::future::Future<Output = ()>>(f: F) {
+    tokio::time::timeout(Duration::from_secs(120), f)
+        .await
+        .expect("test within its time budget");
 }
 
 #[tokio::test]
