@@ -35,7 +35,8 @@ from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 CANARY = "CANARYsp1ce"
-TOOLS = {"spice_ac", "spice_tran", "spice_op", "spice_plot", "spice_delete"}
+TOOLS = {"spice_ac", "spice_tran", "spice_op", "spice_plot", "spice_status", "spice_log",
+         "spice_list", "spice_delete"}
 BUDGET_S = 150
 
 

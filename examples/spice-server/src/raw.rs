@@ -55,7 +55,7 @@ pub enum RawError {
 }
 
 /// One plot of a raw file.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Plot {
     /// The analysis, as ngspice names it (`AC Analysis`, `Transient
     /// Analysis`, `Operating Point`); printable ASCII only.

@@ -31,6 +31,6 @@ async fn the_spice_server_audits_clean() {
     )
     .await
     .unwrap();
-    assert_eq!(report.tools, 5);
+    assert_eq!(report.tools, 8);
     assert!(!report.fails(Severity::Low), "{}", report.text());
 }

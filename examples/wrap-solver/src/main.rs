@@ -19,10 +19,17 @@ use hardened_mcp::sandbox::{Limits, RunRequest, Sandbox, SandboxConfig, SolverRe
 const DECK: FileName = FileName::fixed("input.deck");
 const OUT: FileName = FileName::fixed("out");
 
-/// One validated problem: what a start hands the job.
+/// One problem: the arguments of both tools, validated once.
+#[derive(HardenedArgs)]
 struct Grid {
+    /// Grid cells.
+    #[bounded(min = 4, max = 2000)]
     n: u32,
+    /// Stop when no update exceeds this.
+    #[bounded(min = 1e-14, max = 1e-2)]
     tolerance: f64,
+    /// Most Gauss-Seidel sweeps.
+    #[bounded(min = 1, max = 1_000_000)]
     max_iterations: u32,
 }
 
@@ -82,58 +89,29 @@ struct Lab {
     jobs: JobService<Poisson>,
 }
 
-impl HasRunRoot for Lab {
-    fn run_root(&self) -> &RunRoot {
-        self.jobs.runs()
-    }
-}
-
 #[hardened_tools]
 impl Lab {
-    /// Start solving -u'' = π² sin(πx) on [0, 1] with `n` cells; returns the
-    /// run handle at once (follow it with poisson_wait or poisson_status).
-    #[hardened_tool(max_cost = 2e8, units = "cell-sweeps", cost = n * max_iterations)]
+    /// Start solving -u'' = π² sin(πx) on [0, 1]; returns the run handle at
+    /// once (follow it with poisson_wait or poisson_status).
+    #[hardened_tool(max_cost = 2e8, units = "cell-sweeps",
+                    cost = grid.n as f64 * grid.max_iterations as f64)]
     async fn poisson_start(
         &self,
         ctx: ToolContext,
-        #[bounded(min = 4, max = 2000, description = "Grid cells")] n: u32,
-        #[bounded(
-            min = 1e-14,
-            max = 1e-2,
-            description = "Stop when no update exceeds this"
-        )]
-        tolerance: f64,
-        #[bounded(min = 1, max = 1_000_000)] max_iterations: u32,
+        #[args] grid: Grid,
     ) -> Result<Output<JobStarted>, ToolError> {
-        let grid = Grid {
-            n,
-            tolerance,
-            max_iterations,
-        };
         Ok(Output::new(self.jobs.start(ctx.caller(), &grid)?))
     }
 
     /// Solve and answer the result: as an MCP task for clients that take
     /// tasks, else waiting at most 100 s (then follow the run handle).
-    #[hardened_tool(max_cost = 2e8, units = "cell-sweeps", cost = n * max_iterations,
-                    timeout_s = 110, task)]
+    #[hardened_tool(max_cost = 2e8, units = "cell-sweeps",
+                    cost = grid.n as f64 * grid.max_iterations as f64, timeout_s = 110, task)]
     async fn poisson_solve(
         &self,
         ctx: ToolContext,
-        #[bounded(min = 4, max = 2000, description = "Grid cells")] n: u32,
-        #[bounded(
-            min = 1e-14,
-            max = 1e-2,
-            description = "Stop when no update exceeds this"
-        )]
-        tolerance: f64,
-        #[bounded(min = 1, max = 1_000_000)] max_iterations: u32,
+        #[args] grid: Grid,
     ) -> Result<Output<JobOutcome<Solution>>, ToolError> {
-        let grid = Grid {
-            n,
-            tolerance,
-            max_iterations,
-        };
         self.jobs.run(&ctx, &grid, Duration::from_secs(100)).await
     }
 }

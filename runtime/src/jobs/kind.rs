@@ -80,6 +80,18 @@ pub trait SolverJob: Send + Sync + 'static {
     /// or process work here, the service does it.
     fn prepare(&self, params: &Self::Params) -> Result<Prepared, ToolError>;
 
+    /// Parses the result file's bytes (at most [`SolverJob::MAX_RESULT_BYTES`]).
+    /// The default reads JSON strictly into [`SolverJob::Result`]; a solver
+    /// with its own format (a SPICE raw file, HDF5) parses it here. A
+    /// refusal is a fixed server text (logged; the caller reads that the
+    /// result file is malformed).
+    fn parse_result(&self, bytes: &[u8]) -> Result<Self::Result, &'static str> {
+        serde_json::from_slice(bytes).map_err(|e| {
+            tracing::warn!(error = %e, "a solver's result file is not the declared JSON");
+            "not the declared JSON"
+        })
+    }
+
     /// Checks a parsed result (ranges, lengths, consistency). A refusal is
     /// a fixed server text; the result is then not served.
     fn check_result(&self, result: &Self::Result) -> Result<(), &'static str> {

@@ -352,7 +352,7 @@ impl<J: SolverJob> JobService<J> {
                 result: None,
             }));
         }
-        let report = self.desk.wait_report(ctx, &dir, wait).await?;
+        let report = self.wait_or_cancel(ctx, &dir, wait).await?;
         let result = match report.state {
             JobPhase::Succeeded => Some(self.result(ctx.caller(), &dir).await?),
             _ => None,
@@ -362,6 +362,49 @@ impl<J: SolverJob> JobService<J> {
             report,
             result,
         }))
+    }
+
+    /// Runs `params` to its end for the caller of `ctx` and answers its run
+    /// directory and typed result: the body of a tool that shapes the
+    /// result itself (the SPICE server's analyses). A run that did not
+    /// succeed is the fixed error of how it ended (its limit, its exit);
+    /// the run stays, for its status and log. Bounded by the run's own
+    /// wall-time limit; a cancelled call cancels the run.
+    pub async fn run_to_end(
+        &self,
+        ctx: &ToolContext,
+        params: &J::Params,
+    ) -> Result<(RunDir, J::Result), ToolError> {
+        let started = self.start(ctx.caller(), params)?;
+        let dir = self
+            .desk
+            .0
+            .runs
+            .resolve(&started.run_handle, ctx.caller())?;
+        let report = self.wait_or_cancel(ctx, &dir, UNTIL_THE_END).await?;
+        if report.state != JobPhase::Succeeded {
+            return Err(self.desk.failure(ctx.caller(), &dir, &report));
+        }
+        let result = self.result(ctx.caller(), &dir).await?;
+        Ok((dir, result))
+    }
+
+    /// Waits (as [`JobService::wait`]); a cancelled call cancels the run.
+    async fn wait_or_cancel(
+        &self,
+        ctx: &ToolContext,
+        dir: &RunDir,
+        limit: Duration,
+    ) -> Result<JobReport, ToolError> {
+        match self.desk.wait_report(ctx, dir, limit).await {
+            Err(ToolError::Cancelled) => {
+                if let Err(e) = self.desk.cancel_run(ctx.caller(), dir) {
+                    tracing::warn!(error = %e, "a cancelled call's run was not cancelled");
+                }
+                Err(ToolError::Cancelled)
+            }
+            other => other,
+        }
     }
 
     /// The status of a run of `caller`.
@@ -690,6 +733,25 @@ impl JobDesk {
         report.since_ms = Some(now_ms());
     }
 
+    /// The fixed error of a run that ended without success: the sandbox's
+    /// own (its limit, its exit) while this process knows the outcome.
+    fn failure(&self, caller: &CallerId, run: &RunDir, report: &JobReport) -> ToolError {
+        let live = match self.slots().get(run.handle().as_str()).cloned() {
+            Some(Slot::Job(id)) => self.0.jobs.status(caller, &id).ok(),
+            _ => None,
+        };
+        if let Some(JobState::Finished(o)) = live.map(|s| s.state)
+            && let Some(e) = o.error()
+        {
+            return e.into();
+        }
+        match report.state {
+            JobPhase::Cancelled => ToolError::Cancelled,
+            JobPhase::Interrupted => ToolError::rejected("the run was interrupted: start it again"),
+            _ => ToolError::rejected("the solver run failed: its status and log say why"),
+        }
+    }
+
     fn require_succeeded(&self, caller: &CallerId, run: &RunDir) -> Result<(), ToolError> {
         match self.report(caller, run).state {
             JobPhase::Succeeded => Ok(()),
@@ -870,6 +932,9 @@ impl JobDesk {
     }
 }
 
+/// A wait bounded only by the run's own wall-time limit.
+const UNTIL_THE_END: Duration = Duration::from_secs(7 * 24 * 3600);
+
 /// How often a wait or a sequence looks at a run.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -994,8 +1059,8 @@ async fn read_result_bytes<J: SolverJob>(run: &RunDir) -> Result<Vec<u8>, ToolEr
 }
 
 fn parse_result<J: SolverJob>(job: &J, bytes: &[u8]) -> Result<J::Result, ToolError> {
-    let parsed: J::Result = serde_json::from_slice(bytes).map_err(|e| {
-        tracing::warn!(error = %e, "a solver's result file does not parse");
+    let parsed: J::Result = job.parse_result(bytes).map_err(|why| {
+        tracing::warn!(parse = why, "a solver's result file does not parse");
         ToolError::rejected("the solver's result file is malformed")
     })?;
     job.check_result(&parsed).map_err(|why| {
