@@ -45,6 +45,8 @@ rules! {
     /// `#[hardened_tools]` without a `#[hardened_tool]` method.
     ToolsWithoutTools => "tools-without-tools",
     // Tools.
+    /// `task` on a tool without a `ToolContext` parameter.
+    TaskWithoutContext => "task-without-context",
     /// No `max_cost`, `units` or `cost`.
     MissingCost => "missing-cost",
     /// `max_cost` zero, negative, non-finite or not a literal.

@@ -245,6 +245,17 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
         }
     }
 
+    if a.task.is_present() && contexts == 0 {
+        errors.rule(
+            Rule::TaskWithoutContext,
+            t.ident.span(),
+            "a `task` tool without a `ToolContext` parameter",
+            "the offer to answer with a task reaches the body through its context; without one \
+             the tool can never be a task",
+            "add `ctx: ToolContext` and run the job with `self.jobs.run(&ctx, ..)`",
+        );
+    }
+
     let n_args = t
         .params
         .iter()

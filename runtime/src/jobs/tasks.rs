@@ -109,16 +109,7 @@ impl JobDesk {
     ) -> Result<DetailedTask, ErrorData> {
         let (dir, created_ms) = self.task_run(caller, task_id)?;
         let report = self.report(caller, &dir);
-        let mut task = Task::new(
-            task_id,
-            TaskStatus::Working,
-            iso8601(created_ms),
-            iso8601(report.since_ms.unwrap_or_else(now_ms)),
-        )
-        .with_poll_interval_ms(TASK_POLL_INTERVAL_MS);
-        if let Some(text) = status_message(&report) {
-            task = task.with_status_message(text);
-        }
+        let task = task_of(task_id, created_ms, &report);
         let payload = match report.state {
             JobPhase::Queued | JobPhase::Running => TaskPayload::Working,
             JobPhase::Cancelled => TaskPayload::Cancelled,
@@ -201,14 +192,37 @@ impl JobDesk {
             .list_runs(caller)
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        // The state of each, without reading any result.
         let mut tasks = Vec::new();
         for run in listed.runs {
-            if let Ok(t) = self.get_task(caller, &run.run_handle).await {
-                tasks.push(t.task);
+            if let Ok((dir, created_ms)) = self.task_run(caller, &run.run_handle) {
+                let report = self.report(caller, &dir);
+                let mut task = task_of(&run.run_handle, created_ms, &report);
+                task.status = match report.state {
+                    JobPhase::Queued | JobPhase::Running => TaskStatus::Working,
+                    JobPhase::Cancelled => TaskStatus::Cancelled,
+                    _ => TaskStatus::Completed,
+                };
+                tasks.push(task);
             }
         }
         Ok(tasks)
     }
+}
+
+/// The task of a run (status `working`; the caller sets the real one).
+fn task_of(task_id: &str, created_ms: u64, report: &JobReport) -> Task {
+    let mut task = Task::new(
+        task_id,
+        TaskStatus::Working,
+        iso8601(created_ms),
+        iso8601(report.since_ms.unwrap_or_else(now_ms)),
+    )
+    .with_poll_interval_ms(TASK_POLL_INTERVAL_MS);
+    if let Some(text) = status_message(report) {
+        task = task.with_status_message(text);
+    }
+    task
 }
 
 /// A server-authored line on a live task (numbers and fixed words only).
