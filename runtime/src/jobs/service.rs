@@ -269,7 +269,8 @@ impl<J: SolverJob> JobService<J> {
     }
 
     /// Launches a planned run with `params`. `Ok(false)` when it was
-    /// cancelled (or deleted) while queued: it is not launched.
+    /// cancelled (or deleted) while queued: it is not launched. A launch
+    /// that fails is recorded as not launched (its status says so).
     pub fn launch_planned(&self, run: PlannedRun, params: &J::Params) -> Result<bool, ToolError> {
         let key = run.dir.handle().as_str().to_owned();
         let cancel = CancellationToken::new();
@@ -280,12 +281,16 @@ impl<J: SolverJob> JobService<J> {
             }
             slots.insert(key.clone(), Slot::Starting(cancel.clone()));
         }
+        let record = run.dir.try_clone();
         let launched = self.job.prepare(params).and_then(|p| {
             self.desk
                 .launch(&run.caller, run.dir, run.lease, p, &cancel)
         });
         if launched.is_err() {
             self.desk.remove_slot(&key);
+            if let Ok(dir) = record {
+                write_record(&dir, RecordedState::NotLaunched, None);
+            }
         }
         launched.map(|()| true)
     }
@@ -305,15 +310,11 @@ impl<J: SolverJob> JobService<J> {
                 }
                 let handle = run.dir.handle().as_str().to_owned();
                 let caller = run.caller.clone();
-                let dir = run.dir.try_clone();
                 match service.launch_planned(run, &params) {
                     Ok(true) => service.desk.ended(&caller, &handle).await,
                     Ok(false) => {}
                     Err(e) => {
                         tracing::warn!(error = %e, "a sequence step did not launch; the rest is abandoned");
-                        if let Ok(dir) = dir {
-                            write_record(&dir, RecordedState::NotLaunched, None);
-                        }
                         failed = true;
                     }
                 }
@@ -709,7 +710,16 @@ impl JobDesk {
                 Ok(Some(running)) => match run.try_clone() {
                     Ok(dir) => match self.track(caller, dir, lease, running) {
                         Ok(()) => {
-                            report.state = JobPhase::Running;
+                            // Followed again: report as the table sees it
+                            // (a cluster job may still be queued).
+                            let slot = self.slots().get(run.handle().as_str()).cloned();
+                            match slot.and_then(|s| match s {
+                                Slot::Job(id) => self.0.jobs.status(caller, &id).ok(),
+                                _ => None,
+                            }) {
+                                Some(js) => self.fill_live(report, js.state),
+                                None => report.state = JobPhase::Running,
+                            }
                             return;
                         }
                         Err(e) => tracing::warn!(error = %e, "re-attached run not tracked"),
