@@ -248,6 +248,39 @@ fn an_expired_run_answers_like_an_unknown_one_and_is_swept() {
     assert!(root.resolve(fresh_run.as_str(), &alice).is_ok());
 }
 
+/// A run another process follows (it holds the run's lease) is kept past
+/// its retention, whatever this process's `is_live` says; once the lease
+/// is released the next sweep removes it.
+#[test]
+fn a_leased_run_is_never_swept() {
+    let (_tmp, path) = fresh();
+    let idle = Duration::from_millis(300);
+    let root = open(
+        &path,
+        Quotas::default(),
+        Some(Retention {
+            max_idle: idle,
+            max_idle_finished: None,
+        }),
+    );
+    let alice = caller("alice");
+    let (followed, dir) = root.create(&alice).unwrap();
+    let lease = dir.lease().unwrap().expect("a fresh run's lease is free");
+    assert!(dir.is_leased().unwrap());
+    std::thread::sleep(idle * 2);
+    let report = root.sweep_expired(100, &|_: &RunHandle| false).unwrap();
+    assert_eq!((report.removed, report.kept_live), (0, 1), "{report:?}");
+    assert!(
+        path.join(followed.as_str()).exists(),
+        "a leased run is kept"
+    );
+    drop(lease);
+    assert!(!dir.is_leased().unwrap());
+    let report = root.sweep_expired(100, &|_: &RunHandle| false).unwrap();
+    assert_eq!(report.removed, 1, "{report:?}");
+    assert!(!path.join(followed.as_str()).exists());
+}
+
 #[test]
 fn a_use_resets_the_expiry_clock_and_a_listing_does_not() {
     let (_tmp, path) = fresh();

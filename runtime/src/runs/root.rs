@@ -516,7 +516,8 @@ impl RunRoot {
     /// Removes expired runs (with a [`Retention`]; nothing without one),
     /// looking at no more than `budget` index entries: a pass over the
     /// whole index is spread over as many calls as it takes, each bounded.
-    /// A run for which `is_live` says true (its job still runs) is kept.
+    /// A run for which `is_live` says true (its job still runs) is kept,
+    /// and so is one whose lease a process holds ([`RunDir::lease`]).
     pub fn sweep_expired(
         &self,
         budget: usize,
@@ -632,7 +633,14 @@ impl RunRoot {
         if !is_private_dir(&st, self.inner.uid) {
             return Ok(Expiry::Kept);
         }
-        RunDir::new(Arc::clone(&self.inner), run, handle, owner).remove()?;
+        let run = RunDir::new(Arc::clone(&self.inner), run, handle, owner);
+        // A run some process follows (it holds the run's lease: a job of
+        // any server sharing this root) is live whatever its clock says;
+        // holding the lease while removing keeps anyone from starting to.
+        let Some(_lease) = run.lease()? else {
+            return Ok(Expiry::KeptLive);
+        };
+        run.remove()?;
         Ok(Expiry::Removed)
     }
 
