@@ -230,11 +230,7 @@ impl<T: Serialize> Output<T> {
 /// `structuredContent` of error results against the output schema too
 /// accept ours.
 pub fn output_schema<T: JsonSchema>() -> Arc<JsonObject> {
-    let schema = schemars::generate::SchemaSettings::draft2020_12()
-        .for_serialize()
-        .into_generator()
-        .into_root_schema_for::<EnvelopeSchema<T>>();
-    let Value::Object(mut m) = schema.to_value() else {
+    let Value::Object(mut m) = root_schema::<EnvelopeSchema<T>>() else {
         return Arc::new(JsonObject::new());
     };
     m.remove("title");
@@ -250,6 +246,16 @@ pub fn output_schema<T: JsonSchema>() -> Arc<JsonObject> {
         serde_json::json!([{ "required": success }, { "required": ["error"] }]),
     );
     Arc::new(m)
+}
+
+/// The draft 2020-12 schema of what `T` serializes to, as the output
+/// schemas are generated.
+pub(crate) fn root_schema<T: JsonSchema>() -> Value {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
 }
 
 /// Every secret-like property name anywhere in a schema (nested objects,

@@ -131,11 +131,7 @@ impl<S: Send + Sync + 'static> Server<S> {
     fn desk(&self) -> Result<&JobDesk, ErrorData> {
         match &self.tasks {
             Some(project) => Ok(project(&self.service)),
-            None => Err(ErrorData::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                "Method not found",
-                None,
-            )),
+            None => Err(crate::jobs::method_not_found()),
         }
     }
 

@@ -205,6 +205,13 @@ async fn bounded<F: std::future::Future<Output = ()>>(f: F) {
         .expect("test exceeded its time budget");
 }
 
+/// 2000 cells x 1e6 steps: the cost ceiling, seconds of work.
+fn long_run() -> Value {
+    let dx: f64 = 1.0 / 2000.0;
+    json!({"cells": 2000, "steps": 1_000_000, "length": 1.0,
+           "diffusivity": 1.0, "dt": 0.4 * dx * dx})
+}
+
 /// A small stable run: 64 cells, Courant number 0.4, sine mode 1, Dirichlet.
 fn small_run(steps: u64) -> Value {
     let dx = 1.0 / 64.0;
@@ -455,14 +462,7 @@ async fn a_run_running_when_its_server_stops_reports_interrupted() {
     bounded(async {
         let root = tempfile::tempdir().unwrap();
         let first = Session::start_in(root.path()).await;
-        let dx: f64 = 1.0 / 2000.0;
-        let started = first
-            .ok(
-                "heat_start",
-                json!({"cells": 2000, "steps": 1_000_000, "length": 1.0,
-                       "diffusivity": 1.0, "dt": 0.4 * dx * dx}),
-            )
-            .await;
+        let started = first.ok("heat_start", long_run()).await;
         let run = started["run_handle"].as_str().unwrap().to_owned();
         let st = first.ok("heat_status", json!({"run": run})).await;
         assert_eq!(st["state"], "running", "{st}");
@@ -656,15 +656,7 @@ async fn a_queued_sweep_point_is_cancelled_before_it_runs() {
 async fn a_long_run_is_cancelled() {
     bounded(async {
         let s = Session::start().await;
-        // 2000 cells x 1e6 steps: the cost ceiling, seconds of work.
-        let dx: f64 = 1.0 / 2000.0;
-        let started = s
-            .ok(
-                "heat_start",
-                json!({"cells": 2000, "steps": 1_000_000, "length": 1.0,
-                       "diffusivity": 1.0, "dt": 0.4 * dx * dx}),
-            )
-            .await;
+        let started = s.ok("heat_start", long_run()).await;
         let run = started["run_handle"].as_str().unwrap().to_owned();
         let done = s.ok("heat_cancel", json!({"run": run})).await;
         assert_eq!(done["outcome"], "cancelled");

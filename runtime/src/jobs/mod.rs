@@ -27,7 +27,7 @@ pub use report::{
     LogPage, LogStream, Note,
 };
 pub use tasks::{TASK_POLL_INTERVAL_MS, TaskOffer};
-pub(crate) use tasks::{TasksAccepted, tasks_accepted};
+pub(crate) use tasks::{TasksAccepted, method_not_found, tasks_accepted, unknown_task};
 
 pub use service::{JobDesk, JobOptions, JobScopes, JobService, LIFE_CYCLE_TOOLS, PlannedRun};
 pub use slurm::{BATCH_SCRIPT_FILE, SLURM_FILE_PREFIX, SLURM_JOB_FILE, SlurmConfig, node_main};

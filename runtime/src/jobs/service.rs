@@ -471,12 +471,7 @@ impl<J: SolverJob> JobService<J> {
             }
         }
         let result_tool = format!("{prefix}_result");
-        let result_schema = schemars::generate::SchemaSettings::draft2020_12()
-            .for_serialize()
-            .into_generator()
-            .into_root_schema_for::<J::Result>()
-            .to_value();
-        for field in free_text_fields(&result_schema) {
+        for field in free_text_fields(&crate::output::root_schema::<J::Result>()) {
             set = set.fault(
                 &result_tool,
                 format!(
@@ -602,15 +597,20 @@ impl JobDesk {
     /// Waits until the run is neither queued nor running (a sequence's
     /// step), polling the table.
     async fn ended(&self, caller: &CallerId, key: &str) {
-        loop {
-            let Some(Slot::Job(id)) = self.slots().get(key).cloned() else {
-                return;
-            };
-            match self.0.jobs.status(caller, &id) {
-                Ok(s) if !matches!(s.state, JobState::Finished(_)) => {}
-                _ => return,
-            }
+        while self
+            .live_status(caller, key)
+            .is_some_and(|s| !matches!(s.state, JobState::Finished(_)))
+        {
             tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// The job table's status of the run `key`, when this process tracks
+    /// it as a job.
+    fn live_status(&self, caller: &CallerId, key: &str) -> Option<super::JobStatus> {
+        match self.slots().get(key).cloned() {
+            Some(Slot::Job(id)) => self.0.jobs.status(caller, &id).ok(),
+            _ => None,
         }
     }
 
@@ -712,11 +712,7 @@ impl JobDesk {
                         Ok(()) => {
                             // Followed again: report as the table sees it
                             // (a cluster job may still be queued).
-                            let slot = self.slots().get(run.handle().as_str()).cloned();
-                            match slot.and_then(|s| match s {
-                                Slot::Job(id) => self.0.jobs.status(caller, &id).ok(),
-                                _ => None,
-                            }) {
+                            match self.live_status(caller, run.handle().as_str()) {
                                 Some(js) => self.fill_live(report, js.state),
                                 None => report.state = JobPhase::Running,
                             }
@@ -746,10 +742,7 @@ impl JobDesk {
     /// The fixed error of a run that ended without success: the sandbox's
     /// own (its limit, its exit) while this process knows the outcome.
     fn failure(&self, caller: &CallerId, run: &RunDir, report: &JobReport) -> ToolError {
-        let live = match self.slots().get(run.handle().as_str()).cloned() {
-            Some(Slot::Job(id)) => self.0.jobs.status(caller, &id).ok(),
-            _ => None,
-        };
+        let live = self.live_status(caller, run.handle().as_str());
         if let Some(JobState::Finished(o)) = live.map(|s| s.state)
             && let Some(e) = o.error()
         {
@@ -819,11 +812,7 @@ impl JobDesk {
         from_line: Option<u64>,
         lines: u32,
     ) -> Result<LogPage, ToolError> {
-        let live = match self.slots().get(run.handle().as_str()).cloned() {
-            Some(Slot::Job(id)) => self.0.jobs.status(caller, &id).ok(),
-            _ => None,
-        };
-        let bytes = match live {
+        let bytes = match self.live_status(caller, run.handle().as_str()) {
             // A finished job's logs are persisted; read them there (whole
             // head and tail, with the omission line).
             Some(js) if !matches!(js.state, JobState::Finished(_)) => {
@@ -972,17 +961,9 @@ impl StatusSink for DeskSink {
 
 /// Writes a record of a state the job table does not write itself.
 fn write_record(dir: &RunDir, state: RecordedState, was: Option<RecordedState>) {
-    let token = |s: RecordedState| match s {
-        RecordedState::Queued => "queued",
-        RecordedState::Running => "running",
-        RecordedState::Finished => "finished",
-        RecordedState::NotLaunched => "not_launched",
-        RecordedState::Abandoned => "abandoned",
-        RecordedState::Interrupted => "interrupted",
-    };
     let doc = serde_json::json!({
-        "state": token(state),
-        "was": was.map(token),
+        "state": state,
+        "was": was,
         "since_ms": now_ms(),
     });
     let written = serde_json::to_vec(&doc)

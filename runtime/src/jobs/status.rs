@@ -6,7 +6,7 @@
 
 use std::io;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::table::StatusSink;
 use crate::runs::{FileName, RunDir, RunError};
@@ -109,7 +109,7 @@ pub(crate) fn write_job_record(run: &RunDir, json: &[u8]) -> Result<(), RunError
 }
 
 /// Where a job's persisted record says it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RecordedState {
     /// Planned, waiting for its turn (a step of a sequence).

@@ -59,8 +59,29 @@ struct TaskRecord {
 
 /// The one answer to a task id that is malformed, unknown, not a task, or
 /// another caller's.
-fn unknown_task() -> ErrorData {
+pub(crate) fn unknown_task() -> ErrorData {
     ErrorData::invalid_params("unknown task", None)
+}
+
+/// The answer to a task method of a server that serves no tasks (the
+/// transports' fixed text of the code).
+pub(crate) fn method_not_found() -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        "Method not found",
+        None,
+    )
+}
+
+/// The task status of a run in `phase`: live runs work, a cancelled run is
+/// a cancelled task, every other end completes the task (its result says
+/// how the run ended).
+fn task_status(phase: JobPhase) -> TaskStatus {
+    match phase {
+        JobPhase::Queued | JobPhase::Running => TaskStatus::Working,
+        JobPhase::Cancelled => TaskStatus::Cancelled,
+        _ => TaskStatus::Completed,
+    }
 }
 
 impl JobDesk {
@@ -110,9 +131,9 @@ impl JobDesk {
         let (dir, created_ms) = self.task_run(caller, task_id)?;
         let report = self.report(caller, &dir);
         let task = task_of(task_id, created_ms, &report);
-        let payload = match report.state {
-            JobPhase::Queued | JobPhase::Running => TaskPayload::Working,
-            JobPhase::Cancelled => TaskPayload::Cancelled,
+        let payload = match task_status(report.state) {
+            TaskStatus::Working => TaskPayload::Working,
+            TaskStatus::Cancelled => TaskPayload::Cancelled,
             _ => TaskPayload::Completed {
                 result: self.task_result_object(caller, &dir, report).await?,
             },
@@ -198,11 +219,7 @@ impl JobDesk {
             if let Ok((dir, created_ms)) = self.task_run(caller, &run.run_handle) {
                 let report = self.report(caller, &dir);
                 let mut task = task_of(&run.run_handle, created_ms, &report);
-                task.status = match report.state {
-                    JobPhase::Queued | JobPhase::Running => TaskStatus::Working,
-                    JobPhase::Cancelled => TaskStatus::Cancelled,
-                    _ => TaskStatus::Completed,
-                };
+                task.status = task_status(report.state);
                 tasks.push(task);
             }
         }

@@ -15,14 +15,15 @@
 use std::collections::HashSet;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, ErrorData,
-    JsonObject, Task,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData, JsonObject,
+    Task,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use crate::context::ToolContext;
+use crate::jobs::{method_not_found, unknown_task};
 use crate::server::Server;
 
 /// The prefix of the private methods the adapter renames 2025 task
@@ -34,14 +35,6 @@ pub(crate) const TASK_TOOL_META_KEY: &str = "dev.hardened-mcp/task";
 const MAX_TASK_ID: usize = 128;
 /// Most requests whose answers the adapter still has to amend.
 const MAX_PENDING: usize = 64;
-
-fn not_found() -> ErrorData {
-    ErrorData::new(ErrorCode::METHOD_NOT_FOUND, "Method not found", None)
-}
-
-fn unknown_task() -> ErrorData {
-    ErrorData::invalid_params("unknown task", None)
-}
 
 /// A 2025-11-25 `Task` object.
 fn task_2025(t: &Task) -> Value {
@@ -76,7 +69,7 @@ pub(crate) async fn serve<S: Send + Sync + 'static>(
     mut context: RequestContext<RoleServer>,
 ) -> Result<CustomResult, ErrorData> {
     let Some(method) = request.method.strip_prefix(PRIVATE) else {
-        return Err(not_found());
+        return Err(method_not_found());
     };
     let desk = server.task_desk()?;
     let caller = ToolContext::from_request(&context).caller().clone();
@@ -135,7 +128,7 @@ pub(crate) async fn serve<S: Send + Sync + 'static>(
             r["_meta"] = json!({ "io.modelcontextprotocol/related-task": { "taskId": id } });
             r
         }
-        _ => return Err(not_found()),
+        _ => return Err(method_not_found()),
     };
     Ok(CustomResult::new(answer))
 }
@@ -154,14 +147,9 @@ impl Legacy {
     /// The line to parse instead of `line`, when it must change.
     pub(crate) fn inbound(&mut self, line: &[u8]) -> Option<Vec<u8>> {
         // Cheap test first: only requests that can concern tasks are parsed.
-        let interesting = [
-            &b"\"initialize\""[..],
-            b"\"tools/list\"",
-            b"\"task\"",
-            b"\"tasks/",
-        ]
-        .iter()
-        .any(|needle| line.windows(needle.len()).any(|w| w == *needle));
+        let interesting = [&b"\"task"[..], b"\"initialize\"", b"\"tools/list\""]
+            .iter()
+            .any(|needle| memchr::memmem::find(line, needle).is_some());
         if !interesting {
             return None;
         }
