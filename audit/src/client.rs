@@ -122,7 +122,7 @@ impl Client {
         let id = self.id();
         let init = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
-            "clientInfo": {"name": "mcp-audit", "version": env!("CARGO_PKG_VERSION")}}});
+            "clientInfo": {"name": "hardened-mcp-audit", "version": env!("CARGO_PKG_VERSION")}}});
         let reply = self.request(&init).await?;
         let result = reply.get("result").cloned().ok_or(ClientError::Handshake)?;
         if let (Wire::Http(c), Some(v)) = (

@@ -54,12 +54,25 @@ pub struct Finding {
     /// The property (a JSON pointer into the tool's schema), when about one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub property: Option<String>,
+    /// The argument a forbidden call changed (a JSON pointer into the
+    /// arguments, `/` for the whole object), when the finding comes from
+    /// one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub argument: Option<String>,
     /// The forbidden call that showed it, e.g. `above maximum`, when the
     /// finding comes from one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mutation: Option<&'static str>,
     /// Why it matters, in a sentence.
     pub message: String,
+    /// The OWASP MCP Top 10 (2025) category the finding belongs to, where
+    /// one applies, e.g. `MCP03:2025 Tool Poisoning`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owasp: Option<&'static str>,
+    /// What showed it, escaped (never raw server text): the offending span
+    /// of a description, the HTTP exchange of an auth check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
 }
 
 impl Finding {
@@ -70,8 +83,11 @@ impl Finding {
             rule,
             tool: None,
             property: None,
+            argument: None,
             mutation: None,
             message: message.into(),
+            owasp: owasp_category(rule, None),
+            evidence: None,
         }
     }
 
@@ -84,6 +100,19 @@ impl Finding {
     /// Shown by the forbidden call `what`.
     pub fn mutation(mut self, what: &'static str) -> Self {
         self.mutation = Some(what);
+        self.owasp = owasp_category(self.rule, Some(what));
+        self
+    }
+
+    /// Shown by changing the argument at `pointer`.
+    pub fn argument(mut self, pointer: &str) -> Self {
+        self.argument = Some(pointer.to_owned());
+        self
+    }
+
+    /// Shown by `evidence` (already escaped).
+    pub fn evidence(mut self, evidence: &str) -> Self {
+        self.evidence = Some(evidence.to_owned());
         self
     }
 
@@ -92,4 +121,32 @@ impl Finding {
         self.property = Some(property.to_owned());
         self
     }
+}
+
+/// The OWASP MCP Top 10 (2025) category of a finding of `rule` (shown by
+/// `mutation`), where one applies.
+pub fn owasp_category(rule: &str, mutation: Option<&str>) -> Option<&'static str> {
+    const SECRETS: &str = "MCP01:2025 Token Mismanagement & Secret Exposure";
+    const POISONING: &str = "MCP03:2025 Tool Poisoning";
+    const INJECTION: &str = "MCP05:2025 Command Injection & Execution";
+    const PROMPT: &str = "MCP06:2025 Prompt Injection via Contextual Payloads";
+    const AUTH: &str = "MCP07:2025 Insufficient Authentication & Authorization";
+    Some(match rule {
+        "output-secret-like" => SECRETS,
+        "free-text-path-or-command" => INJECTION,
+        "forbidden-call-accepted"
+            if matches!(mutation, Some("path traversal" | "shell metacharacters")) =>
+        {
+            INJECTION
+        }
+        "canary-reflected" | "wire-reflected" => PROMPT,
+        "made-up-handle-accepted" => AUTH,
+        r if r.starts_with("description-") && r != "description-names-other-tool" => POISONING,
+        "pin-tool-changed"
+        | "pin-tool-added"
+        | "tool-changed-in-session"
+        | "tool-added-in-session" => POISONING,
+        r if r.starts_with("auth-") || r.starts_with("origin-") || r.starts_with("host-") => AUTH,
+        _ => return None,
+    })
 }

@@ -1,126 +1,63 @@
-//! `mcp-audit [options] -- <server command> [args...]` audits a stdio MCP
-//! server, `mcp-audit [options] --url <endpoint> [--bearer-file F]` a
+//! `hardened-mcp-audit [options] -- <server command> [args...]` audits a stdio MCP
+//! server, `hardened-mcp-audit [options] --url <endpoint> [--bearer-file F]` a
 //! streamable HTTP one, and prints the report; the exit status is 1 when a
 //! finding at or above `--fail-on` exists, 2 on a usage error.
+//! `hardened-mcp-audit completions <shell>` prints a completion script.
 
 use std::process::ExitCode;
-use std::time::Duration;
 
-use mcp_audit::run::{Options, audit_http, audit_stdio};
-use mcp_audit::{Report, Severity};
+use hardened_mcp_audit::Report;
+use hardened_mcp_audit::pin::PinFile;
+use hardened_mcp_audit::run::{audit_http, audit_stdio};
+use hardened_mcp_audit::suppress::{self, Suppression};
 
-const USAGE: &str = "\
-mcp-audit: a black-box hardening audit of an MCP server
+use cli::{Audit, Parsed, Target};
 
-USAGE:
-    mcp-audit [OPTIONS] -- <server command> [args...]
-    mcp-audit [OPTIONS] --url <http(s) endpoint> [--bearer-file FILE]
+mod cli;
 
-OPTIONS:
-    --url URL            audit the streamable HTTP server at URL instead of
-                         starting a stdio one
-    --bearer-file FILE   send the token in FILE as Authorization: Bearer
-                         (a file, so the token is never in the process list)
-    --json               print the report as JSON
-    --sarif FILE         also write the report as SARIF 2.1.0 to FILE
-    --fail-on LEVEL      exit 1 when a finding at LEVEL or above exists:
-                         info, low, medium, high (default: high)
-    --timeout-ms N       deadline of each exchange (default 10000)
-    --max-calls N        most forbidden calls per tool (default 60)
-    --no-wire            skip the raw wire checks
-    --allow-valid-calls  also send one schema-valid call to each tool annotated
-                         read-only and not destructive (off by default: only
-                         calls the schema forbids are sent)
-";
-
-struct Cli {
-    json: bool,
-    sarif: Option<String>,
-    fail_on: Severity,
-    options: Options,
-    target: Target,
-}
-
-enum Target {
-    Stdio(Vec<String>),
-    Http {
-        url: String,
-        bearer_file: Option<String>,
-    },
-}
-
-fn parse(args: Vec<String>) -> Result<Cli, &'static str> {
-    let mut cli = Cli {
-        json: false,
-        sarif: None,
-        fail_on: Severity::High,
-        options: Options::default(),
-        target: Target::Stdio(Vec::new()),
-    };
-    let mut command = Vec::new();
-    let mut url = None;
-    let mut bearer_file = None;
-    let mut it = args.into_iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--" => {
-                command = it.by_ref().collect();
-                break;
+/// Reads the other-audience token and the pin file (when it exists) into
+/// the options, and the suppressions; an error is a usage error.
+fn load(cli: &mut Audit) -> Result<Vec<Suppression>, String> {
+    if let Some(path) = &cli.other_audience_token_file {
+        let token = std::fs::read_to_string(path)
+            .map_err(|_| "could not read --other-audience-token-file".to_owned())?;
+        cli.options.other_audience_token = Some(token.trim().to_owned());
+    }
+    if let Some(path) = &cli.pin {
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                let file: PinFile = serde_json::from_str(&text)
+                    .map_err(|e| format!("{path} is not a pin file: {e}"))?;
+                cli.options.pinned = Some(file);
             }
-            "--url" => url = Some(it.next().ok_or("--url takes the endpoint")?),
-            "--bearer-file" => bearer_file = Some(it.next().ok_or("--bearer-file takes a file")?),
-            "--json" => cli.json = true,
-            "--sarif" => cli.sarif = Some(it.next().ok_or("--sarif takes a file")?),
-            "--fail-on" => {
-                cli.fail_on = it
-                    .next()
-                    .as_deref()
-                    .and_then(Severity::parse)
-                    .ok_or("--fail-on takes info, low, medium or high")?;
-            }
-            "--timeout-ms" => {
-                let ms: u64 = it
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .filter(|ms| (1..=600_000).contains(ms))
-                    .ok_or("--timeout-ms takes 1 to 600000")?;
-                cli.options.timeout = Duration::from_millis(ms);
-            }
-            "--max-calls" => {
-                cli.options.max_calls_per_tool = it
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .filter(|n| (1..=10_000).contains(n))
-                    .ok_or("--max-calls takes 1 to 10000")?;
-            }
-            "--no-wire" => cli.options.wire = false,
-            "--allow-valid-calls" => cli.options.allow_valid_calls = true,
-            "--help" | "-h" => return Err(""),
-            _ => return Err("unknown option (the server command goes after --)"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("could not read {path}: {e}")),
         }
     }
-    cli.target = match (url, command.is_empty()) {
-        (Some(_), false) => return Err("give either --url or a server command, not both"),
-        (Some(url), true) => Target::Http { url, bearer_file },
-        (None, _) if bearer_file.is_some() => return Err("--bearer-file goes with --url"),
-        (None, true) => {
-            return Err(
-                "no target: mcp-audit [options] -- <command> [args...], or --url <endpoint>",
-            );
+    match &cli.suppress {
+        None => Ok(Vec::new()),
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| format!("could not read {path}: {e}"))?;
+            suppress::parse(&text).map_err(|e| format!("{path}: {e}"))
         }
-        (None, false) => Target::Stdio(command),
-    };
-    Ok(cli)
+    }
 }
 
 fn main() -> ExitCode {
-    let cli = match parse(std::env::args().skip(1).collect()) {
-        Ok(cli) => cli,
+    let mut cli = match cli::parse(std::env::args_os().skip(1)) {
+        Ok(Parsed::Audit(cli)) => *cli,
+        Ok(Parsed::Completions(shell)) => {
+            cli::completions(shell, &mut std::io::stdout());
+            return ExitCode::SUCCESS;
+        }
+        // Help and version to stdout (exit 0), usage errors to stderr (2).
+        Err(e) => e.exit(),
+    };
+    let suppressions = match load(&mut cli) {
+        Ok(s) => s,
         Err(msg) => {
-            if !msg.is_empty() {
-                eprintln!("mcp-audit: {msg}");
-            }
-            eprint!("{USAGE}");
+            eprintln!("hardened-mcp-audit: {msg}");
             return ExitCode::from(2);
         }
     };
@@ -129,10 +66,10 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
     else {
-        eprintln!("mcp-audit: could not start the async runtime");
+        eprintln!("hardened-mcp-audit: could not start the async runtime");
         return ExitCode::from(2);
     };
-    let report: Report = match &cli.target {
+    let mut report: Report = match &cli.target {
         Target::Stdio(command) => {
             let (program, args) = command
                 .split_first()
@@ -144,13 +81,27 @@ fn main() -> ExitCode {
                 None => None,
                 Some(Ok(token)) => Some(token),
                 Some(Err(e)) => {
-                    eprintln!("mcp-audit: could not read the bearer file: {e}");
+                    eprintln!("hardened-mcp-audit: could not read the bearer file: {e}");
                     return ExitCode::from(2);
                 }
             };
             runtime.block_on(audit_http(url, bearer, &cli.options))
         }
     };
+    suppress::apply(&mut report, &suppressions, suppress::today());
+    if let (Some(path), Some(pins)) = (&cli.pin, &report.pins)
+        && (cli.options.pinned.is_none() || cli.pin_update)
+    {
+        let text = serde_json::to_string_pretty(pins).unwrap_or_default();
+        if let Err(e) = std::fs::write(path, text + "\n") {
+            eprintln!("hardened-mcp-audit: could not write {path}: {e}");
+            return ExitCode::from(2);
+        }
+        eprintln!(
+            "hardened-mcp-audit: pinned {} tools in {path}",
+            pins.tools.len()
+        );
+    }
     if cli.json {
         println!(
             "{}",
@@ -165,7 +116,7 @@ fn main() -> ExitCode {
             serde_json::to_vec_pretty(&report.sarif()).unwrap_or_default(),
         )
     {
-        eprintln!("mcp-audit: could not write {path}: {e}");
+        eprintln!("hardened-mcp-audit: could not write {path}: {e}");
         return ExitCode::from(2);
     }
     if report.fails(cli.fail_on) {

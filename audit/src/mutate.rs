@@ -1,9 +1,16 @@
 //! Calls derived from a tool's input schema: a schema-valid baseline, then
-//! one mutation at a time that the schema forbids. Each mutation is checked
-//! against the schema with the `jsonschema` crate before it is sent: the
-//! audit never calls "forbidden" a call the advertised schema allows.
+//! one mutation at a time that the schema forbids, made at every depth
+//! (nested objects, array items, `prefixItems` positions, the alternative
+//! of an `anyOf`/`oneOf` the value takes, each `allOf` branch, through
+//! local `$ref`s), each named by the JSON pointer of the schema node it
+//! breaks and the JSON pointer of the argument it changes. Each mutation is
+//! checked against the whole schema with the `jsonschema` crate before it
+//! is sent: the audit never calls "forbidden" a call the advertised schema
+//! allows.
 
 use serde_json::{Map, Value, json};
+
+use crate::schema::{self, Doc, MAX_DEPTH, NoBaseline, lower, segment, upper};
 
 /// The markers of one audit run: a text and a number no server would say
 /// unless it repeated what the caller sent.
@@ -38,8 +45,12 @@ impl Canary {
 pub struct Mutation {
     /// What was changed, e.g. `above maximum`.
     pub what: &'static str,
-    /// The property changed (a JSON pointer), or `/` for the whole object.
+    /// The schema node whose constraint the mutation breaks (a JSON
+    /// pointer into the input schema; through a `$ref`, the referenced
+    /// node's), or `/` for the whole object.
     pub property: String,
+    /// The argument changed (a JSON pointer into the arguments), or `/`.
+    pub argument: String,
     /// The `arguments` as raw JSON text (it may hold literals such as
     /// `1e999` that no JSON value can).
     pub arguments: String,
@@ -51,136 +62,31 @@ pub struct Mutation {
     pub echo: Option<String>,
 }
 
-/// A value the schema accepts for `schema`, if one is easy to find.
+/// A value the schema accepts for `schema` (a standalone schema: its own
+/// references resolve), if one is easy to find.
 pub fn valid_value(schema: &Value) -> Option<Value> {
-    if let Some(c) = schema.get("const") {
-        return Some(c.clone());
-    }
-    if let Some(first) = schema
-        .get("enum")
-        .and_then(Value::as_array)
-        .and_then(|e| e.first())
-    {
-        return Some(first.clone());
-    }
-    if let Some(d) = schema.get("default").filter(|d| !d.is_null()) {
-        return Some(d.clone());
-    }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(list) = schema.get(key).and_then(Value::as_array) {
-            return list.iter().find_map(valid_value);
-        }
-    }
-    let ty = match schema.get("type") {
-        Some(Value::String(t)) => t.as_str(),
-        Some(Value::Array(ts)) => ts
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null")
-            .unwrap_or("null"),
-        _ => return None,
-    };
-    match ty {
-        "integer" => {
-            let lo = lower(schema).map_or(
-                0.0,
-                |(v, excl)| if excl { v.floor() + 1.0 } else { v.ceil() },
-            );
-            Some(json!(lo as i64))
-        }
-        "number" => {
-            let lo = lower(schema);
-            let hi = upper(schema);
-            let v = match (lo, hi) {
-                (Some((l, _)), Some((h, _))) => (l + h) / 2.0,
-                (Some((l, _)), None) => l + 1.0,
-                (None, Some((h, _))) => h - 1.0,
-                (None, None) => 1.0,
-            };
-            Some(json!(v))
-        }
-        "boolean" => Some(json!(false)),
-        "string" => valid_string(schema).map(Value::String),
-        "array" => {
-            let min = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0);
-            let item = schema.get("items").and_then(valid_value)?;
-            Some(Value::Array(vec![item; usize::try_from(min).unwrap_or(0)]))
-        }
-        "object" => {
-            let props = schema.get("properties").and_then(Value::as_object);
-            let required: Vec<&str> = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let mut m = Map::new();
-            for key in required {
-                let prop = props.and_then(|p| p.get(key))?;
-                m.insert(key.to_owned(), valid_value(prop)?);
-            }
-            Some(Value::Object(m))
-        }
-        "null" => Some(Value::Null),
-        _ => None,
-    }
+    Doc::new(schema).value(schema, 0)
 }
 
-/// A string the string schema `schema` accepts: a match of its `pattern`
-/// when it has one (generated from the expression, the same on every run,
-/// and checked against the schema), else `a` repeated to `minLength`.
-/// For an opaque-id pattern this is a handle the server never issued.
-fn valid_string(schema: &Value) -> Option<String> {
-    let validator = jsonschema::validator_for(schema).ok()?;
-    let accepted = |s: &String| validator.is_valid(&Value::String(s.clone()));
-    let Some(pattern) = schema.get("pattern").and_then(Value::as_str) else {
-        let min = schema.get("minLength").and_then(Value::as_u64).unwrap_or(1);
-        let s = "a".repeat(usize::try_from(min.clamp(1, 1 << 16)).ok()?);
-        return accepted(&s).then_some(s);
-    };
-    use proptest::strategy::{Strategy as _, ValueTree as _};
-    // A JSON Schema pattern matches anywhere; a match of its body, anchors
-    // removed, is a match of the whole.
-    let body = pattern.strip_prefix('^').unwrap_or(pattern);
-    let body = match body.strip_suffix('$') {
-        Some(b) if b.chars().rev().take_while(|c| *c == '\\').count() % 2 == 0 => b,
-        _ => body,
-    };
-    let strategy = proptest::string::string_regex(body).ok()?;
-    let mut runner = proptest::test_runner::TestRunner::deterministic();
-    (0..64).find_map(|_| {
-        let s = strategy.new_tree(&mut runner).ok()?.current();
-        accepted(&s).then_some(s)
-    })
+/// The baseline of a tool whose input schema is `schema`: schema-valid
+/// arguments, or why there are none.
+pub fn baseline(schema: &Value) -> Result<Map<String, Value>, NoBaseline> {
+    Doc::new(schema).baseline()
 }
 
-fn bound(schema: &Value, inclusive: &str, exclusive: &str) -> Option<(f64, bool)> {
-    if let Some(v) = schema.get(exclusive).and_then(Value::as_f64) {
-        return Some((v, true));
-    }
-    schema
-        .get(inclusive)
-        .and_then(Value::as_f64)
-        .map(|v| (v, false))
-}
+/// The placeholder of a raw literal inside a candidate's value, replaced
+/// in its text.
+const LITERAL: &str = "__MCP_AUDIT_LITERAL__";
 
-fn lower(schema: &Value) -> Option<(f64, bool)> {
-    bound(schema, "minimum", "exclusiveMinimum")
-}
-
-fn upper(schema: &Value) -> Option<(f64, bool)> {
-    bound(schema, "maximum", "exclusiveMaximum")
-}
-
-/// A candidate call before the schema check.
-enum Candidate {
-    /// Arguments as a JSON value (checked against the schema), and the
-    /// digits of a numeric canary in them.
-    Value(Value, Option<String>),
-    /// Arguments as raw text; `Some(v)` when the text parses as `v` (then
-    /// checked), `None` when it holds a literal no `f64` holds (`1e999`,
-    /// made only for numbers with an upper bound, which it exceeds); and
-    /// the digits of a numeric canary in them.
-    Raw(String, Option<Value>, Option<String>),
+/// A candidate call before the schema check: the whole arguments value
+/// (holding [`LITERAL`] where `literal` goes), and what it changes.
+struct Candidate {
+    what: &'static str,
+    pointer: String,
+    at: String,
+    value: Value,
+    literal: Option<String>,
+    echo: Option<String>,
 }
 
 /// The forbidden calls of a tool whose input schema is `schema`, from
@@ -190,30 +96,41 @@ pub fn mutations(schema: &Value, baseline: &Map<String, Value>, canary: &Canary)
     let Ok(validator) = jsonschema::validator_for(schema) else {
         return Vec::new();
     };
-    candidates(schema, baseline, canary)
-        .into_iter()
-        .filter_map(|(what, property, candidate)| match candidate {
-            Candidate::Value(v, echo) => (!validator.is_valid(&v)).then(|| Mutation {
-                what,
-                property,
-                arguments: v.to_string(),
-                checked: true,
-                echo,
-            }),
-            Candidate::Raw(text, Some(v), echo) => (!validator.is_valid(&v)).then_some(Mutation {
-                what,
-                property,
+    let doc = Doc::new(schema);
+    let mut out = Vec::new();
+    let generator = Gen { doc, canary };
+    generator.node(
+        schema,
+        &Value::Object(baseline.clone()),
+        "",
+        "",
+        0,
+        &mut out,
+    );
+    let mut seen = std::collections::HashSet::new();
+    out.into_iter()
+        .filter_map(|c| {
+            let mut text = c.value.to_string();
+            let parsed = match &c.literal {
+                Some(lit) => {
+                    text = text.replace(&format!("\"{LITERAL}\""), lit);
+                    serde_json::from_str::<Value>(&text).ok()
+                }
+                None => Some(c.value),
+            };
+            let checked = parsed.is_some();
+            if parsed.is_some_and(|v| validator.is_valid(&v)) || !seen.insert(text.clone()) {
+                return None;
+            }
+            let slash = |p: String| if p.is_empty() { "/".to_owned() } else { p };
+            Some(Mutation {
+                what: c.what,
+                property: slash(c.pointer),
+                argument: slash(c.at),
                 arguments: text,
-                checked: true,
-                echo,
-            }),
-            Candidate::Raw(text, None, echo) => Some(Mutation {
-                what,
-                property,
-                arguments: text,
-                checked: false,
-                echo,
-            }),
+                checked,
+                echo: c.echo,
+            })
         })
         .collect()
 }
@@ -248,122 +165,359 @@ fn beyond(edge: f64, up: bool, integer: bool, number: u32) -> Option<(Value, Str
     }
 }
 
-fn candidates(
-    schema: &Value,
-    baseline: &Map<String, Value>,
-    canary: &Canary,
-) -> Vec<(&'static str, String, Candidate)> {
-    let mut out = Vec::new();
-    let number = canary.number;
-    let canary = canary.text.as_str();
-    let with_echo = |key: &str, v: Value, echo: Option<String>| {
-        let mut m = baseline.clone();
-        m.insert(key.to_owned(), v);
-        Candidate::Value(Value::Object(m), echo)
-    };
-    let with = |key: &str, v: Value| with_echo(key, v, None);
-    let raw_echo = |key: &str, literal: &str, echo: Option<String>| {
-        let mut m = baseline.clone();
-        m.insert(key.to_owned(), json!("__MCP_AUDIT_LITERAL__"));
-        let text = Value::Object(m)
-            .to_string()
-            .replace("\"__MCP_AUDIT_LITERAL__\"", literal);
-        let parsed = serde_json::from_str::<Value>(&text).ok();
-        Candidate::Raw(text, parsed, echo)
-    };
-    let raw = |key: &str, literal: &str| raw_echo(key, literal, None);
-    out.push((
-        "unknown argument",
-        "/".to_owned(),
-        with(&format!("{canary}_key"), json!(1)),
-    ));
-    let props = schema.get("properties").and_then(Value::as_object);
-    for (key, prop) in props.into_iter().flatten() {
-        let at = format!("/properties/{key}");
-        let ty = prop.get("type").and_then(Value::as_str).unwrap_or("");
-        // Out of range by the numeric canary, in the property's own type:
-        // the bound is tested, not the type, and an echo is seen.
-        let integer = ty == "integer";
-        if let Some((hi, _)) = upper(prop) {
-            let c = match beyond(hi, true, integer, number) {
-                Some((v, digits)) => with_echo(key, v, Some(digits)),
-                None => with(key, json!(f64::MAX)),
-            };
-            out.push(("above maximum", at.clone(), c));
+/// Whether a node constrains a value by its own keywords (not only through
+/// `anyOf`/`oneOf`/`allOf`).
+fn has_own(node: &Value) -> bool {
+    const OWN: &[&str] = &[
+        "type",
+        "properties",
+        "required",
+        "items",
+        "prefixItems",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "enum",
+        "const",
+        "minItems",
+        "maxItems",
+        "additionalProperties",
+    ];
+    OWN.iter().any(|k| node.get(*k).is_some())
+}
+
+/// The mutation generator of one tool.
+struct Gen<'a> {
+    doc: Doc<'a>,
+    canary: &'a Canary,
+}
+
+impl Gen<'_> {
+    /// The candidates that change the value `v` of the node `schema` (at
+    /// schema pointer `pointer`, argument pointer `at`): each candidate's
+    /// value is the node's replacement.
+    fn node(
+        &self,
+        schema: &Value,
+        v: &Value,
+        pointer: &str,
+        at: &str,
+        depth: usize,
+        out: &mut Vec<Candidate>,
+    ) {
+        if depth > MAX_DEPTH {
+            return;
         }
-        if let Some((lo, _)) = lower(prop) {
-            let c = match beyond(lo, false, integer, number) {
-                Some((v, digits)) => with_echo(key, v, Some(digits)),
-                None => with(key, json!(f64::MIN)),
-            };
-            out.push(("below minimum", at.clone(), c));
+        let Some((node, pointer)) = self.doc.deref(schema, pointer) else {
+            return;
+        };
+        let pointer = pointer.as_str();
+        let here = |what, value: Value, echo: Option<String>| Candidate {
+            what,
+            pointer: pointer.to_owned(),
+            at: at.to_owned(),
+            value,
+            literal: None,
+            echo,
+        };
+        if has_own(&node) {
+            self.own(&node, v, pointer, at, depth, &here, out);
         }
-        match ty {
-            "integer" | "number" => {
-                out.push((
+        if let Some(list) = node.get("allOf").and_then(Value::as_array) {
+            for (i, branch) in list.iter().enumerate() {
+                self.node(
+                    branch,
+                    v,
+                    &format!("{pointer}/allOf/{i}"),
+                    at,
+                    depth + 1,
+                    out,
+                );
+            }
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(list) = node.get(key).and_then(Value::as_array)
+                && let Some((i, branch)) = list
+                    .iter()
+                    .enumerate()
+                    .find(|(_, b)| self.doc.accepts(b, v))
+            {
+                self.node(
+                    branch,
+                    v,
+                    &format!("{pointer}/{key}/{i}"),
+                    at,
+                    depth + 1,
+                    out,
+                );
+            }
+        }
+    }
+
+    /// The mutations of the node's own keywords, by the type of `v`.
+    #[allow(clippy::too_many_arguments)]
+    fn own(
+        &self,
+        node: &Value,
+        v: &Value,
+        pointer: &str,
+        at: &str,
+        depth: usize,
+        here: &dyn Fn(&'static str, Value, Option<String>) -> Candidate,
+        out: &mut Vec<Candidate>,
+    ) {
+        let canary = self.canary.text.as_str();
+        let number = self.canary.number;
+        let raw = |what, literal: String, echo: Option<String>| {
+            let mut c = here(what, json!(LITERAL), echo);
+            c.literal = Some(literal);
+            c
+        };
+        if let Some(c) = node.get("const")
+            && !c.is_string()
+        {
+            let other = match c {
+                Value::Bool(b) => json!(!b),
+                Value::Number(n) => json!(n.as_f64().unwrap_or(0.0) + f64::from(number)),
+                _ => json!(canary),
+            };
+            out.push(here("not the const", other, None));
+        }
+        match v {
+            Value::Number(_) => {
+                let types = schema::declared_types(node).unwrap_or_default();
+                let integer = types.contains(&"integer") && !types.contains(&"number");
+                // Out of range by the numeric canary, in the property's own
+                // type: the bound is tested, not the type, and an echo is
+                // seen.
+                if let Some((hi, _)) = upper(node) {
+                    out.push(match beyond(hi, true, integer, number) {
+                        Some((x, digits)) => here("above maximum", x, Some(digits)),
+                        None => here("above maximum", json!(f64::MAX), None),
+                    });
+                }
+                if let Some((lo, _)) = lower(node) {
+                    out.push(match beyond(lo, false, integer, number) {
+                        Some((x, digits)) => here("below minimum", x, Some(digits)),
+                        None => here("below minimum", json!(f64::MIN), None),
+                    });
+                }
+                out.push(here(
                     "wrong type (string)",
-                    at.clone(),
-                    with(key, json!(format!("12{canary}"))),
+                    json!(format!("12{canary}")),
+                    None,
                 ));
-                out.push(("wrong type (bool)", at.clone(), with(key, json!(true))));
-                if ty == "integer" {
+                out.push(here("wrong type (bool)", json!(true), None));
+                if integer {
                     // `<valid>.<nine digits>`: at most 15 significant
                     // digits, so any float printer gives the digits back.
-                    let v = valid_value(prop).and_then(|v| v.as_i64()).unwrap_or(1);
-                    let c = if v.unsigned_abs() < 1_000_000 {
-                        raw_echo(key, &format!("{v}.{number}"), Some(number.to_string()))
+                    let k = v.as_i64().unwrap_or(1);
+                    out.push(if k.unsigned_abs() < 1_000_000 {
+                        raw(
+                            "fraction for an integer",
+                            format!("{k}.{number}"),
+                            Some(number.to_string()),
+                        )
                     } else {
-                        with(key, json!(v as f64 + 0.5))
-                    };
-                    out.push(("fraction for an integer", at.clone(), c));
+                        here("fraction for an integer", json!(k as f64 + 0.5), None)
+                    });
                 }
                 // 1e999 is valid JSON text for an infinite number: forbidden
                 // where the schema bounds the number above.
-                if upper(prop).is_some() {
-                    out.push(("non-finite literal 1e999", at.clone(), raw(key, "1e999")));
+                if upper(node).is_some() {
+                    out.push(raw("non-finite literal 1e999", "1e999".into(), None));
                 }
-                out.push(("huge literal 1e308", at.clone(), raw(key, "1e308")));
+                out.push(raw("huge literal 1e308", "1e308".into(), None));
                 // Not JSON at all, yet some parsers take it.
-                out.push(("NaN literal", at.clone(), raw(key, "NaN")));
+                out.push(raw("NaN literal", "NaN".into(), None));
             }
-            "string" => {
-                out.push(("wrong type (number)", at.clone(), with(key, json!(12345))));
-                if let Some(max) = prop.get("maxLength").and_then(Value::as_u64) {
+            Value::String(s) => {
+                out.push(here("wrong type (number)", json!(12345), None));
+                if let Some(max) = node.get("maxLength").and_then(Value::as_u64) {
                     let n = usize::try_from(max)
                         .unwrap_or(0)
                         .saturating_add(1)
                         .min(1 << 20);
                     let long = format!("{canary}{}", "x".repeat(n));
-                    out.push(("longer than maxLength", at.clone(), with(key, json!(long))));
+                    out.push(here("longer than maxLength", json!(long), None));
+                }
+                if let Some(min) = node.get("minLength").and_then(Value::as_u64)
+                    && min > 0
+                {
+                    let short: String = s
+                        .chars()
+                        .take(usize::try_from(min - 1).unwrap_or(0))
+                        .collect();
+                    out.push(here("shorter than minLength", json!(short), None));
                 }
                 let traversal = format!("../../../etc/passwd{canary}");
-                out.push(("path traversal", at.clone(), with(key, json!(traversal))));
+                out.push(here("path traversal", json!(traversal), None));
                 let shell = format!("$(echo {canary}); rm -rf /");
-                out.push(("shell metacharacters", at.clone(), with(key, json!(shell))));
-                out.push(("outside the enum", at.clone(), with(key, json!(canary))));
+                out.push(here("shell metacharacters", json!(shell), None));
+                out.push(here("outside the enum", json!(canary), None));
             }
-            "array" => {
-                out.push(("wrong type (string)", at.clone(), with(key, json!(canary))));
-                if let (Some(max), Some(item)) = (
-                    prop.get("maxItems").and_then(Value::as_u64),
-                    prop.get("items").and_then(valid_value),
-                ) {
-                    let n = usize::try_from(max)
-                        .unwrap_or(0)
-                        .saturating_add(1)
-                        .min(1 << 16);
-                    out.push((
-                        "more items than maxItems",
-                        at.clone(),
-                        with(key, Value::Array(vec![item; n])),
-                    ));
-                }
-            }
-            "boolean" => out.push(("wrong type (string)", at.clone(), with(key, json!(canary)))),
-            _ => {}
+            Value::Bool(_) => out.push(here("wrong type (string)", json!(canary), None)),
+            Value::Array(items) => self.array(node, items, pointer, at, depth, here, out),
+            Value::Object(map) => self.object(node, map, pointer, at, depth, here, out),
+            Value::Null => {}
         }
     }
-    out
+
+    #[allow(clippy::too_many_arguments)]
+    fn array(
+        &self,
+        node: &Value,
+        items: &[Value],
+        pointer: &str,
+        at: &str,
+        depth: usize,
+        here: &dyn Fn(&'static str, Value, Option<String>) -> Candidate,
+        out: &mut Vec<Candidate>,
+    ) {
+        let canary = self.canary.text.as_str();
+        out.push(here("wrong type (string)", json!(canary), None));
+        let (prefix, rest) = schema::item_schemas(node);
+        let max = node
+            .get("maxItems")
+            .and_then(Value::as_u64)
+            .and_then(|m| usize::try_from(m).ok());
+        // A valid item for position `i`.
+        let item_for = |i: usize| -> Option<Value> {
+            match items.get(i) {
+                Some(v) => Some(v.clone()),
+                None => self.doc.value(
+                    prefix.get(i).or(rest).unwrap_or(&Value::Bool(true)),
+                    depth + 1,
+                ),
+            }
+        };
+        if let Some(max) = max {
+            let n = max.saturating_add(1).min(1 << 16);
+            let more: Option<Vec<Value>> = (0..n).map(|i| item_for(i.min(prefix.len()))).collect();
+            if let Some(more) = more {
+                out.push(here("more items than maxItems", Value::Array(more), None));
+            }
+        }
+        if let Some(min) = node.get("minItems").and_then(Value::as_u64)
+            && min > 0
+        {
+            let keep = usize::try_from(min - 1).unwrap_or(0).min(items.len());
+            out.push(here(
+                "fewer items than minItems",
+                Value::Array(items[..keep].to_vec()),
+                None,
+            ));
+        }
+        // Each position: padded with valid items up to it, then mutated.
+        let mut positions: Vec<(usize, Value, String)> = prefix
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                (
+                    i,
+                    s.clone(),
+                    format!("{pointer}/{}/{i}", schema::prefix_key(node)),
+                )
+            })
+            .collect();
+        if let Some(rest) = rest.filter(|r| r.is_object()) {
+            positions.push((prefix.len(), rest.clone(), format!("{pointer}/items")));
+        }
+        for (i, item_schema, item_pointer) in positions {
+            if max.is_some_and(|m| i >= m) {
+                continue;
+            }
+            let Some(padded) = (0..=i.max(items.len().saturating_sub(1)))
+                .map(item_for)
+                .collect::<Option<Vec<Value>>>()
+            else {
+                continue;
+            };
+            let Some(current) = padded.get(i).cloned() else {
+                continue;
+            };
+            let mut inner = Vec::new();
+            self.node(
+                &item_schema,
+                &current,
+                &item_pointer,
+                &format!("{at}/{i}"),
+                depth + 1,
+                &mut inner,
+            );
+            for mut c in inner {
+                let mut arr = padded.clone();
+                arr[i] = c.value;
+                c.value = Value::Array(arr);
+                out.push(c);
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn object(
+        &self,
+        node: &Value,
+        map: &Map<String, Value>,
+        pointer: &str,
+        at: &str,
+        depth: usize,
+        here: &dyn Fn(&'static str, Value, Option<String>) -> Candidate,
+        out: &mut Vec<Candidate>,
+    ) {
+        let canary = self.canary.text.as_str();
+        let with = |key: &str, v: Value| {
+            let mut m = map.clone();
+            m.insert(key.to_owned(), v);
+            Value::Object(m)
+        };
+        out.push(here(
+            "unknown argument",
+            with(&format!("{canary}_key"), json!(1)),
+            None,
+        ));
+        if depth > 0 {
+            out.push(here("wrong type (string)", json!(canary), None));
+        }
+        for key in schema::required(node) {
+            if map.contains_key(key) {
+                let mut m = map.clone();
+                m.remove(key);
+                let mut c = here("required key missing", Value::Object(m), None);
+                c.pointer = format!("{pointer}/required");
+                c.at = format!("{at}/{}", segment(key));
+                out.push(c);
+            }
+        }
+        let props = node.get("properties").and_then(Value::as_object);
+        for (key, prop) in props.into_iter().flatten() {
+            let current = match map.get(key) {
+                Some(v) => v.clone(),
+                None => match self.doc.value(prop, depth + 1) {
+                    Some(v) => v,
+                    None => continue,
+                },
+            };
+            let mut inner = Vec::new();
+            let seg = segment(key);
+            self.node(
+                prop,
+                &current,
+                &format!("{pointer}/properties/{seg}"),
+                &format!("{at}/{seg}"),
+                depth + 1,
+                &mut inner,
+            );
+            for mut c in inner {
+                c.value = with(key, c.value);
+                out.push(c);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -459,6 +613,118 @@ mod tests {
         );
     }
 
+    /// A schema as schemars 1 emits it for an rmcp `#[tool]`: an enum and
+    /// a nested struct in `$defs`, an optional struct (nullable union), a
+    /// list of structs, an optional bounded integer; plus a tuple
+    /// (`prefixItems`) and an `allOf`.
+    fn nested() -> Value {
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object", "additionalProperties": false,
+            "properties": {
+                "mode": {"$ref": "#/$defs/Mode"},
+                "inner": {"$ref": "#/$defs/Inner"},
+                "maybe": {"anyOf": [{"$ref": "#/$defs/Inner"}, {"type": "null"}]},
+                "list": {"type": "array", "items": {"$ref": "#/$defs/Inner"}, "maxItems": 4},
+                "limit": {"type": ["integer", "null"], "minimum": 0, "maximum": 9},
+                "p": {"type": "array", "prefixItems": [{"type": "string", "maxLength": 3}, {"type": "boolean"}], "items": false},
+                "both": {"allOf": [{"type": "object", "properties": {"a": {"type": "integer", "minimum": 0, "maximum": 1}}, "required": ["a"]}]}
+            },
+            "required": ["mode", "inner", "list"],
+            "$defs": {
+                "Mode": {"oneOf": [{"type": "string", "const": "fast"}, {"type": "string", "const": "slow"}]},
+                "Inner": {"type": "object", "additionalProperties": false,
+                          "properties": {"x": {"type": "integer", "minimum": 1, "maximum": 5},
+                                         "tag": {"type": "string", "enum": ["a", "b"]}},
+                          "required": ["x", "tag"]}
+            }
+        })
+    }
+
+    #[test]
+    fn mutations_reach_every_depth_each_named_by_its_pointers() {
+        let s = nested();
+        let base = baseline(&s).unwrap();
+        let validator = jsonschema::validator_for(&s).unwrap();
+        let ms = mutations(&s, &base, &test_canary());
+        for m in &ms {
+            if let Ok(v) = serde_json::from_str::<Value>(&m.arguments) {
+                assert!(
+                    !validator.is_valid(&v),
+                    "{} {} {}: {}",
+                    m.what,
+                    m.property,
+                    m.argument,
+                    m.arguments
+                );
+            } else {
+                assert!(!m.checked);
+            }
+        }
+        let got: std::collections::BTreeSet<(&str, &str, &str)> = ms
+            .iter()
+            .map(|m| (m.what, m.property.as_str(), m.argument.as_str()))
+            .collect();
+        for want in [
+            ("unknown argument", "/", "/"),
+            ("required key missing", "/required", "/inner"),
+            ("outside the enum", "/$defs/Mode/oneOf/0", "/mode"),
+            ("above maximum", "/$defs/Inner/properties/x", "/inner/x"),
+            (
+                "fraction for an integer",
+                "/$defs/Inner/properties/x",
+                "/inner/x",
+            ),
+            (
+                "outside the enum",
+                "/$defs/Inner/properties/tag",
+                "/inner/tag",
+            ),
+            ("unknown argument", "/$defs/Inner", "/inner"),
+            ("required key missing", "/$defs/Inner/required", "/inner/x"),
+            ("wrong type (string)", "/$defs/Inner", "/inner"),
+            ("above maximum", "/$defs/Inner/properties/x", "/maybe/x"),
+            ("above maximum", "/$defs/Inner/properties/x", "/list/0/x"),
+            ("more items than maxItems", "/properties/list", "/list"),
+            ("above maximum", "/properties/limit", "/limit"),
+            (
+                "longer than maxLength",
+                "/properties/p/prefixItems/0",
+                "/p/0",
+            ),
+            ("wrong type (string)", "/properties/p/prefixItems/1", "/p/1"),
+            (
+                "above maximum",
+                "/properties/both/allOf/0/properties/a",
+                "/both/a",
+            ),
+        ] {
+            assert!(got.contains(&want), "{want:?} not in {got:#?}");
+        }
+        // A mutation the schema allows is not sent: `null` is a valid
+        // `limit`, so no "wrong type" of it is null; `tag` is an enum, so
+        // traversal there is forbidden and sent.
+        assert!(got.contains(&(
+            "path traversal",
+            "/$defs/Inner/properties/tag",
+            "/inner/tag"
+        )));
+        let above = ms
+            .iter()
+            .find(|m| m.what == "above maximum" && m.argument == "/list/0/x")
+            .unwrap();
+        assert!(
+            above.arguments.contains("\"list\":[{"),
+            "{}",
+            above.arguments
+        );
+        assert!(
+            above.arguments.contains("\"x\":739104862"),
+            "{}",
+            above.arguments
+        );
+    }
+
     #[test]
     fn a_patterned_string_gets_a_match_of_its_pattern() {
         let handle =
@@ -491,6 +757,61 @@ mod tests {
             assert!((100_000_000..1_000_000_000).contains(&c.number));
             assert_ne!(c.number % 10, 0);
             assert_eq!(c.text.len(), "MCPAUDIT".len() + 12);
+        }
+    }
+
+    /// A random schema node: bounded numbers, strings, booleans, closed
+    /// or open objects of nodes, arrays of nodes, `prefixItems`, nullable
+    /// unions and `anyOf`s of nodes, nested up to four levels.
+    fn node() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            (-50i64..50, 0i64..50).prop_map(
+                |(lo, span)| json!({"type": "integer", "minimum": lo, "maximum": lo + span})
+            ),
+            (-5.0f64..5.0).prop_map(
+                |lo| json!({"type": "number", "exclusiveMinimum": lo, "maximum": lo + 3.0})
+            ),
+            (0u64..6).prop_map(|n| json!({"type": "string", "maxLength": n})),
+            Just(json!({"type": "string", "enum": ["a", "b"]})),
+            Just(json!({"type": "boolean"})),
+            Just(json!({"const": 3})),
+        ];
+        leaf.prop_recursive(4, 24, 4, |inner| {
+            prop_oneof![
+                (proptest::collection::vec(inner.clone(), 1..4), any::<bool>(), any::<bool>()).prop_map(|(props, closed, all)| {
+                    let names: Vec<String> = (0..props.len()).map(|i| format!("k{i}")).collect();
+                    let required: Vec<&String> = if all { names.iter().collect() } else { names.iter().take(1).collect() };
+                    let properties: Map<String, Value> = names.iter().cloned().zip(props).collect();
+                    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": !closed})
+                }),
+                (inner.clone(), 0u64..2, 1u64..4).prop_map(|(items, min, max)| json!({"type": "array", "items": items, "minItems": min, "maxItems": min + max})),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({"type": "array", "prefixItems": [a, b], "items": false})),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({"anyOf": [a, b]})),
+                inner.clone().prop_map(|a| json!({"anyOf": [a, {"type": "null"}]})),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Whatever the nesting, the baseline (put behind a `$ref`, as
+        /// schemars does) is valid and every mutation called forbidden is
+        /// rejected by the `jsonschema` crate on the whole schema.
+        #[test]
+        fn nested_schemas_get_a_valid_baseline_and_only_forbidden_mutations(inner in node()) {
+            let s = json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}, "b": inner.clone()},
+                           "required": ["a"], "$defs": {"A": inner}});
+            let validator = jsonschema::validator_for(&s).unwrap();
+            let Ok(base) = baseline(&s) else {
+                return Err(TestCaseError::fail(format!("no baseline for {s}")));
+            };
+            prop_assert!(validator.is_valid(&Value::Object(base.clone())), "{s}: {base:?}");
+            for m in mutations(&s, &base, &test_canary()) {
+                match serde_json::from_str::<Value>(&m.arguments) {
+                    Ok(v) => prop_assert!(!validator.is_valid(&v), "{s}: {} {} {}: {}", m.what, m.property, m.argument, m.arguments),
+                    Err(_) => prop_assert!(!m.checked),
+                }
+            }
         }
     }
 

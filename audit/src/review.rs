@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::finding::{Finding, Severity};
+use crate::text::escape;
 
 /// Parameter names that say "this string is a file-system location or a
 /// command": free text there is an injection path.
@@ -29,7 +30,19 @@ pub fn review(tools: &[Value]) -> Vec<Finding> {
     for tool in tools {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
         match tool.get("inputSchema") {
-            Some(schema) => walk_input(name, schema, "", &mut out),
+            Some(schema) => {
+                walk_input(name, schema, "", &mut out);
+                // Definitions are reviewed once each, where they are
+                // defined; a `$ref` to one adds nothing of its own.
+                for key in ["$defs", "definitions"] {
+                    if let Some(defs) = schema.get(key).and_then(Value::as_object) {
+                        for (def, s) in defs {
+                            let here = format!("/{key}/{}", crate::schema::segment(def));
+                            walk_input(name, s, &here, &mut out);
+                        }
+                    }
+                }
+            }
             None => out.push(
                 Finding::new(
                     Severity::Medium,
@@ -92,10 +105,7 @@ fn walk_input(tool: &str, schema: &Value, pointer: &str, out: &mut Vec<Finding>)
         }
         if let Some(props) = schema.get("properties").and_then(Value::as_object) {
             for (key, prop) in props {
-                let here = format!(
-                    "{pointer}/properties/{}",
-                    key.replace('~', "~0").replace('/', "~1")
-                );
+                let here = format!("{pointer}/properties/{}", crate::schema::segment(key));
                 walk_input(tool, prop, &here, out);
                 let lower = key.to_ascii_lowercase();
                 let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).collect();
@@ -111,7 +121,7 @@ fn walk_input(tool: &str, schema: &Value, pointer: &str, out: &mut Vec<Finding>)
                         Finding::new(
                             Severity::High,
                             "free-text-path-or-command",
-                            format!("`{key}` looks like a path or a command and takes free text: traversal and injection reach whatever uses it; take an opaque handle or an enum instead"),
+                            format!("`{}` looks like a path or a command and takes free text: traversal and injection reach whatever uses it; take an opaque handle or an enum instead", escape(key)),
                         )
                         .tool(tool)
                         .property(&here),
@@ -159,7 +169,12 @@ fn walk_input(tool: &str, schema: &Value, pointer: &str, out: &mut Vec<Finding>)
                 .property(at),
             );
         }
-        if let Some(items) = schema.get("items") {
+        let (prefix, rest) = crate::schema::item_schemas(schema);
+        let key = crate::schema::prefix_key(schema);
+        for (i, item) in prefix.iter().enumerate() {
+            walk_input(tool, item, &format!("{pointer}/{key}/{i}"), out);
+        }
+        if let Some(items) = rest.filter(|r| r.is_object()) {
             walk_input(tool, items, &format!("{pointer}/items"), out);
         }
     }
@@ -174,7 +189,7 @@ fn walk_output(tool: &str, schema: &Value, pointer: &str, out: &mut Vec<Finding>
                     Finding::new(
                         Severity::High,
                         "output-secret-like",
-                        format!("result field `{key}` has a secret-like name: secrets must never be returned to a model"),
+                        format!("result field `{}` has a secret-like name: secrets must never be returned to a model", escape(key)),
                     )
                     .tool(tool)
                     .property(&here),
@@ -223,6 +238,23 @@ mod tests {
                            "tags": {"type": "array", "maxItems": 3, "items": {"type": "string", "maxLength": 8}}}},
             "outputSchema": {"type": "object", "properties": {"value": {"type": "number"}}}}]);
         assert_eq!(rules(tool), vec![]);
+    }
+
+    #[test]
+    fn definitions_and_tuple_positions_are_reviewed_where_they_are_defined() {
+        let tool = json!([{"name": "t", "inputSchema": {"type": "object", "additionalProperties": false,
+            "properties": {"a": {"$ref": "#/$defs/A"}, "b": {"$ref": "#/$defs/A"},
+                           "p": {"type": "array", "maxItems": 2, "prefixItems": [{"type": "string"}], "items": false}},
+            "$defs": {"A": {"type": "object", "properties": {"n": {"type": "number"}}}}},
+            "outputSchema": {"type": "object"}}]);
+        assert_eq!(
+            rules(tool),
+            vec![
+                ("string-unbounded", "/properties/p/prefixItems/0".to_owned()),
+                ("object-open", "/$defs/A".to_owned()),
+                ("number-unbounded", "/$defs/A/properties/n".to_owned()),
+            ]
+        );
     }
 
     #[test]

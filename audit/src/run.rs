@@ -9,8 +9,10 @@ use serde_json::{Value, json};
 use crate::client::{Client, ClientError};
 use crate::finding::{Finding, Severity};
 use crate::mutate::{self, Canary};
+use crate::pin::{self, PinFile};
 use crate::report::Report;
-use crate::review;
+use crate::schema::NoBaseline;
+use crate::{poisoning, review};
 
 /// What the audit may do.
 #[derive(Debug, Clone)]
@@ -26,16 +28,27 @@ pub struct Options {
     /// Also send the schema-valid baseline, to tools annotated read-only
     /// and not destructive only.
     pub allow_valid_calls: bool,
+    /// The pins of a pin file to compare the tools listed against.
+    pub pinned: Option<PinFile>,
+    /// Over HTTP, check the authorization and origin surface
+    /// ([`crate::auth`]).
+    pub auth_checks: bool,
+    /// Over HTTP, a token the server's issuer minted for another resource
+    /// (a test issuer's): it must be refused.
+    pub other_audience_token: Option<String>,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Self {
             timeout: Duration::from_secs(10),
-            max_calls_per_tool: 60,
+            max_calls_per_tool: 120,
             max_tools: 200,
             wire: true,
             allow_valid_calls: false,
+            pinned: None,
+            auth_checks: true,
+            other_audience_token: None,
         }
     }
 }
@@ -62,12 +75,28 @@ pub async fn audit_stdio(program: &str, args: &[String], opts: &Options) -> Repo
 /// Audits the streamable HTTP server at `url`, sending `bearer` (the token
 /// itself, never printed) as `Authorization: Bearer` when given.
 pub async fn audit_http(url: &str, bearer: Option<String>, opts: &Options) -> Report {
-    audit(
+    let auth = if opts.auth_checks {
+        let marker = Canary::fresh();
+        crate::auth::checks(
+            url,
+            bearer.as_deref(),
+            opts.other_audience_token.as_deref(),
+            opts.timeout,
+            &marker.text,
+        )
+        .await
+    } else {
+        Vec::new()
+    };
+    let mut report = audit(
         url.to_owned(),
         Client::http(url, bearer, opts.timeout),
         opts,
     )
-    .await
+    .await;
+    report.findings.extend(auth);
+    report.sort();
+    report
 }
 
 async fn audit(target: String, client: Result<Client, ClientError>, opts: &Options) -> Report {
@@ -76,6 +105,8 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
         tools: 0,
         calls: 0,
         findings: Vec::new(),
+        suppressed: Vec::new(),
+        pins: None,
     };
     let mut client = match client {
         Ok(c) => c,
@@ -109,6 +140,13 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
     };
     report.tools = tools.len();
     report.findings.extend(review::review(&tools));
+    report.findings.extend(poisoning::review(&tools));
+    let listed = pin::pins(&tools);
+    if let Some(pinned) = &opts.pinned {
+        report
+            .findings
+            .extend(pin::compare(pinned, &listed, pin::AGAINST_PIN));
+    }
 
     let canary = Canary::fresh();
     'tools: for tool in tools.iter().take(opts.max_tools) {
@@ -120,25 +158,55 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
         let Some(schema) = tool.get("inputSchema") else {
             continue;
         };
-        let valid = |v: &Value| jsonschema::validator_for(schema).is_ok_and(|s| s.is_valid(v));
-        let Some(Value::Object(baseline)) = mutate::valid_value(schema).filter(valid) else {
-            report.findings.push(
-                Finding::new(
-                    Severity::Info,
-                    "no-baseline",
-                    "no schema-valid arguments could be derived: forbidden calls were not sent",
-                )
-                .tool(&name),
-            );
-            continue;
+        let baseline = match mutate::baseline(schema) {
+            Ok(b) => b,
+            Err(NoBaseline::Unsatisfiable { pointer, reason }) => {
+                report.findings.push(
+                    Finding::new(
+                        Severity::Medium,
+                        "schema-unsatisfiable",
+                        format!(
+                            "the input schema admits no arguments at all ({reason}): \
+                             every call fails, and a model keeps trying"
+                        ),
+                    )
+                    .tool(&name)
+                    .property(&pointer),
+                );
+                continue;
+            }
+            Err(NoBaseline::Underived { reason }) => {
+                report.findings.push(
+                    Finding::new(
+                        Severity::Info,
+                        "no-baseline",
+                        format!("{reason}: forbidden calls were not sent"),
+                    )
+                    .tool(&name),
+                );
+                continue;
+            }
         };
         if opts.allow_valid_calls && is_harmless(tool) {
             valid_calls(&mut client, &name, schema, &baseline, &canary, &mut report).await;
         }
-        for m in mutate::mutations(schema, &baseline, &canary)
-            .into_iter()
-            .take(opts.max_calls_per_tool)
-        {
+        let all = mutate::mutations(schema, &baseline, &canary);
+        if all.len() > opts.max_calls_per_tool {
+            report.findings.push(
+                Finding::new(
+                    Severity::Info,
+                    "max-calls-reached",
+                    format!(
+                        "{} of the tool's {} forbidden calls were not sent (--max-calls {})",
+                        all.len() - opts.max_calls_per_tool,
+                        all.len(),
+                        opts.max_calls_per_tool
+                    ),
+                )
+                .tool(&name),
+            );
+        }
+        for m in all.into_iter().take(opts.max_calls_per_tool) {
             report.calls += 1;
             let answer = send(&mut client, &name, &m, &canary.text).await;
             let (rule, message) = match answer {
@@ -176,6 +244,7 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
                 Finding::new(Severity::High, rule, message)
                     .tool(&name)
                     .property(&m.property)
+                    .argument(&m.argument)
                     .mutation(m.what),
             );
             if matches!(answer, Answer::Dead) {
@@ -183,6 +252,16 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
             }
         }
     }
+    // A second tools/list, after the calls: a server that changes its
+    // tools once it has been looked at (a rug pull) shows it here.
+    if !client.exited()
+        && let Ok(again) = client.list_tools(20).await
+    {
+        report
+            .findings
+            .extend(pin::compare(&listed, &pin::pins(&again), pin::IN_SESSION));
+    }
+    report.pins = Some(listed);
     if opts.wire && !client.exited() {
         wire_checks(&mut client, &canary.text, &mut report).await;
     }

@@ -1,5 +1,5 @@
 """A server written the obvious way with the official MCP Python SDK, for
-mcp-audit's tests: no hardening beyond the SDK's defaults, so what the audit
+hardened-mcp-audit's tests: no hardening beyond the SDK's defaults, so what the audit
 finds here are those defaults' gaps (argument objects open to unknown keys,
 which are accepted and dropped; numbers and strings left unbounded unless
 the author bounds them).

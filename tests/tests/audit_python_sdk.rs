@@ -1,4 +1,4 @@
-//! `mcp-audit` against a server written the obvious way with the official
+//! `hardened-mcp-audit` against a server written the obvious way with the official
 //! MCP Python SDK (`tests/python/weak_sdk_server.py`, the pinned SDK of
 //! `tests/python/constraints.txt`), over stdio and over streamable HTTP:
 //! the SDK's default gaps are found, each where it is, and nothing else.
@@ -8,9 +8,9 @@ use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use hardened_mcp_audit::Severity;
+use hardened_mcp_audit::run::{Options, audit_http, audit_stdio};
 use hardened_mcp_tests::python::{python, workspace};
-use mcp_audit::Severity;
-use mcp_audit::run::{Options, audit_http, audit_stdio};
 
 fn script() -> String {
     workspace()
@@ -204,8 +204,37 @@ async fn the_python_sdk_defaults_are_found_over_http() {
         .unwrap();
     assert_eq!(report.tools, 3, "{}", report.text());
     // Over HTTP every bad message gets an HTTP answer (400, 413): no wire
-    // findings, the same call findings.
+    // findings, the same call findings. No authentication (on loopback:
+    // information); a foreign Origin and Host are refused (the SDK's DNS
+    // rebinding protection), so neither is a finding.
     let mut expected = sdk_gaps();
+    expected.push((Severity::Info, "auth-none", "", "", ""));
     expected.sort();
     assert_eq!(report.keys(), expected, "{}", report.text());
+    // Given a token, the audit expects it to be required: the SDK server,
+    // written without auth, takes calls without one.
+    let with_token = Options {
+        wire: false,
+        ..options()
+    };
+    let report = tokio::time::timeout(
+        Duration::from_secs(180),
+        audit_http(&url, Some("a-token-it-never-checks".into()), &with_token),
+    )
+    .await
+    .unwrap();
+    let auth: Vec<&str> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule.starts_with("auth-") || f.rule.ends_with("-not-checked"))
+        .map(|f| f.rule)
+        .collect();
+    assert_eq!(auth, ["auth-not-required"], "{}", report.text());
+    let evidence = report
+        .findings
+        .iter()
+        .find(|f| f.rule == "auth-not-required")
+        .and_then(|f| f.evidence.as_deref())
+        .unwrap_or_default();
+    assert!(evidence.contains("(no Authorization) -> 200"), "{evidence}");
 }

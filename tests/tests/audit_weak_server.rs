@@ -1,12 +1,12 @@
-//! `mcp-audit` against a deliberately weak plain-rmcp server
+//! `hardened-mcp-audit` against a deliberately weak plain-rmcp server
 //! (`src/bin/weak_server.rs`): every gap it was built with is found, and
 //! nothing else.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::time::Duration;
 
-use mcp_audit::run::{Options, audit_stdio};
-use mcp_audit::{Report, Severity};
+use hardened_mcp_audit::run::{Options, audit_stdio};
+use hardened_mcp_audit::{Report, Severity};
 
 /// The audit of the weak server, each exchange bounded by 1 s, the whole
 /// by 120 s.
@@ -155,16 +155,107 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
         ),
         f(Low, "object-open", "status", "/", ""),
         f(Low, "output-schema-missing", "status", "", ""),
+        // `plan`: an enum and a nested struct, as schemars emits them
+        // (`$defs`, `$ref`): the mutations reach into both, each named by
+        // the node it breaks. `x`'s maximum is advertised, not enforced;
+        // serde's errors quote the value.
+        f(Low, "object-open", "plan", "/", ""),
+        f(Low, "output-schema-missing", "plan", "", ""),
+        f(
+            High,
+            "forbidden-call-accepted",
+            "plan",
+            "/$defs/Inner/properties/x",
+            "above maximum",
+        ),
+        f(
+            High,
+            "canary-reflected",
+            "plan",
+            "/$defs/Inner/properties/x",
+            "below minimum",
+        ),
+        f(
+            High,
+            "canary-reflected",
+            "plan",
+            "/$defs/Inner/properties/x",
+            "wrong type (string)",
+        ),
+        f(
+            High,
+            "canary-reflected",
+            "plan",
+            "/$defs/Inner/properties/x",
+            "fraction for an integer",
+        ),
+        f(
+            High,
+            "call-unanswered",
+            "plan",
+            "/$defs/Inner/properties/x",
+            "non-finite literal 1e999",
+        ),
+        f(
+            High,
+            "call-unanswered",
+            "plan",
+            "/$defs/Inner/properties/x",
+            "NaN literal",
+        ),
+        // `Inner` denies unknown fields, and serde names the one it saw.
+        f(
+            High,
+            "canary-reflected",
+            "plan",
+            "/$defs/Inner",
+            "unknown argument",
+        ),
+        f(
+            High,
+            "canary-reflected",
+            "plan",
+            "/$defs/Inner",
+            "wrong type (string)",
+        ),
+        f(
+            High,
+            "canary-reflected",
+            "plan",
+            "/$defs/Mode",
+            "path traversal",
+        ),
+        f(
+            High,
+            "canary-reflected",
+            "plan",
+            "/$defs/Mode",
+            "shell metacharacters",
+        ),
+        f(
+            High,
+            "canary-reflected",
+            "plan",
+            "/$defs/Mode",
+            "outside the enum",
+        ),
     ];
     expected.sort();
     assert_eq!(found, expected, "{}", report.text());
-    assert_eq!(report.tools, 5);
+    assert_eq!(report.tools, 6);
     assert!(report.fails(Severity::High));
     // SARIF carries one result per finding, errors for the high ones.
     let sarif = report.sarif();
     let results = sarif["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), report.findings.len());
-    assert_eq!(results.iter().filter(|r| r["level"] == "error").count(), 13);
+    assert_eq!(results.iter().filter(|r| r["level"] == "error").count(), 24);
+    // Each call finding names the argument it changed, at any depth.
+    let nested = report
+        .findings
+        .iter()
+        .find(|f| f.tool.as_deref() == Some("plan") && f.rule == "forbidden-call-accepted")
+        .unwrap();
+    assert_eq!(nested.argument.as_deref(), Some("/inner/x"));
 }
 
 /// With `--allow-valid-calls`, the read-only `status` (and only it: the

@@ -1,10 +1,10 @@
-//! `mcp-audit` finds nothing above info in the quickstart's server.
+//! `hardened-mcp-audit` finds nothing above info in the quickstart's server.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::time::Duration;
 
-use mcp_audit::Severity;
-use mcp_audit::run::{Options, audit_stdio};
+use hardened_mcp_audit::Severity;
+use hardened_mcp_audit::run::{Options, audit_stdio};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_quickstart_server_audits_clean() {

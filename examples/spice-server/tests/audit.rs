@@ -1,4 +1,4 @@
-//! `mcp-audit` finds nothing above info in the SPICE server. Without
+//! `hardened-mcp-audit` finds nothing above info in the SPICE server. Without
 //! ngspice this test says so and passes, unless
 //! `HARDENED_MCP_REQUIRE_NGSPICE` is set (CI).
 #![allow(clippy::unwrap_used, missing_docs)]
@@ -7,8 +7,8 @@ mod support;
 
 use std::time::Duration;
 
-use mcp_audit::Severity;
-use mcp_audit::run::{Options, audit_stdio};
+use hardened_mcp_audit::Severity;
+use hardened_mcp_audit::run::{Options, audit_stdio};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_spice_server_audits_clean() {

@@ -1,4 +1,4 @@
-//! A deliberately weak MCP server for `mcp-audit`'s tests: plain rmcp, its
+//! A deliberately weak MCP server for `hardened-mcp-audit`'s tests: plain rmcp, its
 //! own stdio transport, and the habits the audit exists to catch. Every
 //! gap here is on purpose; do not copy any of it.
 //!
@@ -8,6 +8,9 @@
 //! - `credentials {}`: a result with a secret-like field;
 //! - `status { run: String (an id pattern advertised, not enforced) }`,
 //!   annotated read-only: any run handle is taken, issued or not;
+//! - `plan { mode: Mode, inner: Inner { x: u32 (1..=5 advertised, not
+//!   enforced) } }`: what schemars emits for an enum and a nested struct
+//!   (`$defs` and `$ref`), so the audit's mutations must reach `x` there;
 //! - schemas open to unknown keys; argument errors quoting the caller's
 //!   value (serde's text, as rmcp sends it).
 
@@ -46,6 +49,29 @@ struct StatusArgs {
     run: String,
 }
 
+fn one_to_five(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": 5})
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+enum Mode {
+    Fast,
+    Slow,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Inner {
+    #[schemars(schema_with = "one_to_five")]
+    x: u32,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct PlanArgs {
+    mode: Mode,
+    inner: Inner,
+}
+
 #[derive(serde::Serialize, schemars::JsonSchema)]
 struct Credentials {
     user: String,
@@ -80,6 +106,15 @@ impl Weak {
     )]
     fn status(&self, Parameters(StatusArgs { run }): Parameters<StatusArgs>) -> String {
         format!("run of {} characters: done", run.len())
+    }
+
+    #[tool(description = "Plan a run")]
+    fn plan(&self, Parameters(PlanArgs { mode, inner }): Parameters<PlanArgs>) -> String {
+        let speed = match mode {
+            Mode::Fast => "fast",
+            Mode::Slow => "slow",
+        };
+        format!("{speed} plan, {} steps", inner.x.min(1000))
     }
 
     #[tool(description = "Show credentials")]

@@ -1,0 +1,194 @@
+//! `hardened-mcp-audit` against servers nobody here wrote: the official reference
+//! servers `server-everything`, `server-filesystem` and `server-memory`
+//! (npm) and `mcp-server-time` (PyPI), installed pinned by
+//! `.ci/setup-audit-servers` (run here on first use). Default options, the
+//! ones safe against production: only calls the schema forbids are sent.
+//!
+//! For each: the audit completes, every tool gets a baseline (no
+//! `no-baseline`, no `schema-unsatisfiable`), and the findings are held
+//! exactly against `tests/audit-servers/snapshots/<server>.txt`, one
+//! finding a line (severity, rule, tool, property, mutation). A change is a
+//! test failure to look at: a new finding of the audit, or a changed
+//! server. `HARDENED_MCP_UPDATE_AUDIT_SNAPSHOTS=1` rewrites the snapshots
+//! (then read the diff).
+//!
+//! Without Node.js the Node servers are skipped (said so), unless
+//! `HARDENED_MCP_REQUIRE_NODE` is set (CI sets it).
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use hardened_mcp_audit::Report;
+use hardened_mcp_audit::run::{Options, audit_stdio};
+use hardened_mcp_tests::node::REQUIRE_ENV;
+use hardened_mcp_tests::python::workspace;
+
+/// Where `.ci/setup-audit-servers` installs, installed on first use.
+fn servers() -> PathBuf {
+    static SETUP: Mutex<()> = Mutex::new(());
+    let _once = SETUP.lock().unwrap_or_else(|p| p.into_inner());
+    let dest = std::env::var_os("HARDENED_MCP_AUDIT_SERVERS")
+        .map_or_else(|| workspace().join("target/audit-servers"), PathBuf::from);
+    let ready = dest
+        .join("node/node_modules/@modelcontextprotocol/server-memory/package.json")
+        .exists()
+        && dest.join("venv/bin/mcp-server-time").exists();
+    if !ready {
+        let status = Command::new("bash")
+            .arg(workspace().join(".ci/setup-audit-servers"))
+            .env("HARDENED_MCP_AUDIT_SERVERS", &dest)
+            .status();
+        assert!(
+            status.is_ok_and(|s| s.success()),
+            ".ci/setup-audit-servers could not install the pinned servers"
+        );
+    }
+    dest
+}
+
+fn has_node() -> bool {
+    let ok = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os(REQUIRE_ENV).is_none(),
+            "Node.js is required here ({REQUIRE_ENV} is set) but `node` is not on PATH"
+        );
+        eprintln!("Node.js is not installed: skipped");
+    }
+    ok
+}
+
+/// The audit of `program args`, each exchange bounded by 10 s (a server
+/// answers in milliseconds; the margin is for a loaded CI machine), the whole
+/// by 400 s.
+async fn audit(program: &str, args: &[String]) -> Report {
+    let opts = Options {
+        timeout: Duration::from_secs(10),
+        ..Options::default()
+    };
+    tokio::time::timeout(Duration::from_secs(400), audit_stdio(program, args, &opts))
+        .await
+        .expect("the audit did not finish within 400 s")
+}
+
+/// One line per finding, sorted.
+fn lines(report: &Report) -> Vec<String> {
+    report
+        .keys()
+        .into_iter()
+        .map(|(sev, rule, tool, prop, what)| {
+            format!("{} {rule} {tool} {prop} {what}", sev.as_str())
+                .trim_end()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// Holds `report` against the snapshot of `name`.
+fn hold(name: &str, report: &Report, tools: usize) {
+    assert_eq!(report.tools, tools, "{}", report.text());
+    for f in &report.findings {
+        assert!(
+            !matches!(
+                f.rule,
+                "no-baseline" | "schema-unsatisfiable" | "handshake-failed" | "tools-list-failed"
+            ),
+            "{}",
+            report.text()
+        );
+    }
+    let path = workspace().join(format!("tests/audit-servers/snapshots/{name}.txt"));
+    let got = lines(report);
+    if std::env::var_os("HARDENED_MCP_UPDATE_AUDIT_SNAPSHOTS").is_some() {
+        std::fs::write(&path, got.join("\n") + "\n").unwrap();
+        return;
+    }
+    let want: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let missing: Vec<&String> = want.iter().filter(|l| !got.contains(l)).collect();
+    let new: Vec<&String> = got.iter().filter(|l| !want.contains(l)).collect();
+    assert!(
+        got == want,
+        "the findings on {name} changed (HARDENED_MCP_UPDATE_AUDIT_SNAPSHOTS=1 rewrites {}):\n\
+         no longer found: {missing:#?}\nnewly found: {new:#?}\n{}",
+        path.display(),
+        report.text()
+    );
+}
+
+fn node_server(dir: &std::path::Path, package: &str) -> String {
+    dir.join(format!(
+        "node/node_modules/@modelcontextprotocol/{package}/dist/index.js"
+    ))
+    .to_string_lossy()
+    .into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything() {
+    if !has_node() {
+        return;
+    }
+    let dir = servers();
+    let report = audit("node", &[node_server(&dir, "server-everything")]).await;
+    hold("server-everything", &report, 13);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_filesystem() {
+    if !has_node() {
+        return;
+    }
+    let dir = servers();
+    let root = tempfile::tempdir().unwrap();
+    let args = [
+        node_server(&dir, "server-filesystem"),
+        root.path().to_string_lossy().into_owned(),
+    ];
+    let report = audit("node", &args).await;
+    hold("server-filesystem", &report, 14);
+    // Only forbidden calls were sent, and the server refused them: nothing
+    // was written in the directory it was given.
+    assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_memory() {
+    if !has_node() {
+        return;
+    }
+    let dir = servers();
+    let state = tempfile::tempdir().unwrap();
+    let memory = state.path().join("memory.jsonl");
+    let args = [
+        format!("MEMORY_FILE_PATH={}", memory.display()),
+        "node".to_owned(),
+        node_server(&dir, "server-memory"),
+    ];
+    let report = audit("env", &args).await;
+    hold("server-memory", &report, 9);
+    assert!(!memory.exists(), "a forbidden call was stored");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_server_time() {
+    let dir = servers();
+    let program = dir.join("venv/bin/mcp-server-time");
+    let report = audit(
+        &program.to_string_lossy(),
+        &["--local-timezone".to_owned(), "UTC".to_owned()],
+    )
+    .await;
+    hold("mcp-server-time", &report, 2);
+}
