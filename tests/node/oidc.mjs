@@ -2,9 +2,10 @@
 // package.json) on loopback, for the OAuth end-to-end tests: one
 // confidential client with the client-credentials grant, resource
 // indicators (RFC 8707) so that access tokens are JWTs whose `aud` is the
-// resource asked for, signed with a fresh ES256 key.
+// resource asked for, signed with a fresh key: ES256 by default, or RS256
+// (a 2048-bit key, the default of most identity providers).
 //
-//   node oidc.mjs <port> <resource> <client secret> <scopes>
+//   node oidc.mjs <port> <resource> <client secret> <scopes> [ES256|RS256]
 //
 // Prints `listening <issuer>` once it serves; stops when stdin closes (the
 // test that started it went away) or on SIGTERM.
@@ -12,15 +13,15 @@
 import Provider from "oidc-provider";
 import { exportJWK, generateKeyPair } from "jose";
 
-const [port, resource, secret, scopes] = process.argv.slice(2);
-if (!port || !resource || !secret || !scopes) {
-  process.stderr.write("usage: oidc.mjs <port> <resource> <client secret> <scopes>\n");
+const [port, resource, secret, scopes, alg = "ES256"] = process.argv.slice(2);
+if (!port || !resource || !secret || !scopes || !["ES256", "RS256"].includes(alg)) {
+  process.stderr.write("usage: oidc.mjs <port> <resource> <client secret> <scopes> [ES256|RS256]\n");
   process.exit(2);
 }
 const issuer = `http://127.0.0.1:${port}`;
 
-const { privateKey } = await generateKeyPair("ES256", { extractable: true });
-const signing = { ...(await exportJWK(privateKey)), kid: "oidc-test-1", alg: "ES256", use: "sig" };
+const { privateKey } = await generateKeyPair(alg, { extractable: true, modulusLength: 2048 });
+const signing = { ...(await exportJWK(privateKey)), kid: "oidc-test-1", alg, use: "sig" };
 
 const provider = new Provider(issuer, {
   clients: [
@@ -31,7 +32,7 @@ const provider = new Provider(issuer, {
       redirect_uris: [],
       response_types: [],
       token_endpoint_auth_method: "client_secret_basic",
-      id_token_signed_response_alg: "ES256",
+      id_token_signed_response_alg: alg,
     },
   ],
   scopes: scopes.split(" "),
@@ -52,7 +53,7 @@ const provider = new Provider(issuer, {
           audience: indicator,
           accessTokenTTL: 300,
           accessTokenFormat: "jwt",
-          jwt: { sign: { alg: "ES256" } },
+          jwt: { sign: { alg } },
         };
       },
     },

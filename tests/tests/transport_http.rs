@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use hardened_mcp::transport::http::{SESSION_NOT_FOUND_BODY, UNAUTHORIZED_BODY};
 use hardened_mcp::transport::{BearerAuth, HttpConfig, RunningHttpServer};
 use hardened_mcp_tests::tr_support::{
-    HttpClient as Client, HttpReply, call, initialize_request, initialized_notification,
-    modern_call, modern_headers, modern_request, result_text, start_echo_http,
+    HttpClient as Client, HttpReply, call, http_request, initialize_request,
+    initialized_notification, modern_call, modern_headers, modern_request, result_text,
+    start_echo_http,
 };
 use serde_json::json;
 
@@ -233,6 +234,76 @@ async fn foreign_host_headers_are_refused() {
     local.host = format!("localhost:{}", addr.port());
     local.connect().await;
     server.shutdown().await.unwrap();
+}
+
+/// One `Host`, the same authority in an absolute-form target, and no page
+/// of another site: each broken rule is refused before anything reads the
+/// request, and no refused value reaches the log.
+#[tokio::test]
+async fn hosts_targets_and_origins_are_held_to_the_rules() {
+    const CANARY: &str = "rebind-canary-7d1e";
+    let server = start(|b| {
+        b.auth(token_table())
+            .allowed_origins(["https://app.example.org"])
+    })
+    .await;
+    let addr = server.local_addr();
+    let host = format!("127.0.0.1:{}", addr.port());
+    let body = serde_json::to_vec(&initialize_request(1)).unwrap();
+    let auth = format!("Bearer {ALICE}");
+    let post = |target: String, extra: Vec<(&'static str, String)>| {
+        let (host, auth, body) = (host.clone(), auth.clone(), body.clone());
+        async move {
+            let mut headers: Vec<(&str, &str)> = vec![
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("Authorization", &auth),
+            ];
+            let owned: Vec<(&str, String)> = extra;
+            if !owned.iter().any(|(k, _)| *k == "Host") {
+                headers.push(("Host", &host));
+            }
+            for (k, v) in &owned {
+                headers.push((k, v));
+            }
+            http_request(addr, "POST", &target, &headers, &body)
+                .await
+                .unwrap()
+        }
+    };
+    let evil_host = format!("{CANARY}.example");
+    let two_hosts = post(
+        "/mcp".into(),
+        vec![("Host", host.clone()), ("Host", evil_host.clone())],
+    )
+    .await;
+    assert_eq!(two_hosts.status, 400, "{}", two_hosts.text());
+    let smuggled = post(format!("http://{evil_host}/mcp"), vec![]).await;
+    assert_eq!(smuggled.status, 400, "{}", smuggled.text());
+    let foreign = post(
+        "/mcp".into(),
+        vec![("Origin", format!("https://{CANARY}.example"))],
+    )
+    .await;
+    assert_eq!(foreign.status, 403, "{}", foreign.text());
+    assert_eq!(
+        foreign.text(),
+        "Forbidden: Host or Origin header is not allowed"
+    );
+    // Positive controls: the allowed origin, no origin, the same
+    // authority in an absolute-form target.
+    let allowed = post(
+        "/mcp".into(),
+        vec![("Origin", "https://app.example.org".into())],
+    )
+    .await;
+    assert_eq!(allowed.status, 200, "{}", allowed.text());
+    assert_eq!(post("/mcp".into(), vec![]).await.status, 200);
+    let absolute = post(format!("http://{host}/mcp"), vec![]).await;
+    assert_eq!(absolute.status, 200, "{}", absolute.text());
+    server.shutdown().await.unwrap();
+    let logged = String::from_utf8_lossy(&logs().lock().unwrap()).into_owned();
+    assert!(!logged.contains(CANARY), "a refused value reached the log");
 }
 
 #[tokio::test]

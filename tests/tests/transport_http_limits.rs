@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use hardened_mcp::transport::BearerAuth;
 use hardened_mcp::transport::http::{
-    BUSY_BODY, SESSION_LIMIT_BODY, STREAM_LIMIT_BODY, TIMEOUT_BODY,
+    BUSY_BODY, CALLER_CONNECTIONS_BODY, ForwardedHeader, IpNet, SESSION_LIMIT_BODY,
+    STREAM_LIMIT_BODY, TIMEOUT_BODY, TrustedProxies,
 };
 use hardened_mcp_tests::tr_support::{
     HttpClient as Client, call, initialize_request, result_text, start_echo_http,
@@ -114,23 +115,8 @@ async fn authenticated_connections_have_their_ceiling() {
     let server = start_echo_http(|c| c.auth(tokens()).max_connections(1)).await;
     let addr = server.local_addr();
     // One authenticated keep-alive connection, held open.
-    let mut kept = TcpStream::connect(addr).await.unwrap();
-    let body = serde_json::to_vec(&initialize_request(1)).unwrap();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {ALICE}\r\n\
-         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-         Content-Length: {}\r\n\r\n",
-        addr.port(),
-        body.len()
-    );
-    kept.write_all(head.as_bytes()).await.unwrap();
-    kept.write_all(&body).await.unwrap();
-    let mut buf = [0u8; 64];
-    let n = tokio::time::timeout(WAIT, kept.read(&mut buf))
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    let (kept, status) = held_connection(addr, ALICE).await;
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
     // A second authenticated connection is one too many.
     let mut bob = Client::new(addr, Some(BOB));
     let reply = bob.post(&initialize_request(1)).await;
@@ -140,6 +126,67 @@ async fn authenticated_connections_have_their_ceiling() {
     drop(kept);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(bob.post(&initialize_request(1)).await.status, 200);
+    server.shutdown().await.unwrap();
+}
+
+/// An authenticated keep-alive connection of `token`, held open after its
+/// first answer (which it returns the status line of).
+async fn held_connection(addr: std::net::SocketAddr, token: &str) -> (TcpStream, String) {
+    held_connection_with(addr, token, "").await
+}
+
+/// [`held_connection`] with `extra` header lines (each ending in CRLF).
+async fn held_connection_with(
+    addr: std::net::SocketAddr,
+    token: &str,
+    extra: &str,
+) -> (TcpStream, String) {
+    let mut kept = TcpStream::connect(addr).await.unwrap();
+    let body = serde_json::to_vec(&initialize_request(1)).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         {extra}Content-Length: {}\r\n\r\n",
+        addr.port(),
+        body.len()
+    );
+    kept.write_all(head.as_bytes()).await.unwrap();
+    kept.write_all(&body).await.unwrap();
+    let mut buf = [0u8; 256];
+    let n = tokio::time::timeout(WAIT, kept.read(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+    (kept, text)
+}
+
+/// One caller cannot hold every authenticated connection: past its share
+/// it gets `429`, while another caller still gets in.
+#[tokio::test]
+async fn no_caller_holds_more_than_its_share_of_connections() {
+    let server = start_echo_http(|c| {
+        c.auth(tokens())
+            .max_connections(8)
+            .max_connections_per_caller(2)
+    })
+    .await;
+    let addr = server.local_addr();
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let (kept, status) = held_connection(addr, ALICE).await;
+        assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+        held.push(kept);
+    }
+    let (_third, status) = held_connection(addr, ALICE).await;
+    assert!(status.starts_with("HTTP/1.1 429"), "{status}");
+    assert!(status.contains(CALLER_CONNECTIONS_BODY), "{status}");
+    // Positive control: another caller, the same server, at once.
+    assert!(whoami_ok(addr, BOB).await);
+    // A place given back is alice's again.
+    drop(held.pop());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(whoami_ok(addr, ALICE).await);
     server.shutdown().await.unwrap();
 }
 
@@ -239,5 +286,76 @@ async fn a_body_that_does_not_arrive_in_time_is_refused() {
     let said = closed_within(&mut s, WAIT).await.expect("closed");
     assert!(said.starts_with("HTTP/1.1 408"), "{said}");
     assert!(said.ends_with(TIMEOUT_BODY), "{said}");
+    server.shutdown().await.unwrap();
+}
+
+fn xff(client: &str) -> String {
+    // A client's own claim on the left; the proxy appended what it saw.
+    format!("X-Forwarded-For: 198.51.100.66, {client}\r\n")
+}
+
+/// Behind a trusted proxy (loopback here), each request counts for the
+/// client its `X-Forwarded-For` names: one client meets its cap while the
+/// proxy itself holds more connections than any peer may.
+#[tokio::test]
+async fn a_trusted_proxys_clients_each_have_their_cap() {
+    let loopback: IpNet = "127.0.0.1/32".parse().unwrap();
+    let server = start_echo_http(|c| {
+        c.auth(tokens())
+            .max_connections_per_peer(2)
+            .trusted_proxies(TrustedProxies::new(
+                ForwardedHeader::XForwardedFor,
+                [loopback],
+            ))
+    })
+    .await;
+    let addr = server.local_addr();
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let (kept, status) = held_connection_with(addr, ALICE, &xff("192.0.2.1")).await;
+        assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+        held.push(kept);
+    }
+    let (_third, status) = held_connection_with(addr, ALICE, &xff("192.0.2.1")).await;
+    assert!(status.starts_with("HTTP/1.1 503"), "{status}");
+    assert!(status.contains(BUSY_BODY), "{status}");
+    // The proxy's other clients are served: five connections from one
+    // address whose cap is two.
+    for client in ["192.0.2.2", "192.0.2.3", "2001:db8::7"] {
+        let (kept, status) = held_connection_with(addr, ALICE, &xff(client)).await;
+        assert!(status.starts_with("HTTP/1.1 200"), "{client}: {status}");
+        held.push(kept);
+    }
+    // A request that names no client counts for the trusted proxy.
+    let (_kept, status) = held_connection(addr, ALICE).await;
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    server.shutdown().await.unwrap();
+}
+
+/// The positive control: from an address that is not a trusted proxy the
+/// same headers name nobody, and the peer's own cap holds.
+#[tokio::test]
+async fn forwarding_headers_from_anyone_else_are_ignored() {
+    let elsewhere: IpNet = "10.9.9.9/32".parse().unwrap();
+    let server = start_echo_http(|c| {
+        c.auth(tokens())
+            .max_connections_per_peer(2)
+            .trusted_proxies(TrustedProxies::new(
+                ForwardedHeader::XForwardedFor,
+                [elsewhere],
+            ))
+    })
+    .await;
+    let addr = server.local_addr();
+    let mut held = Vec::new();
+    for client in ["192.0.2.1", "192.0.2.2"] {
+        let (kept, status) = held_connection_with(addr, ALICE, &xff(client)).await;
+        assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+        held.push(kept);
+    }
+    // A third connection is refused before its request is read.
+    let mut third = TcpStream::connect(addr).await.unwrap();
+    let said = closed_within(&mut third, WAIT).await.expect("closed");
+    assert!(said.starts_with("HTTP/1.1 503 "), "{said}");
     server.shutdown().await.unwrap();
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use hardened_mcp::prelude::*;
-use hardened_mcp::transport::oauth::{GrantedScopes, OAuthError};
+use hardened_mcp::transport::oauth::{GrantedScopes, MAX_TOKEN_BYTES, OAuthError};
 use hardened_mcp::transport::{HttpConfig, HttpServer, OAuth, OAuthConfig, RunningHttpServer};
 use hardened_mcp_tests::tr_support::{
     HttpClient as Client, HttpReply, call, initialize_request, modern_call, modern_headers,
@@ -29,6 +29,8 @@ use tokio_util::sync::CancellationToken;
 const KEY_A: &[u8] = include_bytes!("../fixtures/oauth/es256-a.pem");
 const KEY_B: &[u8] = include_bytes!("../fixtures/oauth/es256-b.pem");
 const RSA_PUBLIC: &[u8] = include_bytes!("../fixtures/oauth/rs256-c.pub.pem");
+const RSA_2048: &[u8] = include_bytes!("../fixtures/oauth/rs2048.pem");
+const RSA_4096: &[u8] = include_bytes!("../fixtures/oauth/rs4096.pem");
 
 // ---- the fake authorization server ------------------------------------------
 
@@ -50,6 +52,19 @@ fn jwk(pem: &[u8], kid: &str) -> Jwk {
         Jwk::from_encoding_key(&EncodingKey::from_ec_pem(pem).unwrap(), Algorithm::ES256).unwrap();
     jwk.common.key_id = Some(kid.to_owned());
     jwk
+}
+
+fn rsa_jwk(pem: &[u8], kid: &str, alg: Algorithm) -> Jwk {
+    let mut jwk = Jwk::from_encoding_key(&EncodingKey::from_rsa_pem(pem).unwrap(), alg).unwrap();
+    jwk.common.key_id = Some(kid.to_owned());
+    jwk
+}
+
+/// A token signed with the RSA key `pem` under `kid` with `alg`.
+fn rsa_token(pem: &[u8], kid: &str, alg: Algorithm, claims: &Value) -> String {
+    let mut header = Header::new(alg);
+    header.kid = Some(kid.to_owned());
+    jsonwebtoken::encode(&header, claims, &EncodingKey::from_rsa_pem(pem).unwrap()).unwrap()
 }
 
 async fn start_issuer(state: Arc<Issuer>) -> String {
@@ -77,7 +92,11 @@ async fn start_issuer(state: Arc<Issuer>) -> String {
                     if state.huge.load(Ordering::SeqCst) {
                         return "x".repeat(4 << 20);
                     }
-                    let mut keys = vec![jwk(KEY_A, "a")];
+                    let mut keys = vec![
+                        jwk(KEY_A, "a"),
+                        rsa_jwk(RSA_2048, "r2048", Algorithm::RS256),
+                        rsa_jwk(RSA_4096, "r4096", Algorithm::PS256),
+                    ];
                     if state.rotated.load(Ordering::SeqCst) {
                         keys.push(jwk(KEY_B, "b"));
                     }
@@ -286,6 +305,47 @@ async fn a_valid_token_names_its_caller_and_grants_its_scopes() {
                 .await
         ),
         json!(4)
+    );
+    f.server.shutdown().await.unwrap();
+}
+
+/// Access tokens as the major identity providers issue them: RS256 with a
+/// 2048-bit key and typical claims (about 0.7 KiB, above the 512 bytes of
+/// a static token), PS256 with a 4096-bit key and 200 group ids (about
+/// 11 KiB, Entra ID's largest before its group overage claim) are served;
+/// one past the documented bound is refused.
+#[tokio::test]
+async fn tokens_of_every_standard_size_are_accepted() {
+    let f = fixture(|c| c).await;
+    let mut typical = f.claims("calc:read");
+    typical["azp"] = json!("3f1c2a9e-7b44-4c1d-9a0e-5d6b7c8e9f01");
+    typical["jti"] = json!("b6c1e2f3-4a5b-6c7d-8e9f-0a1b2c3d4e5f");
+    typical["client_id"] = json!("mcp-test-client");
+    let rs256 = rsa_token(RSA_2048, "r2048", Algorithm::RS256, &typical);
+    assert!(rs256.len() > 512, "{}", rs256.len());
+    let who = data(&f.call(&rs256, "whoami", json!({})).await);
+    assert!(who.as_str().unwrap().starts_with("oauth-"), "{who}");
+
+    let mut groups = typical.clone();
+    groups["groups"] = json!(
+        (0..200)
+            .map(|i| format!("{i:08x}-1c2d-4e5f-8a9b-0c1d2e3f4a5b"))
+            .collect::<Vec<_>>()
+    );
+    let big = rsa_token(RSA_4096, "r4096", Algorithm::PS256, &groups);
+    assert!(
+        big.len() > 8 * 1024 && big.len() <= MAX_TOKEN_BYTES,
+        "{}",
+        big.len()
+    );
+    assert_eq!(data(&f.call(&big, "whoami", json!({})).await), who);
+
+    let mut huge = typical.clone();
+    huge["pad"] = json!("x".repeat(MAX_TOKEN_BYTES));
+    let huge = rsa_token(RSA_2048, "r2048", Algorithm::RS256, &huge);
+    assert_refused(
+        &f.call(&huge, "whoami", json!({})).await,
+        "a token past the bound",
     );
     f.server.shutdown().await.unwrap();
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use hardened_mcp::transport::{HttpConfig, HttpServer, OAuth, OAuthConfig};
-use hardened_mcp_tests::node::start_oidc;
+use hardened_mcp_tests::node::start_oidc_signing;
 use hardened_mcp_tests::tr_support::{
     HttpClient, HttpReply, call, http_request, initialize_request,
 };
@@ -64,12 +64,23 @@ async fn call_tool(addr: SocketAddr, token: &str, tool: &str, args: Value) -> Ht
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_openid_provider_issues_the_tokens() {
+    drive("ES256").await;
+}
+
+/// The same with RS256 tokens of a 2048-bit key (most providers' default;
+/// longer than any static token).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_openid_provider_issues_rs256_tokens() {
+    drive("RS256").await;
+}
+
+async fn drive(alg: &str) {
     // The resource's address is part of the audience: reserve it first.
     let addr: SocketAddr = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .unwrap();
     let resource = format!("http://{addr}/mcp");
-    let Some(idp) = start_oidc(&resource, SECRET, "heat:read heat:write") else {
+    let Some(idp) = start_oidc_signing(&resource, SECRET, "heat:read heat:write", alg) else {
         return;
     };
     tokio::time::timeout(Duration::from_secs(90), async {
@@ -98,6 +109,17 @@ async fn a_real_openid_provider_issues_the_tokens() {
         .unwrap();
 
         let reader = token(&idp.issuer, &resource, "heat:read").await;
+        let header = reader.split('.').next().unwrap();
+        let header: Value = serde_json::from_slice(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(header)
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(header["alg"], alg, "{header}");
+        if alg == "RS256" {
+            assert!(reader.len() > 512, "{}", reader.len());
+        }
         let listed = call_tool(addr, &reader, "heat_list", json!({})).await;
         let rpc = listed.rpc().unwrap();
         assert_ne!(rpc["result"]["isError"], json!(true), "{rpc}");

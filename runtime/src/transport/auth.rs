@@ -25,9 +25,19 @@ use subtle::{ConditionallySelectable, ConstantTimeEq};
 
 use crate::identity::CallerId;
 
+/// Longest bearer token examined (16 KiB): well above what the major
+/// identity providers issue. An RS256 token of a 2048-bit key with typical
+/// claims is about 0.7–1.5 KiB (Keycloak, Auth0, Okta), 4096-bit keys add
+/// about 350 bytes, and Entra ID's largest, with 200 group ids before it
+/// switches to a group overage claim, stays under 12 KiB.
+pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
+
 /// Fewest characters a configured token may have.
 pub const MIN_TOKEN_LEN: usize = 16;
-/// Most characters a configured or presented token may have.
+/// Most characters a configured (static) token may have. A presented token
+/// may be as long as an OAuth access token
+/// ([`MAX_TOKEN_BYTES`](MAX_TOKEN_BYTES)); one longer
+/// than this matches no static token.
 pub const MAX_TOKEN_LEN: usize = 512;
 /// Largest token file that is read.
 pub const MAX_TOKEN_FILE_BYTES: u64 = 1024 * 1024;
@@ -272,7 +282,7 @@ fn bearer_token(value: &[u8]) -> Option<&[u8]> {
 fn is_token68(token: &str) -> bool {
     let body = token.trim_end_matches('=');
     !body.is_empty()
-        && token.len() <= MAX_TOKEN_LEN
+        && token.len() <= MAX_TOKEN_BYTES
         && body.bytes().all(|b| {
             b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/')
         })

@@ -8,7 +8,7 @@
 //! hardened transport sends therefore carries the fixed message of its code
 //! and no `data`; the id and the code are kept. stdio applies it to each
 //! typed message it sends ([`fix_outgoing`]); HTTP to each message in a
-//! JSON body or an event stream ([`fix_error_json`]): the same texts, the
+//! JSON body or an event stream (`fix_error_json`): the same texts, the
 //! same shape.
 
 use rmcp::RoleServer;
@@ -31,6 +31,7 @@ pub(crate) const fn jsonrpc_message(code: i64) -> &'static str {
 
 /// A JSON-RPC error response: `id`, `code`, the fixed message of the code,
 /// no `data`.
+#[cfg(feature = "http")]
 pub(crate) fn jsonrpc_error(id: serde_json::Value, code: i64) -> serde_json::Value {
     serde_json::json!({
         "jsonrpc": "2.0",
@@ -93,6 +94,7 @@ pub(crate) fn fix_outgoing(item: TxJsonRpcMessage<RoleServer>) -> TxJsonRpcMessa
 /// top-level object with an `error` member), encoded as [`fix_outgoing`]
 /// would send it; `None` for anything else (left as it is). A JSON-RPC
 /// batch (an array) is fixed element by element.
+#[cfg(feature = "http")]
 pub(crate) fn fix_error_json(json: &[u8]) -> Option<Vec<u8>> {
     use serde_json::Value;
     if !serde_json::from_slice::<ErrorProbe>(json).ok()?.0 {
@@ -136,8 +138,10 @@ pub(crate) fn fix_error_json(json: &[u8]) -> Option<Vec<u8>> {
 
 /// Whether a JSON text is (or, for an array, holds) an object with a
 /// top-level `error` member; values are skipped, never built.
+#[cfg(feature = "http")]
 struct ErrorProbe(bool);
 
+#[cfg(feature = "http")]
 impl<'de> serde::Deserialize<'de> for ErrorProbe {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -210,6 +214,7 @@ mod tests {
 
     /// The two transports' rewriting agree byte for byte: stdio fixes the
     /// typed message, HTTP the encoded one.
+    #[cfg(feature = "http")]
     #[test]
     fn the_http_and_stdio_rules_are_one() {
         let cases = [
@@ -238,6 +243,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "http")]
     #[test]
     fn version_negotiation_keeps_the_servers_versions_only() {
         let e = JsonRpcMessage::Error(JsonRpcError {
@@ -265,6 +271,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "http")]
     #[test]
     fn only_errors_are_touched() {
         for other in [

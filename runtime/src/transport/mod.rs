@@ -5,22 +5,30 @@
 //!   for servers speaking newline-delimited JSON-RPC over a byte stream. It
 //!   bounds every message while reading, answers malformed lines with a fixed
 //!   JSON-RPC error and keeps serving, and rate-limits those error replies.
-//! - [`http`]: [`HttpServer`], rmcp's streamable-HTTP service mounted under
+//! - `http` (feature `http`): `HttpServer`, rmcp's streamable-HTTP service mounted under
 //!   axum behind [`auth::BearerAuth`], with body, Host, timeout and bind
 //!   checks.
-//! - [`auth`]: the token table (hashed, constant-time comparison) that maps
+//! - `auth` (feature `http`): the token table (hashed, constant-time comparison) that maps
 //!   a bearer token to a [`CallerId`](crate::identity::CallerId).
-//! - [`oauth`]: an OAuth 2.1 protected resource: JWT access tokens of a
+//! - `oauth` (feature `http`): an OAuth 2.1 protected resource: JWT access tokens of a
 //!   trusted issuer, for this resource only, with per-tool scopes.
 
+#[cfg(feature = "http")]
 pub mod auth;
 mod fixed;
+#[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "http")]
 pub mod oauth;
+mod scopes;
 pub mod stdio;
 pub(crate) mod tasks2025;
 
+#[cfg(feature = "http")]
 pub use auth::{AuthConfigError, BearerAuth};
+#[cfg(feature = "http")]
 pub use http::{HttpConfig, HttpServer, HttpStartError, RunningHttpServer};
+#[cfg(feature = "http")]
 pub use oauth::{OAuth, OAuthConfig};
+pub use scopes::{GrantedScopes, SCOPES_META_KEY};
 pub use stdio::{HardenedStdio, StdioConfig};

@@ -572,7 +572,10 @@ fn classify(line: &[u8]) -> Verdict {
     let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
     // The fast path: a good message parses once, as in rmcp.
     let strict_error = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
-        Ok(message) => return Verdict::Message(Box::new(message)),
+        Ok(mut message) => {
+            mark_rounded_numbers(&mut message, line);
+            return Verdict::Message(Box::new(message));
+        }
         Err(e) => e,
     };
     if line.iter().all(u8::is_ascii_whitespace) {
@@ -597,6 +600,27 @@ fn classify(line: &[u8]) -> Verdict {
             }
         }
         Ok(Envelope::NotObject) | Err(_) => Verdict::Reject(Rejection::NotRequest, None),
+    }
+}
+
+/// Records, on a tool call, where its arguments hold numbers the parse
+/// rounded into integers (the route refuses them where an integer is
+/// declared).
+fn mark_rounded_numbers(message: &mut RxJsonRpcMessage<RoleServer>, line: &[u8]) {
+    use rmcp::model::ClientRequest as R;
+    let rmcp::model::JsonRpcMessage::Request(r) = message else {
+        return;
+    };
+    let extensions = match &mut r.request {
+        R::CallToolRequest(call) => &mut call.extensions,
+        // A task-augmented call of the 2025-11-25 era, renamed.
+        R::CustomRequest(c) if c.method == super::tasks2025::PRIVATE_TOOLS_CALL => {
+            &mut c.extensions
+        }
+        _ => return,
+    };
+    if let Some(found) = crate::args::lexeme::scan_call(line) {
+        extensions.insert(found);
     }
 }
 

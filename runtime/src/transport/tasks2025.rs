@@ -6,7 +6,9 @@
 //! there are `tasks/result` and `tasks/list`.
 //!
 //! A session that initialized with 2025-11-25 gets them through two steps:
-//! the transport's [`Legacy`] adapter renames those requests to private
+//! the transport's [`Legacy`] adapter (one per stdio connection; over
+//! streamable HTTP one per request, with the era remembered per session)
+//! renames those requests to private
 //! methods (`dev.hardened-mcp/2025/...`) that rmcp hands to the server's
 //! custom-request hook ([`serve`], answering from the same job desk as the
 //! 2026 methods), and adds the two declarations to the `initialize` and
@@ -29,6 +31,8 @@ use crate::server::Server;
 /// The prefix of the private methods the adapter renames 2025 task
 /// requests to.
 const PRIVATE: &str = "dev.hardened-mcp/2025/";
+/// The method a 2025 task-augmented `tools/call` is renamed to.
+pub(crate) const PRIVATE_TOOLS_CALL: &str = "dev.hardened-mcp/2025/tools/call";
 /// The tool `_meta` key marking a tool declared `task`.
 pub(crate) const TASK_TOOL_META_KEY: &str = "dev.hardened-mcp/task";
 /// Longest task id read from a request.
@@ -71,7 +75,7 @@ pub(crate) async fn serve<S: Send + Sync + 'static>(
     let Some(method) = request.method.strip_prefix(PRIVATE) else {
         return Err(method_not_found());
     };
-    let desk = server.task_desk()?;
+    let desks = server.task_desks()?;
     let caller = ToolContext::from_request(&context).caller().clone();
     let params = request.params.as_ref();
     let answer = match method {
@@ -89,14 +93,18 @@ pub(crate) async fn serve<S: Send + Sync + 'static>(
                 _ => return Err(ErrorData::internal_error("Internal error", None)),
             }
         }
-        "tasks/get" => task_2025(&desk.get_task(&caller, &task_id(params)?).await?.task),
+        "tasks/get" => {
+            let id = task_id(params)?;
+            task_2025(&desks.of(&caller, &id)?.get_task(&caller, &id).await?.task)
+        }
         "tasks/cancel" => {
             let id = task_id(params)?;
-            desk.cancel_task(&caller, &id)?;
+            let desk = desks.of(&caller, &id)?;
+            desk.cancel_task(&caller, &id).await?;
             task_2025(&desk.get_task(&caller, &id).await?.task)
         }
         "tasks/list" => {
-            let tasks: Vec<Value> = desk
+            let tasks: Vec<Value> = desks
                 .list_tasks(&caller)
                 .await?
                 .iter()
@@ -106,6 +114,7 @@ pub(crate) async fn serve<S: Send + Sync + 'static>(
         }
         "tasks/result" => {
             let id = task_id(params)?;
+            let desk = desks.of(&caller, &id)?;
             // Blocks until the task ends (or the client cancels the request).
             loop {
                 let t = desk.get_task(&caller, &id).await?;
@@ -144,6 +153,23 @@ pub(crate) struct Legacy {
 }
 
 impl Legacy {
+    /// The adapter of one request of a session whose era is known
+    /// (`era_2025`: it initialized with 2025-11-25 without declaring the
+    /// 2026 tasks extension); an `initialize` passing through sets it anew.
+    #[cfg(feature = "http")]
+    pub(crate) fn with_era(era_2025: bool) -> Self {
+        Self {
+            era_2025,
+            pending: HashSet::new(),
+        }
+    }
+
+    /// Whether the session speaks the 2025-11-25 task shapes.
+    #[cfg(feature = "http")]
+    pub(crate) fn is_2025(&self) -> bool {
+        self.era_2025
+    }
+
     /// The line to parse instead of `line`, when it must change.
     pub(crate) fn inbound(&mut self, line: &[u8]) -> Option<Vec<u8>> {
         // Cheap test first: only requests that can concern tasks are parsed.
@@ -268,7 +294,8 @@ mod tests {
         assert!(l.inbound(call).is_none(), "not a 2025-11-25 session");
         assert!(l.inbound(init("2025-11-25").as_bytes()).is_none());
         let renamed: Value = serde_json::from_slice(&l.inbound(call).unwrap()).unwrap();
-        assert_eq!(renamed["method"], "dev.hardened-mcp/2025/tools/call");
+        assert_eq!(renamed["method"], PRIVATE_TOOLS_CALL);
+        assert_eq!(PRIVATE_TOOLS_CALL, format!("{PRIVATE}tools/call"));
         // A call without `task` stays a plain call.
         let plain = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"task","arguments":{}}}"#;
         assert!(l.inbound(plain).is_none());

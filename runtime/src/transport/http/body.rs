@@ -1,7 +1,9 @@
 //! Response bodies leaving the HTTP transport: every JSON-RPC error gets
 //! the fixed text of its code ([`fix_error_json`], the rule stdio applies),
 //! whether it travels in a JSON body or as an event of a stream, and every
-//! error status of rmcp's gets a fixed body.
+//! error status of rmcp's gets a fixed body. The answer to a 2025-11-25
+//! session's `initialize` or `tools/list` gains that era's task
+//! declarations on the way ([`Legacy::outbound`]).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -13,6 +15,7 @@ use http_body_util::{BodyExt, Full, StreamBody};
 
 use super::{HttpBody, SESSION_NOT_FOUND_BODY};
 use crate::transport::fixed::fix_error_json;
+use crate::transport::tasks2025::Legacy;
 
 /// Largest error body of rmcp's that is inspected.
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -33,7 +36,13 @@ pub(super) const MAX_EVENT_LINE: usize = 64 * 1024 * 1024;
 /// - a JSON body: a JSON-RPC error in it is fixed the same way;
 /// - an event stream: each `data:` line holding a JSON-RPC error is fixed
 ///   as it passes; other lines pass unchanged and unbuffered past their end.
-pub(super) async fn fix_response(response: Response<HttpBody>) -> Response<HttpBody> {
+///
+/// With `amend`, the answer it waits for (in a JSON body or an event) is
+/// amended by it.
+pub(super) async fn fix_response(
+    response: Response<HttpBody>,
+    mut amend: Option<Legacy>,
+) -> Response<HttpBody> {
     let status = response.status();
     let content_type = response
         .headers()
@@ -45,7 +54,7 @@ pub(super) async fn fix_response(response: Response<HttpBody>) -> Response<HttpB
     let is_json = content_type.starts_with("application/json");
     if is_stream {
         let (parts, body) = response.into_parts();
-        let fixed = FixEvents::new(body.into_data_stream());
+        let fixed = FixEvents::new(body.into_data_stream(), amend);
         return Response::from_parts(parts, StreamBody::new(fixed).boxed());
     }
     if status.is_client_error() || status.is_server_error() {
@@ -63,13 +72,23 @@ pub(super) async fn fix_response(response: Response<HttpBody>) -> Response<HttpB
         return fixed_text(StatusCode::INTERNAL_SERVER_ERROR);
     };
     let bytes = collected.to_bytes();
-    match fix_error_json(&bytes) {
+    let changed = fix_error_json(&bytes).or_else(|| amended(amend.as_mut(), &bytes));
+    match changed {
         Some(fixed) => {
             parts.headers.remove(header::CONTENT_LENGTH);
             Response::from_parts(parts, Full::new(Bytes::from(fixed)).boxed())
         }
         None => Response::from_parts(parts, Full::new(bytes).boxed()),
     }
+}
+
+/// `message` amended by `legacy`, when it is the answer `legacy` waits for.
+fn amended(legacy: Option<&mut Legacy>, message: &[u8]) -> Option<Vec<u8>> {
+    let legacy = legacy.filter(|l| l.is_waiting())?;
+    // Only answers (with a `result`) are amended: anything else stays unparsed.
+    memchr::memmem::find(message, b"\"result\"")?;
+    let value: serde_json::Value = serde_json::from_slice(message).ok()?;
+    serde_json::to_vec(&legacy.outbound(&value)?).ok()
 }
 
 /// Several of rmcp's error bodies carry text that is not server-authored: a
@@ -171,14 +190,17 @@ pub(super) struct FixEvents {
     /// The bytes of a line not yet complete.
     partial: Vec<u8>,
     done: bool,
+    /// The adapter whose awaited answer may be among the events.
+    amend: Option<Legacy>,
 }
 
 impl FixEvents {
-    fn new(inner: DataStream) -> Self {
+    fn new(inner: DataStream, amend: Option<Legacy>) -> Self {
         Self {
             inner,
             partial: Vec::new(),
             done: false,
+            amend,
         }
     }
 
@@ -190,11 +212,11 @@ impl FixEvents {
             let (line, tail) = rest.split_at(nl + 1);
             rest = tail;
             if self.partial.is_empty() {
-                push_fixed_line(&mut out, line);
+                push_fixed_line(&mut out, line, self.amend.as_mut());
             } else {
                 self.partial.extend_from_slice(line);
                 let whole = std::mem::take(&mut self.partial);
-                push_fixed_line(&mut out, &whole);
+                push_fixed_line(&mut out, &whole, self.amend.as_mut());
             }
         }
         self.partial.extend_from_slice(rest);
@@ -203,13 +225,14 @@ impl FixEvents {
 }
 
 /// `line` (its newline included) onto `out`, fixed when it is a `data:`
-/// line holding a JSON-RPC error.
-fn push_fixed_line(out: &mut Vec<u8>, line: &[u8]) {
+/// line holding a JSON-RPC error, amended when it holds the answer
+/// `amend` waits for.
+fn push_fixed_line(out: &mut Vec<u8>, line: &[u8], amend: Option<&mut Legacy>) {
     let body = line.strip_suffix(b"\n").unwrap_or(line);
     let body = body.strip_suffix(b"\r").unwrap_or(body);
     if let Some(data) = body.strip_prefix(b"data:") {
         let payload = data.strip_prefix(b" ").unwrap_or(data);
-        if let Some(fixed) = fix_error_json(payload) {
+        if let Some(fixed) = fix_error_json(payload).or_else(|| amended(amend, payload)) {
             out.extend_from_slice(b"data: ");
             out.extend_from_slice(&fixed);
             out.push(b'\n');
@@ -251,7 +274,7 @@ impl Stream for FixEvents {
                     }
                     let last = std::mem::take(&mut this.partial);
                     let mut out = Vec::with_capacity(last.len());
-                    push_fixed_line(&mut out, &last);
+                    push_fixed_line(&mut out, &last, this.amend.as_mut());
                     return Poll::Ready(Some(Ok(hyper::body::Frame::data(Bytes::from(out)))));
                 }
             }
@@ -276,7 +299,7 @@ mod tests {
                 .collect::<Vec<_>>(),
         );
         let body: HttpBody = StreamBody::new(stream).boxed();
-        let fixed = FixEvents::new(body.into_data_stream());
+        let fixed = FixEvents::new(body.into_data_stream(), None);
         let frames = futures::executor::block_on(futures::StreamExt::collect::<Vec<_>>(fixed));
         let mut out = Vec::new();
         for f in frames {

@@ -43,6 +43,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::SHUTDOWN_GRACE;
+use super::proxy::TrustedProxies;
+use crate::identity::CallerId;
 
 /// The raw reply to a connection refused before its request is served
 /// (its peer address is over its cap, or the line for a slow connection's
@@ -63,6 +65,7 @@ const MAX_HEAD_READ: usize = 16 * 1024;
 pub(super) struct ConnLimits {
     pub header_read_timeout: Duration,
     pub max_authenticated: usize,
+    pub max_authenticated_per_caller: usize,
     pub max_unauthenticated: usize,
     pub max_per_peer: usize,
     pub grace: Duration,
@@ -89,6 +92,9 @@ struct State {
     /// Holders closed by the reaper whose place is not yet given back.
     releasing: usize,
     authenticated: usize,
+    /// Authenticated connections per caller (the first caller whose
+    /// request promoted the connection).
+    per_caller: HashMap<CallerId, usize>,
     next_id: u64,
 }
 
@@ -101,6 +107,8 @@ pub(super) enum Refused {
     LineFull,
     /// The authenticated pool is full.
     Busy,
+    /// The caller holds its share of the authenticated pool.
+    CallerLimit,
 }
 
 /// Counts one waiting connection while alive (a waiter whose future is
@@ -118,12 +126,18 @@ impl Drop for Waiting<'_> {
 pub(super) struct Ticket {
     admission: Arc<Admission>,
     id: u64,
-    peer: IpAddr,
+    /// Whom the connection counts for in the per-peer cap: its peer
+    /// address, or the client a trusted proxy named in its last request.
+    peer: Mutex<IpAddr>,
+    /// The connection comes from a trusted proxy.
+    proxy: bool,
     evicted: CancellationToken,
     place: Mutex<Option<OwnedSemaphorePermit>>,
     /// Took the slow path (a place in the pool).
     pooled: AtomicBool,
     promoted: AtomicBool,
+    /// Whom the connection counts for, once promoted.
+    caller: Mutex<Option<CallerId>>,
 }
 
 impl Admission {
@@ -141,12 +155,18 @@ impl Admission {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Counts a new connection from `peer`.
-    pub(super) fn admit(self: &Arc<Self>, peer: IpAddr) -> Result<Arc<Ticket>, Refused> {
+    /// Counts a new connection from `peer`. A trusted proxy (`proxy`) is
+    /// counted without its cap: its requests name the peers they count
+    /// for ([`Ticket::attribute`]).
+    pub(super) fn admit(
+        self: &Arc<Self>,
+        peer: IpAddr,
+        proxy: bool,
+    ) -> Result<Arc<Ticket>, Refused> {
         let peer = peer.to_canonical();
         let mut st = self.state();
         let held = st.per_peer.get(&peer).copied().unwrap_or(0);
-        if held >= self.limits.max_per_peer {
+        if held >= self.limits.max_per_peer && !proxy {
             return Err(Refused::PeerLimit);
         }
         st.next_id += 1;
@@ -156,11 +176,13 @@ impl Admission {
         Ok(Arc::new(Ticket {
             admission: Arc::clone(self),
             id,
-            peer,
+            peer: Mutex::new(peer),
+            proxy,
             evicted: CancellationToken::new(),
             place: Mutex::new(None),
             pooled: AtomicBool::new(false),
             promoted: AtomicBool::new(false),
+            caller: Mutex::new(None),
         }))
     }
 
@@ -250,11 +272,11 @@ impl Ticket {
         Ok(())
     }
 
-    /// Moves the connection to the authenticated pool (once), giving its
-    /// unauthenticated place to the next in line; refused when the
-    /// authenticated pool is full, and then the connection stays where it
-    /// was.
-    pub(super) fn promote(&self) -> Result<(), Refused> {
+    /// Moves the connection to the authenticated pool (once), counted for
+    /// `caller`, giving its unauthenticated place to the next in line;
+    /// refused when the authenticated pool is full or `caller` holds its
+    /// share of it, and then the connection stays where it was.
+    pub(super) fn promote(&self, caller: &CallerId) -> Result<(), Refused> {
         if self.promoted.load(Ordering::Acquire) {
             return Ok(());
         }
@@ -262,6 +284,10 @@ impl Ticket {
         let mut st = adm.state();
         if st.authenticated >= adm.limits.max_authenticated {
             return Err(Refused::Busy);
+        }
+        let held = st.per_caller.get(caller).copied().unwrap_or(0);
+        if held >= adm.limits.max_authenticated_per_caller {
+            return Err(Refused::CallerLimit);
         }
         if self.pooled.load(Ordering::Acquire) {
             match st.holders.iter().position(|(id, _, _)| *id == self.id) {
@@ -275,6 +301,8 @@ impl Ticket {
             }
         }
         st.authenticated += 1;
+        *st.per_caller.entry(caller.clone()).or_insert(0) += 1;
+        *self.caller.lock().unwrap_or_else(PoisonError::into_inner) = Some(caller.clone());
         self.promoted.store(true, Ordering::Release);
         drop(st);
         drop(
@@ -283,6 +311,32 @@ impl Ticket {
                 .unwrap_or_else(PoisonError::into_inner)
                 .take(),
         );
+        Ok(())
+    }
+
+    /// The connection comes from a trusted proxy.
+    pub(super) fn via_proxy(&self) -> bool {
+        self.proxy
+    }
+
+    /// Counts the connection for `client` (named by a trusted proxy in a
+    /// request on it) in the per-peer cap from now on, instead of whom it
+    /// counted for until now; refused when `client` holds its cap, and then
+    /// the connection counts as before.
+    pub(super) fn attribute(&self, client: IpAddr) -> Result<(), Refused> {
+        let client = client.to_canonical();
+        let adm = &self.admission;
+        let mut st = adm.state();
+        let mut peer = self.peer.lock().unwrap_or_else(PoisonError::into_inner);
+        if *peer == client {
+            return Ok(());
+        }
+        if st.per_peer.get(&client).copied().unwrap_or(0) >= adm.limits.max_per_peer {
+            return Err(Refused::PeerLimit);
+        }
+        release_peer(&mut st, *peer);
+        *st.per_peer.entry(client).or_insert(0) += 1;
+        *peer = client;
         Ok(())
     }
 
@@ -301,19 +355,37 @@ impl Drop for Ticket {
                 .unwrap_or_else(PoisonError::into_inner)
                 .take(),
         );
+        let caller = self
+            .caller
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         let mut st = self.admission.state();
         if self.promoted.load(Ordering::Acquire) {
             st.authenticated = st.authenticated.saturating_sub(1);
+            if let Some(c) = caller
+                && let Some(n) = st.per_caller.get_mut(&c)
+            {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    st.per_caller.remove(&c);
+                }
+            }
         } else if let Some(at) = st.holders.iter().position(|(id, _, _)| *id == self.id) {
             st.holders.remove(at);
         } else if self.evicted.is_cancelled() {
             st.releasing = st.releasing.saturating_sub(1);
         }
-        if let Some(n) = st.per_peer.get_mut(&self.peer) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                st.per_peer.remove(&self.peer);
-            }
+        let peer = *self.peer.get_mut().unwrap_or_else(PoisonError::into_inner);
+        release_peer(&mut st, peer);
+    }
+}
+
+fn release_peer(st: &mut State, peer: IpAddr) {
+    if let Some(n) = st.per_peer.get_mut(&peer) {
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            st.per_peer.remove(&peer);
         }
     }
 }
@@ -329,6 +401,7 @@ pub(super) async fn serve(
     router: axum::Router,
     ct: CancellationToken,
     limits: ConnLimits,
+    proxies: Option<Arc<TrustedProxies>>,
 ) -> std::io::Result<()> {
     let admission = Admission::new(limits);
     let reaper = tokio::spawn(Arc::clone(&admission).reap(ct.clone()));
@@ -347,7 +420,8 @@ pub(super) async fn serve(
                 }
             },
         };
-        let ticket = match admission.admit(peer.ip()) {
+        let proxy = proxies.as_ref().is_some_and(|p| p.is_trusted(peer.ip()));
+        let ticket = match admission.admit(peer.ip(), proxy) {
             Ok(ticket) => ticket,
             Err(refused) => {
                 tracing::warn!(peer = %peer.ip(), why = ?refused, "refused a connection before reading it");
@@ -551,6 +625,7 @@ mod tests {
         ConnLimits {
             header_read_timeout: Duration::from_secs(1),
             max_authenticated: auth,
+            max_authenticated_per_caller: auth,
             max_unauthenticated: unauth,
             max_per_peer: peer,
             grace: Duration::from_millis(100),
@@ -575,16 +650,16 @@ mod tests {
         let adm = Admission::new(limits(2, 8, 100));
         let ct = CancellationToken::new();
         tokio::spawn(Arc::clone(&adm).reap(ct.clone()));
-        let first = adm.admit(A).unwrap();
+        let first = adm.admit(A, false).unwrap();
         first.enter().await.unwrap();
         tokio::time::sleep(Duration::from_millis(10)).await;
-        let second = adm.admit(A).unwrap();
+        let second = adm.admit(A, false).unwrap();
         second.enter().await.unwrap();
         // Nobody waits: nobody is evicted, however long they hold.
         tokio::time::sleep(Duration::from_secs(5)).await;
         assert!(!first.evicted().is_cancelled() && !second.evicted().is_cancelled());
         // A third waits; the oldest holder is closed and its place handed on.
-        let third = adm.admit(B).unwrap();
+        let third = adm.admit(B, false).unwrap();
         let entering = {
             let third = Arc::clone(&third);
             tokio::spawn(async move { third.enter().await })
@@ -596,7 +671,7 @@ mod tests {
         entering.await.unwrap().unwrap();
         assert_eq!(adm.counts(), (2, 0));
         // A newcomer keeps its place for the grace time at least.
-        let fourth = adm.admit(B).unwrap();
+        let fourth = adm.admit(B, false).unwrap();
         let entering = {
             let fourth = Arc::clone(&fourth);
             tokio::spawn(async move { fourth.enter().await })
@@ -605,7 +680,7 @@ mod tests {
         assert!(second.evicted().is_cancelled(), "second is old");
         drop(second);
         entering.await.unwrap().unwrap();
-        let fifth = adm.admit(B).unwrap();
+        let fifth = adm.admit(B, false).unwrap();
         let entering = {
             let fifth = Arc::clone(&fifth);
             tokio::spawn(async move { fifth.enter().await })
@@ -623,43 +698,97 @@ mod tests {
     #[tokio::test]
     async fn promotion_frees_the_place_and_has_its_ceiling() {
         let adm = Admission::new(limits(1, 1, 100));
-        let one = adm.admit(A).unwrap();
+        let one = adm.admit(A, false).unwrap();
         one.enter().await.unwrap();
         assert_eq!(adm.counts(), (1, 0));
-        one.promote().unwrap();
-        one.promote().unwrap(); // once only
+        one.promote(&alice()).unwrap();
+        one.promote(&alice()).unwrap(); // once only
         assert_eq!(adm.counts(), (0, 1));
-        let two = adm.admit(A).unwrap();
+        let two = adm.admit(A, false).unwrap();
         two.enter().await.unwrap(); // the place one left
-        assert_eq!(two.promote(), Err(Refused::Busy));
+        assert_eq!(two.promote(&alice()), Err(Refused::Busy));
         assert_eq!(adm.counts(), (1, 1));
         drop(one);
-        two.promote().unwrap();
+        two.promote(&alice()).unwrap();
         drop(two);
         assert_eq!(adm.counts(), (0, 0));
+    }
+
+    fn alice() -> CallerId {
+        CallerId::new("alice").unwrap()
+    }
+
+    #[tokio::test]
+    async fn no_caller_holds_more_than_its_share() {
+        let mut l = limits(8, 4, 100);
+        l.max_authenticated_per_caller = 2;
+        let adm = Admission::new(l);
+        let bob = CallerId::new("bob").unwrap();
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            let t = adm.admit(A, false).unwrap();
+            t.enter().await.unwrap();
+            t.promote(&alice()).unwrap();
+            held.push(t);
+        }
+        let third = adm.admit(A, false).unwrap();
+        third.enter().await.unwrap();
+        assert_eq!(third.promote(&alice()), Err(Refused::CallerLimit));
+        // Another caller gets the places alice cannot take.
+        third.promote(&bob).unwrap();
+        drop(held.pop());
+        let again = adm.admit(A, false).unwrap();
+        again.enter().await.unwrap();
+        again.promote(&alice()).unwrap();
     }
 
     #[test]
     fn each_peer_address_has_its_cap() {
         let adm = Admission::new(limits(100, 100, 2));
-        let a1 = adm.admit(A).unwrap();
-        let _a2 = adm.admit(A).unwrap();
-        assert_eq!(adm.admit(A).unwrap_err(), Refused::PeerLimit);
+        let a1 = adm.admit(A, false).unwrap();
+        let _a2 = adm.admit(A, false).unwrap();
+        assert_eq!(adm.admit(A, false).unwrap_err(), Refused::PeerLimit);
         // The same address written as IPv4-mapped IPv6 is the same peer.
         let mapped = IpAddr::V6(std::net::Ipv4Addr::new(192, 0, 2, 1).to_ipv6_mapped());
-        assert_eq!(adm.admit(mapped).unwrap_err(), Refused::PeerLimit);
-        let _b = adm.admit(B).unwrap();
+        assert_eq!(adm.admit(mapped, false).unwrap_err(), Refused::PeerLimit);
+        let _b = adm.admit(B, false).unwrap();
         drop(a1);
-        let _a3 = adm.admit(A).unwrap();
+        let _a3 = adm.admit(A, false).unwrap();
+    }
+
+    #[test]
+    fn a_proxys_connections_count_for_the_clients_it_names() {
+        let adm = Admission::new(limits(100, 100, 1));
+        let proxy = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 5));
+        // The proxy's own address is not held to the cap; a direct peer is.
+        let p1 = adm.admit(proxy, true).unwrap();
+        let p2 = adm.admit(proxy, true).unwrap();
+        assert!(adm.admit(proxy, false).is_err());
+        p1.attribute(A).unwrap();
+        assert_eq!(p2.attribute(A), Err(Refused::PeerLimit));
+        // A direct connection from the client counts with what the proxy
+        // relays for it.
+        assert_eq!(adm.admit(A, false).unwrap_err(), Refused::PeerLimit);
+        p2.attribute(B).unwrap();
+        // Re-attributed: the count moves with the connection's requests.
+        p1.attribute(B).unwrap_err();
+        drop(p2);
+        p1.attribute(B).unwrap();
+        let _a = adm.admit(A, false).unwrap();
+        drop(p1);
+        assert!(!adm.state().per_peer.contains_key(&B));
     }
 
     #[tokio::test]
     async fn the_line_for_a_place_has_its_length() {
         let full = Admission::new(limits(1, 1, 1000));
-        let holder = full.admit(A).unwrap();
+        let holder = full.admit(A, false).unwrap();
         holder.enter().await.unwrap();
         full.waiting.store(WAITING_PER_PLACE, Ordering::Release);
-        assert_eq!(full.admit(A).unwrap().enter().await, Err(Refused::LineFull));
+        assert_eq!(
+            full.admit(A, false).unwrap().enter().await,
+            Err(Refused::LineFull)
+        );
         full.waiting.store(0, Ordering::Release);
     }
 }

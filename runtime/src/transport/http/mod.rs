@@ -44,10 +44,15 @@ use tokio_util::sync::CancellationToken;
 use crate::identity::CallerId;
 use crate::transport::auth::{AuthFailure, BearerAuth, presented_token};
 use crate::transport::oauth::{GrantedScopes, OAuth, SCOPES_META_KEY};
+use crate::transport::tasks2025::Legacy;
 
 mod body;
 mod conn;
+mod gate;
+mod proxy;
 mod sessions;
+
+pub use proxy::{ForwardedHeader, IpNet, TrustedProxies};
 
 use conn::{ConnLimits, Refused, Ticket};
 use sessions::{SessionBindings, StreamCounts, StreamSlot};
@@ -63,6 +68,9 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default number of authenticated connections served at once.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+/// Default number of authenticated connections one caller may hold (a
+/// quarter of [`DEFAULT_MAX_CONNECTIONS`]).
+pub const DEFAULT_MAX_CONNECTIONS_PER_CALLER: usize = 64;
 /// Default number of connections that have not yet presented valid
 /// credentials; beyond it the oldest of them is closed.
 pub const DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS: usize = 64;
@@ -88,6 +96,9 @@ pub const SESSION_NOT_FOUND_BODY: &str = "Not Found: Session not found";
 pub const TIMEOUT_BODY: &str = "Request Timeout";
 /// Body of a `503` when the authenticated connections are at their ceiling.
 pub const BUSY_BODY: &str = "Service Unavailable: too many connections";
+/// Body of a `429` when the caller holds its share of the connections.
+pub const CALLER_CONNECTIONS_BODY: &str =
+    "Too Many Requests: this caller holds too many connections; close one";
 /// Body of a `403` when an OAuth token lacks a scope the tool requires.
 pub const INSUFFICIENT_SCOPE_BODY: &str =
     "Forbidden: the access token lacks a scope this tool requires";
@@ -124,6 +135,9 @@ pub enum HttpStartError {
     /// A connection, session or stream limit is zero.
     #[error("the connection, session and stream limits must each be at least 1")]
     ZeroConnections,
+    /// The list of allowed hosts is empty (no request could be answered).
+    #[error("the allowed hosts list is empty: name at least one host this server answers as")]
+    NoAllowedHost,
     /// The listener could not be bound.
     #[error("could not bind the HTTP listener")]
     Bind(#[source] std::io::Error),
@@ -140,13 +154,16 @@ pub struct HttpConfig {
     path: String,
     max_body_bytes: usize,
     allowed_hosts: Option<Vec<String>>,
+    allowed_origins: Vec<String>,
     request_timeout: Duration,
     header_read_timeout: Duration,
     body_read_timeout: Duration,
     max_connections: usize,
+    max_connections_per_caller: usize,
     max_unauthenticated: usize,
     unauthenticated_grace: Duration,
     max_per_peer: usize,
+    trusted_proxies: Option<Arc<TrustedProxies>>,
     max_sessions_per_caller: usize,
     max_streams_per_caller: usize,
     session_mode: bool,
@@ -163,11 +180,13 @@ impl std::fmt::Debug for HttpConfig {
             .field("path", &self.path)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
             .field("request_timeout", &self.request_timeout)
             .field("header_read_timeout", &self.header_read_timeout)
             .field("max_connections", &self.max_connections)
             .field("max_unauthenticated", &self.max_unauthenticated)
             .field("max_per_peer", &self.max_per_peer)
+            .field("trusted_proxies", &self.trusted_proxies)
             .field("max_sessions_per_caller", &self.max_sessions_per_caller)
             .field("max_streams_per_caller", &self.max_streams_per_caller)
             .finish_non_exhaustive()
@@ -183,13 +202,16 @@ impl Default for HttpConfig {
             path: DEFAULT_PATH.to_owned(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             allowed_hosts: None,
+            allowed_origins: Vec::new(),
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_caller: DEFAULT_MAX_CONNECTIONS_PER_CALLER,
             max_unauthenticated: DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS,
             unauthenticated_grace: DEFAULT_UNAUTHENTICATED_GRACE,
             max_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
+            trusted_proxies: None,
             max_sessions_per_caller: DEFAULT_MAX_SESSIONS_PER_CALLER,
             max_streams_per_caller: DEFAULT_MAX_STREAMS_PER_CALLER,
             session_mode: true,
@@ -239,11 +261,24 @@ impl HttpConfig {
         self
     }
 
-    /// Hosts (`name` or `name:port`) accepted in the `Host` header. Default:
-    /// rmcp's loopback list (`localhost`, `127.0.0.1`, `::1`), which a server
-    /// reachable under another name must replace. Other hosts get `403`.
+    /// Hosts (`name` or `name:port`) accepted in the `Host` header (and in
+    /// an absolute-form request target, which must name the same). Default:
+    /// the loopback names (`localhost`, `127.0.0.1`, `::1`), which a server
+    /// reachable under another name must replace. Other hosts get `403`; a
+    /// second `Host` header, or a target naming another host than `Host`,
+    /// `400`. An empty list is refused at start.
     pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Browser origins (`scheme://host[:port]`, or `null`) whose pages may
+    /// call this server. Default: none. A request with an `Origin` header
+    /// naming another origin gets `403`, as the MCP transport rules
+    /// require (DNS rebinding); clients that are not browsers send no
+    /// `Origin` and are not affected.
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
         self
     }
 
@@ -279,6 +314,17 @@ impl HttpConfig {
         self
     }
 
+    /// Authenticated connections one caller may hold (default
+    /// [`DEFAULT_MAX_CONNECTIONS_PER_CALLER`]), so that no caller takes
+    /// every place of [`max_connections`](Self::max_connections): a
+    /// request that would take one more for its caller gets `429` and the
+    /// connection closes. A connection counts for the caller of the request
+    /// that first authenticated on it.
+    pub fn max_connections_per_caller(mut self, n: usize) -> Self {
+        self.max_connections_per_caller = n;
+        self
+    }
+
     /// Places for connections that have not yet presented valid
     /// credentials (default [`DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS`]). A
     /// connection is read only once it holds one; when all are taken it
@@ -303,9 +349,21 @@ impl HttpConfig {
     /// Open connections per peer address, waiting ones included (default
     /// [`DEFAULT_MAX_CONNECTIONS_PER_PEER`]); more are answered `503` and
     /// closed at once. Behind a reverse proxy every client has the proxy's
-    /// address: raise it there.
+    /// address: name the proxy with [`HttpConfig::trusted_proxies`].
     pub fn max_connections_per_peer(mut self, n: usize) -> Self {
         self.max_per_peer = n;
+        self
+    }
+
+    /// The reverse proxies in front of this server (default none). A
+    /// connection from one of their addresses is not held to the per-peer
+    /// cap itself; each request on it counts for the client the proxy
+    /// names in its forwarding header (the rightmost address that is not a
+    /// trusted proxy), and a client over its cap is answered `503` and the
+    /// connection closed. From any other address the header is ignored.
+    /// docs/scale-out.md has a reverse-proxy configuration to match.
+    pub fn trusted_proxies(mut self, proxies: TrustedProxies) -> Self {
+        self.trusted_proxies = Some(Arc::new(proxies));
         self
     }
 
@@ -357,8 +415,12 @@ impl HttpConfig {
         if self.max_body_bytes == 0 {
             return Err(HttpStartError::ZeroBodyLimit);
         }
+        if self.allowed_hosts.as_ref().is_some_and(Vec::is_empty) {
+            return Err(HttpStartError::NoAllowedHost);
+        }
         if [
             self.max_connections,
+            self.max_connections_per_caller,
             self.max_unauthenticated,
             self.max_per_peer,
             self.max_sessions_per_caller,
@@ -434,9 +496,17 @@ where
             .with_legacy_session_mode(b.session_mode)
             .with_json_response(b.json_response)
             .with_sse_keep_alive(b.sse_keep_alive);
-        if let Some(hosts) = &b.allowed_hosts {
-            config = config.with_allowed_hosts(hosts.iter().cloned());
-        }
+        let hosts: Vec<String> = match &b.allowed_hosts {
+            Some(hosts) => hosts.clone(),
+            None => gate::LOOPBACK_HOSTS
+                .iter()
+                .map(|h| (*h).to_owned())
+                .collect(),
+        };
+        config = config
+            .with_allowed_hosts(hosts.iter().cloned())
+            .with_allowed_origins(b.allowed_origins.iter().cloned())
+            .enforce_origin_validation();
         let sessions = Arc::new(LocalSessionManager::default());
         let factory = Arc::clone(&self.factory);
         let inner = StreamableHttpService::new(move || factory(), Arc::clone(&sessions), config);
@@ -450,6 +520,9 @@ where
             timeout: b.request_timeout,
             body_timeout: b.body_read_timeout,
             max_body_bytes: b.max_body_bytes,
+            legacy_tasks: b.session_mode,
+            gate: Arc::new(gate::Gate::new(&hosts, &b.allowed_origins)),
+            proxies: b.trusted_proxies.clone(),
         };
         let mut router = axum::Router::new().route_service(&b.path, service);
         if let Some(oauth) = &b.oauth {
@@ -482,11 +555,18 @@ where
         let limits = ConnLimits {
             header_read_timeout: self.b.header_read_timeout,
             max_authenticated: self.b.max_connections,
+            max_authenticated_per_caller: self.b.max_connections_per_caller,
             max_unauthenticated: self.b.max_unauthenticated,
             max_per_peer: self.b.max_per_peer,
             grace: self.b.unauthenticated_grace,
         };
-        let task = tokio::spawn(conn::serve(listener, router, ct.clone(), limits));
+        let task = tokio::spawn(conn::serve(
+            listener,
+            router,
+            ct.clone(),
+            limits,
+            self.b.trusted_proxies.clone(),
+        ));
         tracing::info!(
             addr = %local_addr,
             authenticated = self.b.auth.is_some() || self.b.oauth.is_some(),
@@ -542,6 +622,13 @@ struct Guarded<S: ServerHandler + Send + 'static> {
     timeout: Duration,
     body_timeout: Duration,
     max_body_bytes: usize,
+    /// Whether the 2025-11-25 task shapes are served (to sessions of that
+    /// era; so only in session mode, where the era is known).
+    legacy_tasks: bool,
+    /// Host and Origin rules.
+    gate: Arc<gate::Gate>,
+    /// Whose forwarding header names the peer.
+    proxies: Option<Arc<TrustedProxies>>,
 }
 
 impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
@@ -556,6 +643,9 @@ impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
             timeout: self.timeout,
             body_timeout: self.body_timeout,
             max_body_bytes: self.max_body_bytes,
+            legacy_tasks: self.legacy_tasks,
+            gate: Arc::clone(&self.gate),
+            proxies: self.proxies.clone(),
         }
     }
 }
@@ -632,17 +722,38 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
     }
 
     async fn handle(self, mut req: Request<Body>) -> Response<HttpBody> {
+        // Checked here, before rmcp, whose log lines would quote the values.
+        if let Some(status) = self.gate.refusal(&req) {
+            return fixed(status, body::fixed_status_text(status));
+        }
+        // A trusted proxy's request counts for the client it names.
+        if let Some(proxies) = &self.proxies
+            && let Some(ticket) = req.extensions().get::<Arc<Ticket>>()
+            && ticket.via_proxy()
+            && let Some(client) = proxies.client(req.headers())
+            && ticket.attribute(client).is_err()
+        {
+            tracing::warn!(client = %client, "refused a proxied request: its client holds its cap of connections");
+            return closing(fixed(StatusCode::SERVICE_UNAVAILABLE, BUSY_BODY));
+        }
         let (caller, scopes) = match self.authenticate(req.headers()).await {
             Ok(found) => found,
             Err(challenge) => return unauthorized(challenge),
         };
         // Valid credentials: the connection leaves the unauthenticated pool
         // (absent when the router is mounted in an app of its own).
-        if let Some(ticket) = req.extensions().get::<Arc<Ticket>>()
-            && ticket.promote() == Err(Refused::Busy)
-        {
-            tracing::warn!(caller = %caller, "refused a request: authenticated connections at their ceiling");
-            return closing(fixed(StatusCode::SERVICE_UNAVAILABLE, BUSY_BODY));
+        if let Some(ticket) = req.extensions().get::<Arc<Ticket>>() {
+            match ticket.promote(&caller) {
+                Ok(()) => {}
+                Err(Refused::CallerLimit) => {
+                    tracing::warn!(caller = %caller, "refused a request: the caller holds its share of the connections");
+                    return closing(limit(CALLER_CONNECTIONS_BODY));
+                }
+                Err(_) => {
+                    tracing::warn!(caller = %caller, "refused a request: authenticated connections at their ceiling");
+                    return closing(fixed(StatusCode::SERVICE_UNAVAILABLE, BUSY_BODY));
+                }
+            }
         }
         for name in STRIPPED_HEADERS {
             req.headers_mut().remove(name);
@@ -676,8 +787,17 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
         let screened_caller = caller.clone();
         let probe = self.probe.clone();
         let metadata_url = self.oauth.as_ref().map(|o| o.metadata_url().to_owned());
+        // The 2025-11-25 task adapter of this request, in the session's era.
+        let mut legacy = self.legacy_tasks.then(|| {
+            Legacy::with_era(
+                session
+                    .as_deref()
+                    .is_some_and(|id| self.bindings.is_2025(id)),
+            )
+        });
         let answered = async move {
-            let (req, kind) = match screen_post(req, max_body, body_timeout).await {
+            let (req, kind) = match screen_post(req, max_body, body_timeout, legacy.as_mut()).await
+            {
                 Screened::Answered(response) => return Answer::Ours(response),
                 Screened::Forward(req, kind) => (req, kind),
             };
@@ -690,24 +810,25 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
             if kind == Kind::Initialize && opens_session {
                 // An `initialize` without a session may create one.
                 return match bindings.reserve(&screened_caller).await {
-                    Some(r) => Answer::Rmcp(inner.handle(req).await, Some(r)),
+                    Some(r) => Answer::Rmcp(inner.handle(req).await, Some(r), legacy),
                     None => {
                         tracing::warn!(caller = %screened_caller, "refused a new session: the caller holds its ceiling");
                         Answer::Ours(limit(SESSION_LIMIT_BODY))
                     }
                 };
             }
-            Answer::Rmcp(inner.handle(req).await, None)
+            Answer::Rmcp(inner.handle(req).await, None, legacy)
         };
-        let (response, reservation) = match tokio::time::timeout(self.timeout, answered).await {
-            Ok(Answer::Rmcp(response, reservation)) => (response, reservation),
-            // Our own answers have fixed texts already.
-            Ok(Answer::Ours(response)) => return response,
-            Err(_) => {
-                tracing::warn!(caller = %caller, "an HTTP request timed out");
-                return fixed(StatusCode::REQUEST_TIMEOUT, TIMEOUT_BODY);
-            }
-        };
+        let (response, reservation, legacy) =
+            match tokio::time::timeout(self.timeout, answered).await {
+                Ok(Answer::Rmcp(response, reservation, legacy)) => (response, reservation, legacy),
+                // Our own answers have fixed texts already.
+                Ok(Answer::Ours(response)) => return response,
+                Err(_) => {
+                    tracing::warn!(caller = %caller, "an HTTP request timed out");
+                    return fixed(StatusCode::REQUEST_TIMEOUT, TIMEOUT_BODY);
+                }
+            };
 
         match &session {
             None => {
@@ -718,7 +839,8 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
                         .get(SESSION_HEADER)
                         .and_then(|v| v.to_str().ok()),
                 ) {
-                    reservation.bind(created.to_owned()).await;
+                    let era_2025 = legacy.as_ref().is_some_and(Legacy::is_2025);
+                    reservation.bind(created.to_owned(), era_2025).await;
                 }
             }
             Some(id) if is_delete && response.status().is_success() => {
@@ -732,7 +854,8 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
             }
             Some(_) => {}
         }
-        let response = body::fix_response(response).await;
+        let amend = legacy.filter(Legacy::is_waiting);
+        let response = body::fix_response(response, amend).await;
         if is_event_stream(&response) {
             let Some(slot) = self.streams.open(&caller) else {
                 tracing::warn!(caller = %caller, "refused an event stream: the caller holds its ceiling");
@@ -776,7 +899,11 @@ fn closing(mut response: Response<HttpBody>) -> Response<HttpBody> {
 /// (checked on the way out), with the session place it may fill.
 enum Answer {
     Ours(Response<HttpBody>),
-    Rmcp(Response<HttpBody>, Option<sessions::SessionReservation>),
+    Rmcp(
+        Response<HttpBody>,
+        Option<sessions::SessionReservation>,
+        Option<Legacy>,
+    ),
 }
 
 /// What a forwarded POST holds.
@@ -825,9 +952,16 @@ enum Screened {
 /// Reads a POST body (at most `max_body` bytes, within `body_timeout`)
 /// and answers a JSON-RPC request for a method rmcp does not know with a
 /// fixed `-32601` error: rmcp would answer it with the method name as the
-/// message, text the caller chose. Everything else is forwarded with the
+/// message, text the caller chose. A 2025-11-25 task request of a session
+/// of that era is renamed by `legacy` (then forwarded: the server's
+/// custom-request hook answers it). Everything else is forwarded with the
 /// body re-assembled, with what it holds.
-async fn screen_post(req: Request<Body>, max_body: usize, body_timeout: Duration) -> Screened {
+async fn screen_post(
+    req: Request<Body>,
+    max_body: usize,
+    body_timeout: Duration,
+    legacy: Option<&mut Legacy>,
+) -> Screened {
     if req.method() != Method::POST {
         return Screened::Forward(req, Kind::Other);
     }
@@ -857,7 +991,23 @@ async fn screen_post(req: Request<Body>, max_body: usize, body_timeout: Duration
             return Screened::Answered(closing(fixed(StatusCode::REQUEST_TIMEOUT, TIMEOUT_BODY)));
         }
     };
-    let kind = match classify_request(&bytes) {
+    let classified = classify_request(&bytes);
+    let mut parts = parts;
+    if matches!(classified, Classified::ToolCall(_))
+        && let Some(found) = crate::args::lexeme::scan_call(&bytes)
+    {
+        // The route refuses them where the tool declares an integer.
+        parts.extensions.insert(found);
+    }
+    if let Some(renamed) = legacy.and_then(|l| l.inbound(&bytes)) {
+        // A task-augmented call keeps its tool's scope check.
+        let kind = match classified {
+            Classified::ToolCall(name) => Kind::ToolCall(name),
+            _ => Kind::Other,
+        };
+        return Screened::Forward(Request::from_parts(parts, Body::from(renamed)), kind);
+    }
+    let kind = match classified {
         Classified::UnknownMethod(id) => {
             tracing::warn!("answered a request for an unknown method with a fixed error");
             let body = super::fixed::jsonrpc_error(serde_json::json!(id), -32601);

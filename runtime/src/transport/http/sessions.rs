@@ -4,9 +4,11 @@
 //! it; another caller presenting it gets the same `404` as for an unknown
 //! session. Each caller may hold at most a configured number of sessions
 //! (a new one is refused with a fixed `429` until one is deleted or expires
-//! idle, rmcp's 5 minutes) and of open event streams.
+//! idle, rmcp's 5 minutes) and of open event streams. A session also
+//! remembers its protocol era for MCP tasks: one that initialized with
+//! 2025-11-25 without the 2026 tasks extension gets the 2025 task shapes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::transport::streamable_http_server::session::SessionManager;
@@ -29,9 +31,19 @@ struct Bound {
     owners: HashMap<String, CallerId>,
     /// Sessions owned plus sessions being created, per caller.
     held: HashMap<CallerId, usize>,
+    /// The bound sessions of the 2025-11-25 task era.
+    era_2025: HashSet<String>,
 }
 
 impl Bound {
+    /// Forgets session `id`.
+    fn forget(&mut self, id: &str) {
+        self.era_2025.remove(id);
+        if let Some(caller) = self.owners.remove(id) {
+            self.release(&caller);
+        }
+    }
+
     fn release(&mut self, caller: &CallerId) {
         if let Some(n) = self.held.get_mut(caller) {
             *n = n.saturating_sub(1);
@@ -51,11 +63,17 @@ pub(super) struct SessionReservation {
 }
 
 impl SessionReservation {
-    /// Binds the session created with this reservation.
-    pub(super) async fn bind(mut self, session: String) {
+    /// Binds the session created with this reservation, of the 2025-11-25
+    /// task era when `era_2025`.
+    pub(super) async fn bind(mut self, session: String, era_2025: bool) {
         self.used = true;
         let len = {
             let mut st = self.bindings.state();
+            if era_2025 {
+                st.era_2025.insert(session.clone());
+            } else {
+                st.era_2025.remove(&session);
+            }
             if let Some(previous) = st.owners.insert(session, self.caller.clone()) {
                 // The same id twice (never from rmcp): keep the count exact.
                 st.release(&previous);
@@ -100,11 +118,13 @@ impl SessionBindings {
         self.state().owners.get(session).cloned()
     }
 
+    /// Whether bound session `session` is of the 2025-11-25 task era.
+    pub(super) fn is_2025(&self, session: &str) -> bool {
+        self.state().era_2025.contains(session)
+    }
+
     pub(super) fn unbind(&self, session: &str) {
-        let mut st = self.state();
-        if let Some(caller) = st.owners.remove(session) {
-            st.release(&caller);
-        }
+        self.state().forget(session);
     }
 
     /// A place for a new session of `caller`, or `None` at its ceiling
@@ -146,9 +166,7 @@ impl SessionBindings {
         }
         let mut st = self.state();
         for id in &gone {
-            if let Some(caller) = st.owners.remove(id) {
-                st.release(&caller);
-            }
+            st.forget(id);
         }
         *self.prune_at.lock().unwrap_or_else(PoisonError::into_inner) =
             (st.owners.len() * 2).max(PRUNE_FLOOR);
@@ -229,14 +247,16 @@ mod tests {
         assert!(b.reserve(&bob).await.is_some(), "per caller");
         drop(r2); // the request created no session
         let r3 = b.reserve(&alice).await.unwrap();
-        r1.bind("s1".into()).await;
-        r3.bind("s3".into()).await;
+        r1.bind("s1".into(), false).await;
+        r3.bind("s3".into(), true).await;
         assert_eq!(b.owner("s1"), Some(alice.clone()));
+        assert!(b.is_2025("s3") && !b.is_2025("s1"));
         // Bound sessions rmcp does not know are pruned when the ceiling is
         // reached, freeing their places.
         assert!(b.reserve(&alice).await.is_some());
         b.unbind("s3");
         assert_eq!(b.owner("s3"), None);
+        assert!(!b.is_2025("s3"), "the era goes with the session");
     }
 
     #[test]

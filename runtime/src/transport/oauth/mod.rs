@@ -57,10 +57,8 @@ pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 /// Most keys taken from one JWKS.
 pub const MAX_KEYS: usize = 32;
-/// Longest access token examined.
-pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
-/// The `_meta` key under which a tool advertises the scopes it requires.
-pub const SCOPES_META_KEY: &str = "dev.hardened-mcp/requiredScopes";
+pub use super::auth::MAX_TOKEN_BYTES;
+pub use super::scopes::{GrantedScopes, SCOPES_META_KEY};
 
 /// The asymmetric algorithms accepted by default.
 pub const DEFAULT_ALGORITHMS: [Algorithm; 8] = [
@@ -164,35 +162,6 @@ impl TokenRefused {
             Self::Audience => "audience",
             Self::Claims => "claims",
         }
-    }
-}
-
-/// The scopes a validated token grants.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GrantedScopes(Arc<[String]>);
-
-impl GrantedScopes {
-    /// Scopes from a list.
-    pub fn new(scopes: impl IntoIterator<Item = String>) -> Self {
-        let mut v: Vec<String> = scopes.into_iter().collect();
-        v.sort();
-        v.dedup();
-        Self(v.into())
-    }
-
-    /// Whether `scope` is granted.
-    pub fn contains(&self, scope: &str) -> bool {
-        self.0.binary_search_by(|s| s.as_str().cmp(scope)).is_ok()
-    }
-
-    /// Whether every one of `needed` is granted.
-    pub fn covers(&self, needed: &[&str]) -> bool {
-        needed.iter().all(|s| self.contains(s))
-    }
-
-    /// The scopes, sorted.
-    pub fn as_slice(&self) -> &[String] {
-        &self.0
     }
 }
 

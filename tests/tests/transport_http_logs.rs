@@ -1,0 +1,169 @@
+//! No caller-chosen text in the server's log: the same hostile session
+//! logged by an unfiltered subscriber at TRACE (the positive control: rmcp
+//! quotes the client's name, method names, tool names and arguments) and
+//! by the framework's own subscriber ([`hardened_mcp::logging::subscriber`])
+//! at TRACE, which must hold none of it.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use hardened_mcp::transport::BearerAuth;
+use hardened_mcp_tests::tr_support::{
+    HttpClient as Client, call, http_request, initialized_notification, modern_call,
+    start_echo_http,
+};
+use serde_json::json;
+use tracing_subscriber::fmt::MakeWriter;
+
+const ALICE: &str = "alice-tok-Q7rT2vX9pL4mN8kJ";
+const MARK: &str = "LOGMARKx7Qz";
+
+/// What one subscriber wrote.
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<u8>>>);
+
+impl Capture {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl Write for Capture {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> MakeWriter<'a> for Capture {
+    type Writer = Capture;
+    fn make_writer(&'a self) -> Capture {
+        self.clone()
+    }
+}
+
+/// A session that puts `MARK` wherever a caller chooses text: the client's
+/// name and version (both eras), the method names of a request and a
+/// notification, a tool name, an argument key and value, header values
+/// (session id, protocol version, method and name headers, user agent),
+/// the path, the query and a body that is not JSON.
+async fn hostile_session(addr: SocketAddr) {
+    let mut c = Client::new(addr, Some(ALICE));
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": MARK, "version": MARK}}});
+    let reply = c.post(&init).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    c.session = reply.header("mcp-session-id").map(str::to_owned);
+    c.post(&initialized_notification()).await;
+    c.post(&json!({"jsonrpc": "2.0", "method": format!("notifications/{MARK}")}))
+        .await;
+    c.post(&json!({"jsonrpc": "2.0", "id": 2, "method": MARK}))
+        .await;
+    c.post(&call(3, MARK, json!({}))).await;
+    c.post(&call(4, "echo", json!({ MARK: 1 }))).await;
+    let echoed = c.post(&call(5, "echo", json!({"text": MARK}))).await;
+    assert!(
+        echoed.text().contains(MARK),
+        "the echo tool answers its caller"
+    );
+    let body = serde_json::to_vec(&call(6, "whoami", json!({}))).unwrap();
+    c.request(
+        "POST",
+        &[("User-Agent", MARK), ("Mcp-Protocol-Version", MARK)],
+        &body,
+    )
+    .await;
+    c.request("POST", &[], format!("{{\"{MARK}\"").as_bytes())
+        .await;
+    let session = c.session.replace(MARK.to_owned());
+    c.post(&call(7, "whoami", json!({}))).await;
+    c.session = session;
+    // The 2026-07-28 era: client info in the request's metadata, the
+    // method and name in headers.
+    let mut modern = Client::new(addr, Some(ALICE));
+    let mut request = modern_call(8, "echo", json!({"text": "hi"}));
+    request["params"]["_meta"]["io.modelcontextprotocol/clientInfo"] =
+        json!({"name": MARK, "version": MARK});
+    let body = serde_json::to_vec(&request).unwrap();
+    modern
+        .request(
+            "POST",
+            &[
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", "tools/call"),
+                ("Mcp-Name", MARK),
+            ],
+            &body,
+        )
+        .await;
+    let headers = [
+        ("Host", format!("127.0.0.1:{}", addr.port())),
+        ("Authorization", format!("Bearer {ALICE}")),
+        ("Content-Type", "application/json".to_owned()),
+        ("Accept", "application/json, text/event-stream".to_owned()),
+    ];
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    http_request(
+        addr,
+        "POST",
+        &format!("/mcp/{MARK}?{MARK}=1"),
+        &headers,
+        &body,
+    )
+    .await
+    .unwrap();
+    http_request(addr, "POST", &format!("/mcp?{MARK}=1"), &headers, &body)
+        .await
+        .unwrap();
+}
+
+/// Serves the hostile session with `subscriber` as this thread's default
+/// (the test's runtime has one thread: the server's tasks run on it).
+async fn logged_by(subscriber: impl tracing::Subscriber + Send + Sync + 'static) {
+    let _default = tracing::subscriber::set_default(subscriber);
+    let tokens = BearerAuth::parse(&format!("alice={ALICE}")).unwrap();
+    let server = start_echo_http(|c| c.auth(tokens)).await;
+    hostile_session(server.local_addr()).await;
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn caller_chosen_text_reaches_no_log_line() {
+    // The positive control: an unfiltered subscriber quotes the text.
+    let raw = Capture::default();
+    logged_by(
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(raw.clone())
+            .finish(),
+    )
+    .await;
+    let raw = raw.text();
+    assert!(raw.contains(MARK), "the probe never reached a log line");
+
+    let ours = Capture::default();
+    logged_by(hardened_mcp::logging::subscriber(
+        "trace",
+        ours.clone(),
+        false,
+    ))
+    .await;
+    let ours = ours.text();
+    assert!(
+        ours.contains("serving MCP over HTTP"),
+        "nothing captured: {ours}"
+    );
+    let leaks: Vec<&str> = ours.lines().filter(|l| l.contains(MARK)).collect();
+    assert!(
+        leaks.is_empty(),
+        "caller text in the log:\n{}",
+        leaks.join("\n")
+    );
+}

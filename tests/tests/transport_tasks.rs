@@ -1,0 +1,508 @@
+//! MCP tasks over streamable HTTP, both protocol eras on one server: a
+//! session that initialized with 2025-11-25 gets that era's declarations
+//! and methods (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`,
+//! a `tools/call` with `task`), a 2026-07-28 request with the tasks
+//! extension gets the extension's shapes, a session of an older era gets
+//! neither; each task answers only its own caller. Then the official
+//! TypeScript SDK drives a task to its result over HTTP. Against a probe
+//! solver in the real sandbox.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use hardened_mcp::jobs::{JobOutcome, JobService, Launcher, Prepared, ResultFile, SolverJob};
+use hardened_mcp::prelude::*;
+use hardened_mcp::runs::{FileName, Retention, RootOptions};
+use hardened_mcp::sandbox::{Limits, RunRequest, Sandbox, SandboxConfig, SolverRegistry};
+use hardened_mcp::transport::{BearerAuth, HttpConfig, HttpServer, RunningHttpServer};
+use hardened_mcp_tests::node::run_ts_task;
+use hardened_mcp_tests::tr_support::{
+    HttpClient, HttpReply, MODERN_VERSION, initialized_notification, modern_headers,
+};
+use serde_json::{Value, json};
+
+const PROBE: &str = env!("CARGO_BIN_EXE_sbx_job");
+const DECK: FileName = FileName::fixed("input.txt");
+const OUT: FileName = FileName::fixed("out");
+const ALICE: &str = "alice-tok-Tq8Lw2Zr5Nc7Vb3X";
+const BOB: &str = "bob-tok-Hy4Ks9Pd1Mf6Rg0J";
+
+/// The probe's arguments: quick (three steps) or slow (a minute).
+#[derive(HardenedArgs)]
+struct Ask {
+    /// Whether the probe runs for a minute.
+    slow: bool,
+    /// The value the probe reports.
+    #[bounded(min = -1e6, max = 1e6)]
+    value: f64,
+}
+
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ProbeResult {
+    value: f64,
+    steps: u32,
+}
+
+struct Probe;
+
+impl SolverJob for Probe {
+    type Params = Ask;
+    type Result = ProbeResult;
+    const RESULT_FILE: ResultFile = ResultFile::in_dir(OUT, FileName::fixed("result.json"));
+    const PROGRESS_UNIT: &'static str = "probe steps";
+
+    fn prepare(&self, a: &Ask) -> Result<Prepared, ToolError> {
+        let request = RunRequest::new("probe")
+            .args([DECK.as_str(), "out/result.json"])
+            .write_only_in(OUT)
+            .limits(Limits {
+                wall_time: Duration::from_secs(90),
+                ..Limits::default()
+            });
+        let mode = if a.slow { "slow" } else { "ok" };
+        let result = json!({"value": a.value, "steps": 3});
+        Ok(Prepared::new(request).input(DECK, format!("{mode}\n{result}")))
+    }
+}
+
+/// A second job kind on the same run root: its result has another shape,
+/// so a task answered through the wrong desk would fail its parse.
+struct Doubler;
+
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Doubled {
+    doubled: f64,
+}
+
+impl SolverJob for Doubler {
+    type Params = Ask;
+    type Result = Doubled;
+    const RESULT_FILE: ResultFile = ResultFile::in_dir(OUT, FileName::fixed("result.json"));
+
+    fn prepare(&self, a: &Ask) -> Result<Prepared, ToolError> {
+        let request = RunRequest::new("probe")
+            .args([DECK.as_str(), "out/result.json"])
+            .write_only_in(OUT);
+        let result = json!({"doubled": 2.0 * a.value});
+        Ok(Prepared::new(request).input(DECK, format!("ok\n{result}")))
+    }
+}
+
+#[derive(Clone)]
+struct Lab {
+    jobs: JobService<Probe>,
+    doubler: JobService<Doubler>,
+}
+
+#[hardened_tools]
+impl Lab {
+    /// Run the probe and answer its result (an MCP task where offered).
+    #[hardened_tool(max_cost = 1, units = "runs", cost = 1.0, timeout_s = 100, task)]
+    async fn probe_solve(
+        &self,
+        ctx: ToolContext,
+        #[args] ask: Ask,
+    ) -> Result<Output<JobOutcome<ProbeResult>>, ToolError> {
+        self.jobs.run(&ctx, &ask, Duration::from_secs(60)).await
+    }
+
+    /// Double a value through the probe (an MCP task where offered).
+    #[hardened_tool(max_cost = 1, units = "runs", cost = 1.0, timeout_s = 100, task)]
+    async fn probe_double(
+        &self,
+        ctx: ToolContext,
+        #[args] ask: Ask,
+    ) -> Result<Output<JobOutcome<Doubled>>, ToolError> {
+        self.doubler.run(&ctx, &ask, Duration::from_secs(60)).await
+    }
+
+    /// Not a task tool.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    async fn probe_ping(&self) -> Result<Output<u32>, ToolError> {
+        Ok(Output::new(1))
+    }
+}
+
+async fn start(root: &std::path::Path, session_mode: bool) -> RunningHttpServer {
+    let registry = SolverRegistry::builder()
+        .solver("probe", PROBE)
+        .build()
+        .unwrap();
+    let sandbox = Sandbox::new(registry, SandboxConfig::default()).unwrap();
+    let launcher = Launcher::local(sandbox);
+    let options = RootOptions {
+        retention: Some(Retention {
+            max_idle: Duration::from_secs(3600),
+            max_idle_finished: None,
+        }),
+        ..RootOptions::default()
+    };
+    let runs = RunRoot::open_with_options(root.join("runs"), options).unwrap();
+    let lab = Lab {
+        jobs: JobService::new(Probe, runs.clone(), launcher.clone()),
+        doubler: JobService::new(Doubler, runs, launcher),
+    };
+    let tools = Lab::hardened_tool_router_set().into_router().unwrap();
+    let server = Server::new("tasks-http", "1", lab, tools)
+        .tasks(|l: &Lab| l.jobs.desk())
+        .tasks(|l: &Lab| l.doubler.desk());
+    let auth = BearerAuth::parse(&format!("alice={ALICE}\nbob={BOB}")).unwrap();
+    let config = HttpConfig::new()
+        .auth(auth)
+        .session_mode(session_mode)
+        .sse_keep_alive(None);
+    HttpServer::new(move || Ok(server.clone()), config)
+        .unwrap()
+        .start(tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap()
+}
+
+fn initialize(version: &str, capabilities: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version,
+        "capabilities": capabilities,
+        "clientInfo": {"name": "raw-tasks", "version": "0"},
+    }})
+}
+
+fn request(id: i64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A session of `version` for `token`; the initialize answer.
+async fn session(addr: std::net::SocketAddr, token: &str, version: &str) -> (HttpClient, Value) {
+    let mut c = HttpClient::new(addr, Some(token));
+    let reply = c.post(&initialize(version, json!({}))).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    c.session = reply.header("mcp-session-id").map(str::to_owned);
+    assert!(c.session.is_some(), "no session id");
+    assert_eq!(c.post(&initialized_notification()).await.status, 202);
+    (c, reply.rpc().unwrap())
+}
+
+/// POSTs `message` with the client's protocol-version header; the JSON-RPC
+/// answer.
+async fn rpc(c: &mut HttpClient, version: &str, message: &Value) -> Value {
+    let body = serde_json::to_vec(message).unwrap();
+    let reply: HttpReply = c
+        .request("POST", &[("MCP-Protocol-Version", version)], &body)
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    reply.rpc().unwrap()
+}
+
+async fn bounded<F: std::future::Future<Output = ()>>(f: F) {
+    tokio::time::timeout(Duration::from_secs(150), f)
+        .await
+        .expect("test within its time budget");
+}
+
+const V2025: &str = "2025-11-25";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_session_gets_the_2025_task_shapes_over_http() {
+    bounded(async {
+        let tmp = tempfile::tempdir().unwrap();
+        let server = start(tmp.path(), true).await;
+        let addr = server.local_addr();
+        let (mut alice, init) = session(addr, ALICE, V2025).await;
+        assert_eq!(
+            init["result"]["capabilities"]["tasks"]["requests"]["tools"]["call"],
+            json!({}),
+            "{init}"
+        );
+        let list = rpc(&mut alice, V2025, &request(2, "tools/list", json!({}))).await;
+        let tools = list["result"]["tools"].as_array().unwrap();
+        let support = |name: &str| {
+            tools.iter().find(|t| t["name"] == name).unwrap()["execution"]["taskSupport"].clone()
+        };
+        assert_eq!(support("probe_solve"), "optional", "{list}");
+        assert_eq!(support("probe_ping"), Value::Null, "{list}");
+
+        // A task-augmented call answers the task at once.
+        let call = request(
+            3,
+            "tools/call",
+            json!({"name": "probe_solve", "arguments": {"slow": false, "value": 2.5},
+                   "task": {"ttl": 60000}}),
+        );
+        let created = rpc(&mut alice, V2025, &call).await;
+        let task = &created["result"]["task"];
+        let id = task["taskId"].as_str().expect("a task id").to_owned();
+        assert_eq!(task["status"], "working", "{created}");
+        // A task lives as long as its run: the root keeps an unused run an hour.
+        assert_eq!(task["ttl"], 3_600_000, "{task}");
+        assert!(task["createdAt"].is_string(), "{task}");
+
+        // tasks/get answers the task itself (no nesting), until it is done.
+        let get = request(4, "tasks/get", json!({"taskId": id}));
+        loop {
+            let got = rpc(&mut alice, V2025, &get).await;
+            assert_eq!(got["result"]["taskId"], id.as_str(), "{got}");
+            match got["result"]["status"].as_str().unwrap() {
+                "working" => tokio::time::sleep(Duration::from_millis(100)).await,
+                "completed" => break,
+                other => panic!("{other}: {got}"),
+            }
+        }
+        let result = rpc(
+            &mut alice,
+            V2025,
+            &request(5, "tasks/result", json!({"taskId": id})),
+        )
+        .await;
+        let data = &result["result"]["structuredContent"]["data"];
+        assert_eq!(data["report"]["state"], "succeeded", "{result}");
+        assert_eq!(data["result"]["value"], 2.5, "{result}");
+        assert_eq!(
+            result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+            id.as_str()
+        );
+
+        // A slow one, cancelled; both listed, with their states.
+        let slow = request(
+            6,
+            "tools/call",
+            json!({"name": "probe_solve", "arguments": {"slow": true, "value": 1.0}, "task": {}}),
+        );
+        let slow = rpc(&mut alice, V2025, &slow).await;
+        let slow_id = slow["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let cancelled = rpc(
+            &mut alice,
+            V2025,
+            &request(7, "tasks/cancel", json!({"taskId": slow_id})),
+        )
+        .await;
+        assert_eq!(
+            cancelled["result"]["taskId"],
+            slow_id.as_str(),
+            "{cancelled}"
+        );
+        assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+        let listed = rpc(&mut alice, V2025, &request(8, "tasks/list", json!({}))).await;
+        let states: Vec<(String, String)> = listed["result"]["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["taskId"].as_str().unwrap().to_owned(),
+                    t["status"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        assert!(
+            states.contains(&(id.clone(), "completed".to_owned())),
+            "{listed}"
+        );
+        assert!(
+            states.contains(&(slow_id.clone(), "cancelled".to_owned())),
+            "{listed}"
+        );
+
+        // A task of the other job kind is answered by its own desk.
+        let double = request(
+            11,
+            "tools/call",
+            json!({"name": "probe_double", "arguments": {"slow": false, "value": 2.5}, "task": {}}),
+        );
+        let double = rpc(&mut alice, V2025, &double).await;
+        let double_id = double["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let doubled = rpc(
+            &mut alice,
+            V2025,
+            &request(12, "tasks/result", json!({"taskId": double_id})),
+        )
+        .await;
+        assert_eq!(
+            doubled["result"]["structuredContent"]["data"]["result"]["doubled"], 5.0,
+            "{doubled}"
+        );
+        let listed = rpc(&mut alice, V2025, &request(13, "tasks/list", json!({}))).await;
+        assert_eq!(
+            listed["result"]["tasks"].as_array().unwrap().len(),
+            3,
+            "{listed}"
+        );
+
+        // Bob, in a 2025 session of his own: Alice's task is unknown to him,
+        // with the very answer of an id that never existed; his list is empty.
+        let (mut bob, _) = session(addr, BOB, V2025).await;
+        for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+            let foreign = rpc(&mut bob, V2025, &request(9, method, json!({"taskId": id}))).await;
+            let unknown = rpc(
+                &mut bob,
+                V2025,
+                &request(9, method, json!({"taskId": "run_AAAAAAAAAAAAAAAAAAAAAA"})),
+            )
+            .await;
+            assert!(foreign.get("error").is_some(), "{method}: {foreign}");
+            assert_eq!(foreign, unknown, "{method}");
+            assert!(!foreign.to_string().contains(&id), "{foreign}");
+        }
+        let bobs = rpc(&mut bob, V2025, &request(10, "tasks/list", json!({}))).await;
+        assert_eq!(bobs["result"]["tasks"], json!([]), "{bobs}");
+        // Alice's task is intact.
+        let still = rpc(&mut alice, V2025, &get).await;
+        assert_eq!(still["result"]["status"], "completed", "{still}");
+        server.shutdown().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_eras_get_their_own_shapes_and_never_the_2025_ones() {
+    bounded(async {
+        let tmp = tempfile::tempdir().unwrap();
+        let server = start(tmp.path(), true).await;
+        let addr = server.local_addr();
+
+        // A 2025-06-18 session: no task declarations, no 2025 task methods
+        // (the fixed answer of an unknown method), a plain call is plain.
+        let old = "2025-06-18";
+        let (mut c, init) = session(addr, ALICE, old).await;
+        assert!(
+            init["result"]["capabilities"].get("tasks").is_none(),
+            "{init}"
+        );
+        let list = rpc(&mut c, old, &request(2, "tools/list", json!({}))).await;
+        for t in list["result"]["tools"].as_array().unwrap() {
+            assert!(t.get("execution").is_none(), "{t}");
+        }
+        let listed = rpc(&mut c, old, &request(3, "tasks/list", json!({}))).await;
+        assert_eq!(listed["error"]["code"], -32601, "{listed}");
+        assert_eq!(listed["error"]["message"], "Method not found", "{listed}");
+        // Nor can a client name the adapter's private methods itself.
+        let private = request(4, "dev.hardened-mcp/2025/tasks/list", json!({}));
+        let private = rpc(&mut c, old, &private).await;
+        assert_eq!(private["error"]["code"], -32601, "{private}");
+        let call = request(
+            5,
+            "tools/call",
+            json!({"name": "probe_solve", "arguments": {"slow": false, "value": 1.0}, "task": {}}),
+        );
+        let plain = rpc(&mut c, old, &call).await;
+        assert_eq!(
+            plain["result"]["structuredContent"]["data"]["report"]["state"], "succeeded",
+            "{plain}"
+        );
+
+        // A 2025-11-25 session declaring the 2026 extension speaks that one.
+        let ext = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+        let mut e = HttpClient::new(addr, Some(ALICE));
+        let init = e.post(&initialize(V2025, ext)).await;
+        e.session = init.header("mcp-session-id").map(str::to_owned);
+        let init = init.rpc().unwrap();
+        assert!(
+            init["result"]["capabilities"].get("tasks").is_none(),
+            "{init}"
+        );
+        assert!(
+            init["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"]
+                .is_object(),
+            "{init}"
+        );
+        assert_eq!(e.post(&initialized_notification()).await.status, 202);
+        let listed = rpc(&mut e, V2025, &request(2, "tasks/list", json!({}))).await;
+        assert_eq!(listed["error"]["code"], -32601, "{listed}");
+
+        // A 2026-07-28 request with the extension: the call is a task in the
+        // extension's shape, and tasks/get answers it nested.
+        let mut m = HttpClient::new(addr, Some(ALICE));
+        let meta = json!({
+            "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+            "io.modelcontextprotocol/clientInfo": {"name": "raw-tasks", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities":
+                {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+        });
+        let modern = |id: i64, method: &str, mut params: Value| {
+            params["_meta"] = meta.clone();
+            serde_json::to_vec(&request(id, method, params)).unwrap()
+        };
+        let body = modern(
+            1,
+            "tools/call",
+            json!({"name": "probe_solve", "arguments": {"slow": false, "value": 4.0}}),
+        );
+        let created = m
+            .request(
+                "POST",
+                &modern_headers("tools/call", Some("probe_solve")),
+                &body,
+            )
+            .await;
+        let created = created.rpc().unwrap();
+        assert_eq!(created["result"]["resultType"], "task", "{created}");
+        let id = created["result"]["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("not a task: {created}"))
+            .to_owned();
+        let get_headers = [
+            ("MCP-Protocol-Version", MODERN_VERSION),
+            ("Mcp-Method", "tasks/get"),
+            ("Mcp-Name", id.as_str()),
+        ];
+        loop {
+            let body = modern(2, "tasks/get", json!({"taskId": id}));
+            let got = m.request("POST", &get_headers, &body).await;
+            let got = got.rpc().unwrap();
+            match got["result"]["status"].as_str() {
+                Some("working") => tokio::time::sleep(Duration::from_millis(100)).await,
+                Some("completed") => break,
+                _ => panic!("{got}"),
+            }
+        }
+        server.shutdown().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_sessions_no_2025_task_support_is_declared() {
+    bounded(async {
+        let tmp = tempfile::tempdir().unwrap();
+        let server = start(tmp.path(), false).await;
+        let mut c = HttpClient::new(server.local_addr(), Some(ALICE));
+        let init = c.post(&initialize(V2025, json!({}))).await;
+        assert_eq!(init.status, 200, "{}", init.text());
+        let init = init.rpc().unwrap();
+        // The era of a later request is unknown without a session: a client
+        // is not told of methods it could not be answered in its shapes.
+        assert!(
+            init["result"]["capabilities"].get("tasks").is_none(),
+            "{init}"
+        );
+        server.shutdown().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_drives_a_task_over_http() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = start(tmp.path(), true).await;
+    let url = format!("http://127.0.0.1:{}/mcp", server.local_addr().port());
+    let plan = json!({
+        "tool": "probe_solve",
+        "arguments": {"slow": false, "value": 7.0},
+        "long_arguments": {"slow": true, "value": 1.0},
+    });
+    let report =
+        tokio::task::spawn_blocking(move || run_ts_task("tasks over http", &plan, &url, &[ALICE]))
+            .await
+            .unwrap();
+    if let Some(report) = report {
+        assert_eq!(report["ok"], true, "{report}");
+        assert_eq!(report["result"]["data"]["result"]["value"], 7.0, "{report}");
+    }
+    server.shutdown().await.unwrap();
+}
