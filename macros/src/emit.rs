@@ -571,6 +571,10 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
     let takes: Vec<TokenStream> = (0..args.len())
         .map(|i| take_tokens(&tys[i], &slots[i], &specs[i], &keys[i]))
         .collect();
+    let arguments = match struct_form {
+        Some(st) => quote!(<#st as #hm::HardenedArgs>::KEYS),
+        None => quote!(&[#(#keys,)*]),
+    };
     let parse = if let Some(st) = struct_form {
         quote! {
             fn #parse_fn(#obj: &#hm::JsonObject) -> #hm::Result<(#st,), #hm::ArgError> {
@@ -715,6 +719,7 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
             concurrency: #conc,
             scopes: &[#(#scopes),*],
             task: #task,
+            arguments: #arguments,
         };
         #parse
         #check
@@ -764,6 +769,7 @@ pub(crate) fn args_impl(ident: &syn::Ident, models: &[ArgModel]) -> TokenStream 
 
         #[automatically_derived]
         impl #hm::HardenedArgs for #ident {
+            const KEYS: &'static [&'static str] = &[#(#keys,)*];
             fn parse(#obj: &#hm::JsonObject) -> #hm::Result<Self, #hm::ArgError> {
                 #(let mut #slots: #hm::Option<&#hm::Value> = #hm::Option::None;)*
                 for (#k, #v) in #obj {

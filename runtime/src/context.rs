@@ -6,8 +6,24 @@ use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use tokio_util::sync::CancellationToken;
 
+use crate::args::lexeme::InexactNumbers;
 use crate::identity::CallerId;
-use crate::transport::oauth::GrantedScopes;
+use crate::transport::GrantedScopes;
+
+/// A value the HTTP transport stored in the request parts that rmcp's
+/// streamable-HTTP service puts in the request's extensions.
+#[cfg(feature = "http")]
+fn from_http_parts<T: Send + Sync + 'static>(rc: &RequestContext<RoleServer>) -> Option<&T> {
+    rc.extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.extensions.get::<T>())
+}
+
+/// Without the HTTP transport there are no HTTP request parts.
+#[cfg(not(feature = "http"))]
+fn from_http_parts<T: Send + Sync + 'static>(_: &RequestContext<RoleServer>) -> Option<&T> {
+    None
+}
 
 /// Per-call context handed to a tool body.
 #[derive(Debug, Clone)]
@@ -17,6 +33,9 @@ pub struct ToolContext {
     cancel: CancellationToken,
     progress: Progress,
     task: Option<crate::jobs::TaskOffer>,
+    /// Where the call's arguments hold numbers their parse rounded into
+    /// integers (recorded by the transport).
+    inexact: Option<InexactNumbers>,
 }
 
 impl ToolContext {
@@ -30,17 +49,14 @@ impl ToolContext {
         let caller = rc
             .extensions
             .get::<CallerId>()
-            .or_else(|| {
-                rc.extensions
-                    .get::<http::request::Parts>()
-                    .and_then(|p| p.extensions.get::<CallerId>())
-            })
+            .or_else(|| from_http_parts::<CallerId>(rc))
             .cloned()
             .unwrap_or_else(CallerId::local);
-        let scopes = rc
+        let scopes = from_http_parts::<GrantedScopes>(rc).cloned();
+        let inexact = rc
             .extensions
-            .get::<http::request::Parts>()
-            .and_then(|p| p.extensions.get::<GrantedScopes>())
+            .get::<InexactNumbers>()
+            .or_else(|| from_http_parts::<InexactNumbers>(rc))
             .cloned();
         let progress = match rc.meta.get_progress_token() {
             Some(token) => Progress::to_peer(rc.peer.clone(), token),
@@ -52,6 +68,7 @@ impl ToolContext {
             cancel: rc.ct.clone(),
             progress,
             task: None,
+            inexact,
         }
     }
 
@@ -64,7 +81,14 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             progress: Progress::none(),
             task: None,
+            inexact: None,
         }
+    }
+
+    /// The places of the call's arguments whose numbers were rounded into
+    /// integers by the JSON parse.
+    pub(crate) fn inexact_numbers(&self) -> Option<&InexactNumbers> {
+        self.inexact.as_ref()
     }
 
     /// The same context, offering the body to answer as an MCP task (the

@@ -1,4 +1,4 @@
-#![doc = include_str!("../../README.md")]
+#![doc = include_str!("../README.md")]
 //!
 //! # Module map
 //!
@@ -66,7 +66,9 @@ pub use hardened_mcp_macros::{
 pub use identity::CallerId;
 pub use output::Output;
 pub use route::{HardenedTool, RouterError, ToolSet};
-pub use serve::{ServeError, serve_http, serve_stdio};
+#[cfg(feature = "http")]
+pub use serve::serve_http;
+pub use serve::{ServeError, serve_stdio};
 pub use server::Server;
 
 // What a server needs of the crates underneath, so that it depends on

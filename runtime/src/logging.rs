@@ -10,7 +10,13 @@
 //!   neutralised, so a logged value cannot forge a line);
 //! - uses ANSI colours only when standard error is a terminal;
 //! - takes its level from `RUST_LOG` (the usual `EnvFilter` syntax), else
-//!   from the given default.
+//!   from the given default;
+//! - keeps the MCP SDK's own lines (target `rmcp`) at `warn` and above
+//!   whatever `RUST_LOG` says, and writes them without their field values:
+//!   below `warn` rmcp logs every message it receives (the client's name
+//!   and version, method names, tool names and arguments), and its warnings
+//!   carry request ids and error texts that quote the peer. An rmcp line
+//!   says where in rmcp it was logged and which fields it had.
 //!
 //! Internal errors carry a reference id ([`crate::error::ReferenceId`]) that
 //! points into this log: without a logger the id points at nothing.
@@ -21,28 +27,172 @@
 //! // … build the server and serve it over stdio …
 //! ```
 
+use std::fmt;
 use std::io::IsTerminal as _;
 
+use tracing::{Event, Subscriber};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::format::{Format, Writer};
+use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, MakeWriter};
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 use crate::redact::RedactingFields;
 
 /// The environment variable [`init`] reads the level from.
 pub const LEVEL_ENV: &str = "RUST_LOG";
 
+/// The log target of the MCP SDK, whose lines quote its peer.
+const PEER_QUOTING_TARGET: &str = "rmcp";
+
+/// The most rmcp may log (see the module documentation).
+const PEER_QUOTING_CAP: &str = "rmcp=warn";
+
 /// Installs the process-wide subscriber (see the module documentation).
 /// `default_level` applies when `RUST_LOG` is unset or invalid, e.g.
 /// `"info"` or `"warn,hardened_mcp=info"`. Returns `false` (and changes
 /// nothing) when a subscriber was already installed.
 pub fn init(default_level: &str) -> bool {
+    let subscriber = subscriber(
+        default_level,
+        std::io::stderr,
+        std::io::stderr().is_terminal(),
+    );
+    // `try_init` also forwards the `log` crate's records (rustls, hyper …)
+    // into this subscriber.
+    subscriber.try_init().is_ok()
+}
+
+/// The subscriber [`init`] installs, writing to `writer` (with ANSI colours
+/// when `ansi`): for a server that logs somewhere else than standard
+/// error, or a test that reads what the server logged.
+pub fn subscriber<W>(default_level: &str, writer: W, ansi: bool) -> impl Subscriber + Send + Sync
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
     let filter = EnvFilter::try_from_env(LEVEL_ENV).unwrap_or_else(|_| {
         EnvFilter::try_new(default_level).unwrap_or_else(|_| EnvFilter::new("info"))
     });
-    tracing_subscriber::fmt()
+    with_filter(filter, writer, ansi)
+}
+
+/// [`subscriber`] with `filter` in place of the one `RUST_LOG` or the
+/// default level gives; rmcp's cap is added to it.
+fn with_filter<W>(filter: EnvFilter, writer: W, ansi: bool) -> impl Subscriber + Send + Sync
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
+    let filter = match PEER_QUOTING_CAP.parse() {
+        Ok(cap) => filter.add_directive(cap),
+        Err(_) => filter,
+    };
+    let layer = tracing_subscriber::fmt::layer()
+        .with_ansi(ansi)
         .fmt_fields(RedactingFields)
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init()
-        .is_ok()
+        .event_format(WithheldPeerFields(Format::default()))
+        .with_writer(writer);
+    tracing_subscriber::registry().with(filter).with(layer)
+}
+
+/// Formats events as `F` does, except rmcp's: those are written as their
+/// time, level, target, source location and field names, values withheld.
+struct WithheldPeerFields<F>(F);
+
+impl<S, N, F> FormatEvent<S, N> for WithheldPeerFields<F>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+    F: FormatEvent<S, N>,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let meta = event.metadata();
+        let target = meta.target();
+        let peer_quoting = target == PEER_QUOTING_TARGET
+            || target
+                .strip_prefix(PEER_QUOTING_TARGET)
+                .is_some_and(|rest| rest.starts_with("::"));
+        if !peer_quoting {
+            return self.0.format_event(ctx, writer, event);
+        }
+        SystemTime.format_time(&mut writer)?;
+        write!(
+            writer,
+            " {:>5} {target}: {}:{} (values withheld:",
+            meta.level(),
+            meta.file().unwrap_or("?"),
+            meta.line().unwrap_or(0)
+        )?;
+        for field in meta.fields() {
+            write!(writer, " {}", field.name())?;
+        }
+        writeln!(writer, ")")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    #[derive(Clone, Default)]
+    struct Capture(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Capture {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(data);
+            Ok(data.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> MakeWriter<'a> for Capture {
+        type Writer = Capture;
+        fn make_writer(&'a self) -> Capture {
+            self.clone()
+        }
+    }
+
+    fn logged(f: impl FnOnce()) -> String {
+        let out = Capture::default();
+        let sub = with_filter(EnvFilter::new("trace"), out.clone(), false);
+        tracing::subscriber::with_default(sub, f);
+        String::from_utf8(out.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn rmcp_lines_keep_their_place_and_lose_their_values() {
+        let text = logged(|| {
+            tracing::warn!(target: "rmcp::service", id = "PEER-ID", "rejected {}", "PEER-TEXT");
+            tracing::debug!(target: "rmcp", peer = "PEER-INFO", "received");
+        });
+        assert!(!text.contains("PEER"), "{text}");
+        assert!(text.contains("WARN rmcp::service: "), "{text}");
+        assert!(text.contains("(values withheld: message id)"), "{text}");
+        // Below warn, rmcp is not logged at all, whatever the level.
+        assert_eq!(text.lines().count(), 1, "{text}");
+    }
+
+    #[test]
+    fn other_lines_are_formatted_as_before() {
+        // The positive control: a target that merely starts with "rmcp"
+        // is not rmcp's, and its values are written.
+        let text = logged(|| {
+            tracing::info!(target: "rmcpx", kind = "VISIBLE", "shown");
+            tracing::info!(run = "VISIBLE-TOO", "ours");
+        });
+        assert!(text.contains("VISIBLE"), "{text}");
+        assert!(text.contains("VISIBLE-TOO"), "{text}");
+        assert!(!text.contains("withheld"), "{text}");
+    }
 }

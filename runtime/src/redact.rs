@@ -7,6 +7,7 @@
 
 use std::fmt::{self, Write as _};
 
+#[cfg(feature = "http")]
 use http::HeaderMap;
 use tracing::field::{Field, Visit};
 use tracing_subscriber::field::RecordFields;
@@ -122,10 +123,12 @@ fn is_secret_word(word: &str) -> bool {
     })
 }
 
+#[cfg(feature = "http")]
 /// Headers whose value is sensitive although their name does not match
 /// [`is_secret_like`].
 const SENSITIVE_HEADERS: &[&str] = &["www-authenticate", "mcp-session-id", "x-csrf", "x-xsrf"];
 
+#[cfg(feature = "http")]
 /// Headers whose (neutralised, shortened) value is worth logging.
 const SHOWN_HEADERS: &[&str] = &[
     "content-type",
@@ -134,13 +137,16 @@ const SHOWN_HEADERS: &[&str] = &[
     "mcp-protocol-version",
 ];
 
+#[cfg(feature = "http")]
 /// The longest header value [`RedactedHeaders`] shows, in bytes.
 const MAX_SHOWN_HEADER_VALUE: usize = 64;
 
+#[cfg(feature = "http")]
 fn is_sensitive_header(name: &str) -> bool {
     is_secret_like(name) || SENSITIVE_HEADERS.iter().any(|h| name.starts_with(h))
 }
 
+#[cfg(feature = "http")]
 /// Displays request headers without ever logging them whole.
 ///
 /// Every header name is listed (names are restricted to token characters by
@@ -166,6 +172,7 @@ fn is_sensitive_header(name: &str) -> bool {
 #[derive(Clone, Copy)]
 pub struct RedactedHeaders<'a>(pub &'a HeaderMap);
 
+#[cfg(feature = "http")]
 impl fmt::Display for RedactedHeaders<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
@@ -197,6 +204,7 @@ impl fmt::Display for RedactedHeaders<'_> {
     }
 }
 
+#[cfg(feature = "http")]
 impl fmt::Debug for RedactedHeaders<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)

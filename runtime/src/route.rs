@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::args::ArgError;
+use crate::args::{ArgError, ArgErrorCode};
 use crate::concurrency::ConcurrencyLimiter;
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -38,6 +38,8 @@ pub struct ToolMeta {
     pub scopes: &'static [&'static str],
     /// Whether the tool may run as an MCP task.
     pub task: bool,
+    /// The argument names, as declared.
+    pub arguments: &'static [&'static str],
 }
 
 /// The entry a route calls: parse, revalidate, run the body, shape the result.
@@ -133,8 +135,49 @@ impl<S> HardenedTool<S> {
         arguments: Option<JsonObject>,
         ctx: ToolContext,
     ) -> CallToolResult {
+        if let Some(refused) =
+            rounded_integer(self.meta, &self.scopes, &self.tool.input_schema, &ctx)
+        {
+            return refused;
+        }
         call_checked(&self.call, &self.scopes, service, arguments, ctx).await
     }
+}
+
+/// The refusal of a call whose arguments hold, where the tool declares an
+/// integer, a number the JSON parse rounded into one
+/// ([`InexactNumbers`](crate::args::lexeme::InexactNumbers)).
+/// A caller without the tool's scopes is refused for those first, as the
+/// parser runs only after the scope check.
+fn rounded_integer(
+    meta: &ToolMeta,
+    scopes: &[String],
+    schema: &JsonObject,
+    ctx: &ToolContext,
+) -> Option<CallToolResult> {
+    let found = ctx.inexact_numbers()?;
+    if let Some(granted) = ctx.scopes() {
+        let declared = meta.scopes.iter().copied();
+        let mounted = scopes.iter().map(String::as_str);
+        if !declared.chain(mounted).all(|s| granted.covers(&[s])) {
+            return None;
+        }
+    }
+    found.0.iter().find_map(|pointer| {
+        let tokens = crate::args::lexeme::tokens(pointer);
+        let name = meta
+            .arguments
+            .iter()
+            .find(|a| Some(**a) == tokens.first().map(String::as_str))?;
+        let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
+        crate::args::lexeme::integer_at(schema, &tokens).then(|| {
+            tracing::debug!(
+                "refused a call: an integer argument was written with a fraction finer than an f64"
+            );
+            ToolError::from(ArgError::new(ArgErrorCode::InexactInteger, name, None))
+                .into_call_tool_result()
+        })
+    })
 }
 
 /// Calls `call` after the scopes a mount added: a token without them is
@@ -243,7 +286,7 @@ impl<S: 'static> ToolSet<S> {
             let mut meta = JsonObject::new();
             if !d.meta.scopes.is_empty() {
                 meta.insert(
-                    crate::transport::oauth::SCOPES_META_KEY.to_owned(),
+                    crate::transport::SCOPES_META_KEY.to_owned(),
                     serde_json::json!(d.meta.scopes),
                 );
             }
@@ -376,7 +419,7 @@ impl<S: 'static> ToolSet<S> {
         all.dedup();
         let mut meta = t.tool.meta.take().map(|m| m.0).unwrap_or_default();
         meta.insert(
-            crate::transport::oauth::SCOPES_META_KEY.to_owned(),
+            crate::transport::SCOPES_META_KEY.to_owned(),
             serde_json::json!(all),
         );
         t.tool.meta = Some(rmcp::model::MetaObject(meta));
@@ -403,6 +446,34 @@ impl<S: 'static> ToolSet<S> {
         self
     }
 
+    /// Narrows the advertised input schema of the tool `name`: its string
+    /// argument `property` takes one of `values` (an `enum`). The schema
+    /// only tells the client; the tool's body still checks the value.
+    pub fn with_input_enum(mut self, name: &str, property: &str, values: &[&str]) -> Self {
+        let narrowed = self
+            .tools
+            .iter_mut()
+            .find(|t| t.tool.name == name)
+            .and_then(|t| {
+                let mut schema = (*t.tool.input_schema).clone();
+                let slot = schema
+                    .get_mut("properties")?
+                    .as_object_mut()?
+                    .get_mut(property)?
+                    .as_object_mut()?;
+                slot.insert("enum".to_owned(), serde_json::json!(values));
+                t.tool.input_schema = Arc::new(schema);
+                Some(())
+            });
+        if narrowed.is_none() {
+            self.faults.push(Fault::of(
+                name,
+                format!("no string argument `{property}` to narrow in this tool"),
+            ));
+        }
+        self
+    }
+
     /// Records a startup fault of the tool `name`, found by whoever
     /// assembles the set (dropped with the tool by [`ToolSet::retain`]).
     pub fn fault(mut self, name: &str, fault: String) -> Self {
@@ -421,7 +492,8 @@ impl<S: Send + Sync + 'static> ToolSet<S> {
         }
         let mut router = ToolRouter::new();
         for t in self.tools {
-            let (call, scopes, task_tool) = (t.call, t.scopes, t.meta.task);
+            let (call, scopes, task_tool, meta) = (t.call, t.scopes, t.meta.task, t.meta);
+            let schema = Arc::clone(&t.tool.input_schema);
             router.add_route(ToolRoute::new_dyn(
                 t.tool,
                 move |tcc: ToolCallContext<'_, S>| -> BoxFuture<'_, _> {
@@ -433,6 +505,9 @@ impl<S: Send + Sync + 'static> ToolSet<S> {
                     .then(crate::jobs::TaskOffer::default);
                     if let Some(o) = &offer {
                         ctx = ctx.with_task_offer(o.clone());
+                    }
+                    if let Some(refused) = rounded_integer(meta, &scopes, &schema, &ctx) {
+                        return Box::pin(async move { Ok(CallToolResponse::Complete(refused)) });
                     }
                     let fut = call_checked(&call, &scopes, tcc.service, tcc.arguments, ctx);
                     Box::pin(async move {

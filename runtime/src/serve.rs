@@ -21,14 +21,16 @@
 //! earlier is kept): log lines go to standard error, never into the stdio
 //! channel. For anything beyond these defaults (a cancellation token of
 //! your own, mounting the HTTP router in a larger app) use
-//! [`HardenedStdio`] and [`HttpServer`] directly.
+//! [`HardenedStdio`] and `HttpServer` directly. [`serve_http`] needs the
+//! feature `http`.
 
 use rmcp::{ServerHandler, ServiceExt as _};
-use tokio_util::sync::CancellationToken;
 
-use crate::transport::{HardenedStdio, HttpConfig, HttpServer, HttpStartError};
+use crate::transport::HardenedStdio;
+#[cfg(feature = "http")]
+use crate::transport::{HttpConfig, HttpServer, HttpStartError};
 
-/// The level [`serve_stdio`] and [`serve_http`] log at unless `RUST_LOG`
+/// The level [`serve_stdio`] and `serve_http` log at unless `RUST_LOG`
 /// says otherwise.
 pub const DEFAULT_LOG_LEVEL: &str = "info";
 
@@ -41,9 +43,11 @@ pub enum ServeError {
     #[error("the stdio session failed")]
     Stdio(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The HTTP server refused its configuration or could not bind.
+    #[cfg(feature = "http")]
     #[error(transparent)]
     HttpStart(#[from] HttpStartError),
     /// The HTTP server stopped with an I/O error.
+    #[cfg(feature = "http")]
     #[error("the HTTP server failed")]
     Http(#[source] std::io::Error),
 }
@@ -66,12 +70,13 @@ pub async fn serve_stdio<S: ServerHandler>(server: S) -> Result<(), ServeError> 
 /// Serves `server` over streamable HTTP with `config` until the process
 /// gets SIGINT or SIGTERM, then shuts down gracefully. Each session gets a
 /// clone of `server` (cheap for [`crate::Server`]).
+#[cfg(feature = "http")]
 pub async fn serve_http<S>(server: S, config: HttpConfig) -> Result<(), ServeError>
 where
     S: ServerHandler + Clone,
 {
     crate::logging::init(DEFAULT_LOG_LEVEL);
-    let ct = CancellationToken::new();
+    let ct = tokio_util::sync::CancellationToken::new();
     let running = HttpServer::new(move || Ok(server.clone()), config)?
         .start(ct.clone())
         .await?;
@@ -84,6 +89,7 @@ where
 
 /// SIGINT or SIGTERM, whichever comes first (SIGINT alone where SIGTERM
 /// cannot be watched).
+#[cfg(feature = "http")]
 async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     match signal(SignalKind::terminate()) {

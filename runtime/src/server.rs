@@ -49,10 +49,11 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::jobs::JobDesk;
+use crate::jobs::{Desks, JobDesk};
 
 /// Where a server's tasks are: the job desk of one of its services.
 type TaskSource<S> = dyn for<'a> Fn(&'a S) -> &'a JobDesk + Send + Sync;
+type TaskSources<S> = Arc<Vec<Arc<TaskSource<S>>>>;
 
 /// A service, its tools and its identity, served as one MCP server.
 ///
@@ -62,7 +63,8 @@ pub struct Server<S> {
     service: Arc<S>,
     tools: Arc<ToolRouter<S>>,
     info: Arc<ServerConfig>,
-    tasks: Option<Arc<TaskSource<S>>>,
+    /// Empty: the server serves no tasks.
+    tasks: TaskSources<S>,
 }
 
 impl<S> Clone for Server<S> {
@@ -71,7 +73,7 @@ impl<S> Clone for Server<S> {
             service: Arc::clone(&self.service),
             tools: Arc::clone(&self.tools),
             info: Arc::clone(&self.info),
-            tasks: self.tasks.clone(),
+            tasks: Arc::clone(&self.tasks),
         }
     }
 }
@@ -101,7 +103,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             service: Arc::new(service),
             tools: Arc::new(tools),
             info: Arc::new(info),
-            tasks: None,
+            tasks: Arc::default(),
         }
     }
 
@@ -111,12 +113,13 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// the 2025-11-25 protocol, `tasks/result` and `tasks/list`) answer
     /// from the run root through `project`'s job desk. Declares the tasks
     /// extension (`io.modelcontextprotocol/tasks`). Clients that do not
-    /// take tasks keep the plain tools.
+    /// take tasks keep the plain tools. Call it once per job service whose
+    /// runs are tasks: each task is answered by the desk of its own job.
     pub fn tasks<F>(mut self, project: F) -> Self
     where
         F: for<'a> Fn(&'a S) -> &'a JobDesk + Send + Sync + 'static,
     {
-        self.tasks = Some(Arc::new(project));
+        Arc::make_mut(&mut self.tasks).push(Arc::new(project));
         let info = Arc::make_mut(&mut self.info);
         info.capabilities
             .extensions
@@ -128,11 +131,13 @@ impl<S: Send + Sync + 'static> Server<S> {
         self
     }
 
-    fn desk(&self) -> Result<&JobDesk, ErrorData> {
-        match &self.tasks {
-            Some(project) => Ok(project(&self.service)),
-            None => Err(crate::jobs::method_not_found()),
+    /// The desks of the server's tasks; a server without tasks knows no
+    /// task method.
+    fn desks(&self) -> Result<Desks<'_>, ErrorData> {
+        if self.tasks.is_empty() {
+            return Err(crate::jobs::method_not_found());
         }
+        Ok(Desks(self.tasks.iter().map(|p| p(&self.service)).collect()))
     }
 
     /// What the model is told about the server as a whole on `initialize`.
@@ -174,7 +179,7 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if self.tasks.is_some()
+        if !self.tasks.is_empty()
             && context
                 .client_capabilities()
                 .is_some_and(|c| c.supports_tasks())
@@ -218,7 +223,11 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let caller = ToolContext::from_request(&context).caller().clone();
-        let task = self.desk()?.get_task(&caller, &request.task_id).await?;
+        let desks = self.desks()?;
+        let task = desks
+            .of(&caller, &request.task_id)?
+            .get_task(&caller, &request.task_id)
+            .await?;
         Ok(GetTaskResult::new(task))
     }
 
@@ -228,7 +237,11 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let caller = ToolContext::from_request(&context).caller().clone();
-        self.desk()?.cancel_task(&caller, &request.task_id)
+        let desks = self.desks()?;
+        desks
+            .of(&caller, &request.task_id)?
+            .cancel_task(&caller, &request.task_id)
+            .await
     }
 
     async fn update_task(
@@ -236,7 +249,7 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         _request: UpdateTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.desk()?;
+        self.desks()?;
         Err(ErrorData::invalid_params(
             "this server's tasks take no input",
             None,
@@ -253,8 +266,8 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
 }
 
 impl<S: Send + Sync + 'static> Server<S> {
-    /// The job desk of the server's tasks, for the 2025-11-25 methods.
-    pub(crate) fn task_desk(&self) -> Result<&JobDesk, ErrorData> {
-        self.desk()
+    /// The job desks of the server's tasks, for the 2025-11-25 methods.
+    pub(crate) fn task_desks(&self) -> Result<Desks<'_>, ErrorData> {
+        self.desks()
     }
 }

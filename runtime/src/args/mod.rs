@@ -25,6 +25,7 @@ pub(crate) mod container;
 pub(crate) mod enums;
 mod error;
 pub(crate) mod kind;
+pub(crate) mod lexeme;
 pub(crate) mod number;
 pub(crate) mod text;
 
@@ -42,6 +43,8 @@ use serde_json::Value;
 /// derive of the same name implements it; its methods are for the
 /// generated route.
 pub trait HardenedArgs: Sized {
+    /// The argument names, as declared.
+    const KEYS: &'static [&'static str];
     /// Strictly parses the argument object (unknown keys refused).
     fn parse(object: &serde_json::Map<String, Value>) -> Result<Self, ArgError>;
     /// Revalidates every field against its declared bounds.

@@ -74,6 +74,12 @@ pub trait SolverJob: Send + Sync + 'static {
     /// the progress in status reports and notifications).
     const PROGRESS_UNIT: &'static str = "steps";
 
+    /// The text files of a run a caller may page through, besides its
+    /// logs: each under a name of the server's (`<prefix>_file` with
+    /// `name`), read as untrusted data. None by default (then that tool is
+    /// not mounted).
+    const PAGED_FILES: &'static [PagedFile] = &[];
+
     /// The run for `params`: the request (solver id, argument vector,
     /// limits, the directory it may write in) and the input files written
     /// into the run directory before launch, each atomically. Pure: no file
@@ -125,7 +131,8 @@ impl Prepared {
     }
 }
 
-/// Where a job's result file is, relative to its run directory.
+/// Where a job's result file (or a [`PagedFile`]) is, relative to its run
+/// directory.
 #[derive(Debug, Clone)]
 pub struct ResultFile {
     pub(crate) dir: Option<FileName>,
@@ -133,6 +140,23 @@ pub struct ResultFile {
 }
 
 impl ResultFile {
+    /// Reads the file at this place in `run`, if it holds at most
+    /// `max_bytes` bytes.
+    pub(crate) async fn read_bounded(
+        &self,
+        run: &crate::runs::RunDir,
+        max_bytes: usize,
+    ) -> Result<Vec<u8>, crate::runs::RunError> {
+        match &self.dir {
+            Some(d) => {
+                run.subdir(d)?
+                    .read_bounded_async(&self.name, max_bytes)
+                    .await
+            }
+            None => run.read_bounded_async(&self.name, max_bytes).await,
+        }
+    }
+
     /// `name`, at the top of the run directory.
     pub const fn new(name: FileName) -> Self {
         Self { dir: None, name }
@@ -145,4 +169,60 @@ impl ResultFile {
             name,
         }
     }
+}
+
+/// A text file of a run that the life-cycle tool `<prefix>_file` pages
+/// through ([`SolverJob::PAGED_FILES`]): a caller names it by `key`, never
+/// by a path; its place is the server's.
+///
+/// ```
+/// use hardened_mcp::jobs::{PagedFile, ResultFile};
+/// use hardened_mcp::runs::FileName;
+///
+/// const HISTORY: PagedFile = PagedFile::new(
+///     "residuals",
+///     ResultFile::in_dir(FileName::fixed("out"), FileName::fixed("residuals.txt")),
+/// );
+/// ```
+#[derive(Debug, Clone)]
+pub struct PagedFile {
+    pub(crate) key: &'static str,
+    pub(crate) file: ResultFile,
+}
+
+impl PagedFile {
+    /// The file at `file` (a place in the run directory, as for the
+    /// result), offered under `key`: 1 to 32 characters of `a`–`z`, `0`–`9`
+    /// and `_`, starting with a letter, unique in the job (checked when the
+    /// tools are built: a startup fault otherwise).
+    pub const fn new(key: &'static str, file: ResultFile) -> Self {
+        Self { key, file }
+    }
+
+    /// The name callers use.
+    pub fn key(&self) -> &'static str {
+        self.key
+    }
+}
+
+/// Why `files` cannot be offered, if they cannot: a key malformed or twice.
+pub(crate) fn paged_file_faults(files: &[PagedFile]) -> Vec<String> {
+    let mut faults = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let k = f.key.as_bytes();
+        let well_formed = (1..=32).contains(&k.len())
+            && k[0].is_ascii_lowercase()
+            && k.iter()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_');
+        if !well_formed {
+            faults.push(format!(
+                "paged file key `{}` must be 1 to 32 of a-z, 0-9 and _, starting with a letter",
+                f.key.escape_default()
+            ));
+        }
+        if files[..i].iter().any(|g| g.key == f.key) {
+            faults.push(format!("paged file key `{}` is declared twice", f.key));
+        }
+    }
+    faults
 }

@@ -20,14 +20,14 @@ mod table;
 mod tasks;
 mod tools;
 
-pub use kind::{Prepared, ResultFile, SolverJob};
+pub use kind::{PagedFile, Prepared, ResultFile, SolverJob};
 pub use launcher::{Launcher, RunningSolver};
 pub use report::{
     JobDone, JobList, JobOutcome, JobPhase, JobProgress, JobReport, JobStarted, JobSummary,
     LogPage, LogStream, Note,
 };
-pub use tasks::{TASK_POLL_INTERVAL_MS, TaskOffer};
-pub(crate) use tasks::{TasksAccepted, method_not_found, tasks_accepted, unknown_task};
+pub use tasks::{CANCEL_SETTLE, TASK_POLL_INTERVAL_MS, TaskOffer};
+pub(crate) use tasks::{Desks, TasksAccepted, method_not_found, tasks_accepted, unknown_task};
 
 pub use service::{JobDesk, JobOptions, JobScopes, JobService, LIFE_CYCLE_TOOLS, PlannedRun};
 pub use slurm::{BATCH_SCRIPT_FILE, SLURM_FILE_PREFIX, SLURM_JOB_FILE, SlurmConfig, node_main};

@@ -20,15 +20,15 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::kind::{Prepared, SolverJob};
+use super::kind::{PagedFile, Prepared, SolverJob};
 use super::launcher::Launcher;
 use super::report::{
-    JobDone, JobList, JobOutcome, JobPhase, JobProgress, JobReport, JobStarted, JobSummary,
-    LogPage, LogStream, Note,
+    FilePage, JobDone, JobList, JobOutcome, JobPhase, JobProgress, JobReport, JobStarted,
+    JobSummary, LogPage, LogStream, Note,
 };
 use super::status::{
-    JobRecord, RecordedState, STDERR_LOG_FILE, STDOUT_LOG_FILE, now_ms, read_job_record,
-    write_job_record,
+    JobRecord, RecordedState, STDERR_LOG_FILE, STDOUT_LOG_FILE, cancel_request_present,
+    cancel_requested, now_ms, read_job_record, request_cancel, write_job_record,
 };
 use super::table::{JobId, JobState, Jobs, StatusSink};
 use crate::context::ToolContext;
@@ -76,10 +76,11 @@ pub struct JobScopes {
 
 /// The life-cycle tools, by their unprefixed names, and whether each
 /// changes a run.
-pub const LIFE_CYCLE_TOOLS: [(&str, bool); 7] = [
+pub const LIFE_CYCLE_TOOLS: [(&str, bool); 8] = [
     ("status", false),
     ("wait", false),
     ("log", false),
+    ("file", false),
     ("result", false),
     ("list", false),
     ("cancel", true),
@@ -110,11 +111,22 @@ struct Desk {
     slots: Mutex<HashMap<String, Slot>>,
     options: JobOptions,
     progress_unit: &'static str,
+    paged_files: &'static [PagedFile],
+    /// The job's type, recorded in each task this desk makes: a task is
+    /// answered by the desk of its own job.
+    kind: &'static str,
     read_result: for<'a> fn(
         &'a (dyn Any + Send + Sync),
         &'a RunDir,
     ) -> BoxFuture<'a, Result<Value, ToolError>>,
     job: Arc<dyn Any + Send + Sync>,
+}
+
+impl JobDesk {
+    /// The job type this desk serves.
+    pub(crate) fn kind(&self) -> &'static str {
+        self.0.kind
+    }
 }
 
 impl HasRunRoot for JobDesk {
@@ -195,6 +207,8 @@ impl<J: SolverJob> JobService<J> {
                 slots: Mutex::new(HashMap::new()),
                 options,
                 progress_unit: J::PROGRESS_UNIT,
+                paged_files: J::PAGED_FILES,
+                kind: std::any::type_name::<J>(),
                 read_result: erased_result::<J>,
                 job: erased,
             })),
@@ -224,9 +238,30 @@ impl<J: SolverJob> JobService<J> {
 
     /// Starts a run of `params` for `caller`: a new run directory (the
     /// run root's quotas apply), the input files written atomically, the
-    /// sandboxed launch, the status persisted. Returns once launched.
-    pub fn start(&self, caller: &CallerId, params: &J::Params) -> Result<JobStarted, ToolError> {
-        let prepared = self.job.prepare(params)?;
+    /// sandboxed launch (or the `sbatch` submission), the status persisted.
+    /// Returns once launched. The file-system and cluster work runs on the
+    /// blocking pool, never on the async worker.
+    ///
+    /// The arguments are turned into the run's request at once (`params`
+    /// is not held across the launch).
+    pub fn start(
+        &self,
+        caller: &CallerId,
+        params: &J::Params,
+    ) -> impl Future<Output = Result<JobStarted, ToolError>> + Send + 'static {
+        let prepared = self.job.prepare(params);
+        let (this, caller) = (self.clone(), caller.clone());
+        async move {
+            let prepared = prepared?;
+            off_worker(move || this.start_prepared(&caller, prepared)).await
+        }
+    }
+
+    fn start_prepared(
+        &self,
+        caller: &CallerId,
+        prepared: Prepared,
+    ) -> Result<JobStarted, ToolError> {
         let (handle, dir) = self.desk.0.runs.create(caller)?;
         let lease = dir.lease()?.ok_or_else(|| {
             ToolError::internal("a fresh run directory's lease is held elsewhere")
@@ -253,8 +288,14 @@ impl<J: SolverJob> JobService<J> {
     /// Plans a run for `caller` without launching it: its directory is
     /// created and recorded as queued (status reports `queued`; a cancel
     /// abandons it). Launch it with [`JobService::launch_planned`], or run
-    /// several one after the other with [`JobService::run_sequence`].
-    pub fn plan(&self, caller: &CallerId) -> Result<PlannedRun, ToolError> {
+    /// several one after the other with [`JobService::run_sequence`]. Off
+    /// the async worker, as [`JobService::start`].
+    pub async fn plan(&self, caller: &CallerId) -> Result<PlannedRun, ToolError> {
+        let (this, caller) = (self.clone(), caller.clone());
+        off_worker(move || this.plan_blocking(&caller)).await
+    }
+
+    fn plan_blocking(&self, caller: &CallerId) -> Result<PlannedRun, ToolError> {
         let (handle, dir) = self.desk.0.runs.create(caller)?;
         let lease = dir.lease()?.ok_or_else(|| {
             ToolError::internal("a fresh run directory's lease is held elsewhere")
@@ -270,8 +311,23 @@ impl<J: SolverJob> JobService<J> {
 
     /// Launches a planned run with `params`. `Ok(false)` when it was
     /// cancelled (or deleted) while queued: it is not launched. A launch
-    /// that fails is recorded as not launched (its status says so).
-    pub fn launch_planned(&self, run: PlannedRun, params: &J::Params) -> Result<bool, ToolError> {
+    /// that fails is recorded as not launched (its status says so). Off
+    /// the async worker, as [`JobService::start`].
+    pub fn launch_planned(
+        &self,
+        run: PlannedRun,
+        params: &J::Params,
+    ) -> impl Future<Output = Result<bool, ToolError>> + Send + 'static {
+        let prepared = self.job.prepare(params);
+        let this = self.clone();
+        async move { off_worker(move || this.launch_planned_blocking(run, prepared)).await }
+    }
+
+    fn launch_planned_blocking(
+        &self,
+        run: PlannedRun,
+        prepared: Result<Prepared, ToolError>,
+    ) -> Result<bool, ToolError> {
         let key = run.dir.handle().as_str().to_owned();
         let cancel = CancellationToken::new();
         {
@@ -281,8 +337,13 @@ impl<J: SolverJob> JobService<J> {
             }
             slots.insert(key.clone(), Slot::Starting(cancel.clone()));
         }
+        // Cancelled through another server process while it waited.
+        if cancel_requested(&run.dir) {
+            self.desk.abandon(run);
+            return Ok(false);
+        }
         let record = run.dir.try_clone();
-        let launched = self.job.prepare(params).and_then(|p| {
+        let launched = prepared.and_then(|p| {
             self.desk
                 .launch(&run.caller, run.dir, run.lease, p, &cancel)
         });
@@ -310,7 +371,7 @@ impl<J: SolverJob> JobService<J> {
                 }
                 let handle = run.dir.handle().as_str().to_owned();
                 let caller = run.caller.clone();
-                match service.launch_planned(run, &params) {
+                match service.launch_planned(run, &params).await {
                     Ok(true) => service.desk.ended(&caller, &handle).await,
                     Ok(false) => {}
                     Err(e) => {
@@ -338,7 +399,7 @@ impl<J: SolverJob> JobService<J> {
         params: &J::Params,
         wait: Duration,
     ) -> Result<Output<JobOutcome<J::Result>>, ToolError> {
-        let started = self.start(ctx.caller(), params)?;
+        let started = self.start(ctx.caller(), params).await?;
         let dir = self
             .desk
             .0
@@ -376,7 +437,7 @@ impl<J: SolverJob> JobService<J> {
         ctx: &ToolContext,
         params: &J::Params,
     ) -> Result<(RunDir, J::Result), ToolError> {
-        let started = self.start(ctx.caller(), params)?;
+        let started = self.start(ctx.caller(), params).await?;
         let dir = self
             .desk
             .0
@@ -469,6 +530,16 @@ impl<J: SolverJob> JobService<J> {
             if !needed.is_empty() {
                 set = set.require_scopes(&format!("{prefix}_{name}"), needed);
             }
+        }
+        let file_tool = format!("{prefix}_file");
+        if J::PAGED_FILES.is_empty() {
+            set = set.retain(|name| name != file_tool);
+        } else {
+            for fault in super::kind::paged_file_faults(J::PAGED_FILES) {
+                set = set.fault(&file_tool, fault);
+            }
+            let keys: Vec<&str> = J::PAGED_FILES.iter().map(PagedFile::key).collect();
+            set = set.with_input_enum(&file_tool, "name", &keys);
         }
         let result_tool = format!("{prefix}_result");
         for field in free_text_fields(&crate::output::root_schema::<J::Result>()) {
@@ -583,10 +654,65 @@ impl JobDesk {
         running: super::RunningSolver,
     ) -> Result<(), ToolError> {
         let handle = dir.handle().clone();
+        let watched = dir.try_clone();
         let sink = Arc::new(DeskSink { dir, _lease: lease });
         let id = self.0.jobs.start(caller, running, Some(sink))?;
-        self.set_slot(&handle, Slot::Job(id));
+        self.set_slot(&handle, Slot::Job(id.clone()));
+        match watched {
+            Ok(dir) => self.watch_cancel_requests(caller, dir, id),
+            Err(e) => tracing::warn!(error = %e, "a run's cancel requests are not watched"),
+        }
         Ok(())
+    }
+
+    /// Cancels the job `id` of the run in `dir` when another server process
+    /// of the run root asks to ([`request_cancel`]), checking every
+    /// [`CANCEL_WATCH`] while the job lives.
+    fn watch_cancel_requests(&self, caller: &CallerId, dir: RunDir, id: JobId) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!("no async runtime: a run's cancel requests are not watched");
+            return;
+        };
+        let (desk, caller) = (self.clone(), caller.clone());
+        rt.spawn(async move {
+            let key = dir.handle().as_str().to_owned();
+            loop {
+                tokio::time::sleep(CANCEL_WATCH).await;
+                let followed = matches!(desk.slots().get(&key), Some(Slot::Job(j)) if *j == id);
+                if !followed || !desk.0.jobs.is_live(&id) {
+                    return;
+                }
+                if !cancel_request_present(&dir) {
+                    continue;
+                }
+                let requested = {
+                    let dir = dir.try_clone();
+                    tokio::task::spawn_blocking(move || dir.is_ok_and(|d| cancel_requested(&d)))
+                        .await
+                        .unwrap_or(false)
+                };
+                if requested {
+                    tracing::info!("cancelled a run at another server process's request");
+                    if let Err(e) = desk.0.jobs.cancel(&caller, &id) {
+                        tracing::warn!(error = %e, "a requested cancel failed");
+                    }
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Waits (at most [`CANCEL_SETTLE`](super::CANCEL_SETTLE)) for a run
+    /// asked to cancel to end; its report then.
+    pub(super) async fn settle(&self, caller: &CallerId, run: &RunDir) -> JobReport {
+        let deadline = tokio::time::Instant::now() + super::CANCEL_SETTLE;
+        loop {
+            let report = self.report(caller, run);
+            if !report.state.is_live() || tokio::time::Instant::now() >= deadline {
+                return report;
+            }
+            tokio::time::sleep(POLL).await;
+        }
     }
 
     fn abandon(&self, run: PlannedRun) {
@@ -804,6 +930,38 @@ impl JobDesk {
         }
     }
 
+    /// A page of the run's paged file `key`.
+    pub(super) async fn file_page(
+        &self,
+        run: &RunDir,
+        key: &str,
+        from_line: Option<u64>,
+        lines: u32,
+    ) -> Result<FilePage, ToolError> {
+        let Some(paged) = self.0.paged_files.iter().find(|f| f.key == key) else {
+            return Err(ToolError::rejected(
+                "this server pages no file of that name (see the tool's `name` values)",
+            ));
+        };
+        let read = paged
+            .file
+            .read_bounded(run, self.0.options.max_log_bytes)
+            .await;
+        let bytes = read.map_err(|e| match e {
+            RunError::FileNotFound => {
+                ToolError::rejected("the run has not written that file (yet)")
+            }
+            RunError::TooLarge => ToolError::rejected("the file is larger than this server pages"),
+            RunError::FileRefused => ToolError::rejected("the file is not a plain file"),
+            other => other.into(),
+        })?;
+        Ok(FilePage {
+            run_handle: run.handle().to_string(),
+            name: paged.key,
+            lines: page_of_lines(bytes, from_line, lines),
+        })
+    }
+
     pub(super) async fn log_page(
         &self,
         caller: &CallerId,
@@ -839,15 +997,10 @@ impl JobDesk {
                 }
             }
         };
-        let limits = TextLimits::new(crate::paging::DEFAULT_TEXT_BYTES, lines);
-        let log = match from_line {
-            Some(offset) => Untrusted::lines_page(bytes, offset, limits),
-            None => Untrusted::lines_tail(bytes, limits),
-        };
         Ok(LogPage {
             run_handle: run.handle().to_string(),
             stream,
-            log,
+            log: page_of_lines(bytes, from_line, lines),
         })
     }
 
@@ -856,13 +1009,15 @@ impl JobDesk {
         let mut slot = self.slots().get(&key).cloned();
         if slot.is_none() {
             // A run followed by nobody may be a cluster job to re-attach;
-            // one followed by another process is cancelled there.
+            // one followed by another process is cancelled there, at our
+            // request.
             let report = self.report(caller, run);
             if report.note == Some(Note::FollowedElsewhere) {
-                return Err(ToolError::rejected(
-                    "the run is followed by another server process of this run root: cancel it \
-                     through the server that started it",
-                ));
+                request_cancel(run)?;
+                return Ok(JobDone {
+                    run_handle: key,
+                    outcome: CANCEL_REQUESTED,
+                });
             }
             slot = self.slots().get(&key).cloned();
         }
@@ -891,6 +1046,15 @@ impl JobDesk {
         run: RunDir,
     ) -> Result<JobDone, ToolError> {
         let key = run.handle().as_str().to_owned();
+        if !self.slots().contains_key(&key)
+            && self.cancel_run(caller, &run)?.outcome == CANCEL_REQUESTED
+            && (self.settle(caller, &run).await.state.is_live() || run.is_leased()?)
+        {
+            return Err(ToolError::rejected(
+                "the run is still followed by another server process of this run root (asked \
+                 to cancel it): try again shortly",
+            ));
+        }
         match self.remove_slot(&key) {
             Some(Slot::Job(id)) => {
                 let _ = self.0.jobs.forget(caller, &id);
@@ -936,6 +1100,23 @@ const UNTIL_THE_END: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// How often a wait or a sequence looks at a run.
 const POLL: Duration = Duration::from_millis(50);
+
+/// Runs `f` (file-system or cluster work) on tokio's blocking pool.
+async fn off_worker<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!(error = %e, "a blocking job step did not finish");
+            Err(ToolError::internal("a job step did not finish"))
+        }
+    }
+}
+/// How often the process that follows a run looks for a cancel request.
+const CANCEL_WATCH: Duration = Duration::from_millis(200);
+/// The outcome of a cancel that another server process carries out.
+pub(super) const CANCEL_REQUESTED: &str = "cancel requested";
 
 /// The job table's sink for a desk's run: the authenticated record, the
 /// logs, the bytes used (quota and retention read them), and the run's
@@ -1024,21 +1205,18 @@ fn fill_record(report: &mut JobReport, r: &JobRecord) {
     }
 }
 
+/// `lines` lines of untrusted text from line `from_line`, or the last
+/// `lines` lines.
+fn page_of_lines(bytes: Vec<u8>, from_line: Option<u64>, lines: u32) -> Untrusted<Vec<String>> {
+    let limits = TextLimits::new(crate::paging::DEFAULT_TEXT_BYTES, lines);
+    match from_line {
+        Some(offset) => Untrusted::lines_page(bytes, offset, limits),
+        None => Untrusted::lines_tail(bytes, limits),
+    }
+}
+
 async fn read_result_bytes<J: SolverJob>(run: &RunDir) -> Result<Vec<u8>, ToolError> {
-    let file = J::RESULT_FILE;
-    let read = match &file.dir {
-        Some(d) => match run.subdir(d) {
-            Ok(sub) => {
-                sub.read_bounded_async(&file.name, J::MAX_RESULT_BYTES)
-                    .await
-            }
-            Err(e) => Err(e),
-        },
-        None => {
-            run.read_bounded_async(&file.name, J::MAX_RESULT_BYTES)
-                .await
-        }
-    };
+    let read = J::RESULT_FILE.read_bounded(run, J::MAX_RESULT_BYTES).await;
     read.map_err(|e| match e {
         RunError::FileNotFound => ToolError::rejected("the run succeeded but wrote no result file"),
         RunError::TooLarge => {

@@ -1013,7 +1013,8 @@ async fn node_run(spec_path: &Path) -> Result<bool, String> {
         return Err("the run spec is not this submission's".into());
     }
     let prefix = HandlePrefix::new(&spec.prefix).map_err(|e| format!("handle prefix: {e}"))?;
-    let root = RunRoot::open_with(root_path, prefix).map_err(|e| format!("run root: {e}"))?;
+    // Attached only: a node never creates, repairs or sweeps the shared root.
+    let root = RunRoot::attach(root_path, prefix).map_err(|e| format!("run root: {e}"))?;
     let owner = CallerId::new(&spec.owner).map_err(|_| "the run spec's owner is invalid")?;
     let run_dir = root
         .resolve(handle, &owner)

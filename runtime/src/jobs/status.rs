@@ -20,6 +20,39 @@ pub const STDOUT_LOG_FILE: FileName = FileName::fixed("stdout.log");
 /// Where a finished job's captured standard error is kept.
 pub const STDERR_LOG_FILE: FileName = FileName::fixed("stderr.log");
 
+/// Where a server process asks the process that follows a run to cancel
+/// it (authenticated under the run root's key, like the status record).
+pub(crate) const CANCEL_REQUEST_FILE: FileName = FileName::fixed("cancel-request");
+const CANCEL_LABEL: &[u8] = b"cancel-request";
+
+/// Asks whoever follows the run in `dir` to cancel it.
+pub(crate) fn request_cancel(dir: &RunDir) -> Result<(), RunError> {
+    let body = format!("{{\"requested_ms\":{}}}", now_ms());
+    dir.write_atomic(
+        &CANCEL_REQUEST_FILE,
+        &sealed(dir, CANCEL_LABEL, body.as_bytes()),
+    )
+}
+
+/// Whether the run in `dir` has a cancel request file at all (one `stat`:
+/// the cheap test before [`cancel_requested`] reads and checks it).
+pub(crate) fn cancel_request_present(dir: &RunDir) -> bool {
+    rustix::fs::statat(
+        dir.as_fd(),
+        CANCEL_REQUEST_FILE.as_str(),
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+    )
+    .is_ok()
+}
+
+/// Whether a server process asked to cancel the run in `dir` (a request
+/// that is not authenticated is not one).
+pub(crate) fn cancel_requested(dir: &RunDir) -> bool {
+    dir.read_bounded(&CANCEL_REQUEST_FILE, 512)
+        .ok()
+        .is_some_and(|bytes| unseal(dir, CANCEL_LABEL, &bytes).is_some())
+}
+
 /// A job's status and logs go to its run directory.
 impl StatusSink for RunDir {
     fn write_status(&self, json: &[u8]) -> io::Result<()> {
@@ -190,9 +223,4 @@ pub fn read_job_record(run: &RunDir) -> Option<JobRecord> {
         .ok()
 }
 
-/// Milliseconds since the Unix epoch, now.
-pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
+pub(crate) use crate::runs::now_ms;

@@ -26,6 +26,11 @@ const TASK_FILE: FileName = FileName::fixed("mcp-task.json");
 const TASK_LABEL: &[u8] = b"mcp-task";
 /// How often clients are asked to poll.
 pub const TASK_POLL_INTERVAL_MS: u64 = 500;
+/// Longest a `tasks/cancel` waits for the cancelled run's end to be
+/// recorded (a tree kill takes milliseconds; a cluster job's `scancel`
+/// longer): past it the answer goes, and the task turns `cancelled` soon
+/// after.
+pub const CANCEL_SETTLE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The marker a server puts in a call's extensions when it serves tasks
 /// and the client takes them.
@@ -55,6 +60,10 @@ impl TaskOffer {
 #[derive(serde::Serialize, serde::Deserialize)]
 struct TaskRecord {
     created_ms: u64,
+    /// The job type whose desk made the task (absent in records of
+    /// earlier versions: any desk of the run root answers those).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    kind: Option<String>,
 }
 
 /// The one answer to a task id that is malformed, unknown, not a task, or
@@ -88,13 +97,26 @@ impl JobDesk {
     /// Makes the run in `dir` a task: writes its record; returns the seed.
     pub(crate) fn make_task(&self, dir: &RunDir) -> Result<Task, ToolError> {
         let created_ms = now_ms();
-        let body = serde_json::to_vec(&TaskRecord { created_ms }).map_err(ToolError::internal)?;
+        let record = TaskRecord {
+            created_ms,
+            kind: Some(self.kind().to_owned()),
+        };
+        let body = serde_json::to_vec(&record).map_err(ToolError::internal)?;
         dir.write_atomic(&TASK_FILE, &sealed(dir, TASK_LABEL, &body))?;
         let at = iso8601(created_ms);
-        Ok(
-            Task::new(dir.handle().as_str(), TaskStatus::Working, at.clone(), at)
-                .with_poll_interval_ms(TASK_POLL_INTERVAL_MS),
-        )
+        let task = Task::new(dir.handle().as_str(), TaskStatus::Working, at.clone(), at)
+            .with_poll_interval_ms(TASK_POLL_INTERVAL_MS);
+        Ok(self.with_ttl(task, false))
+    }
+
+    /// `task` with its time to live: the run root's idle limit for a run
+    /// in its state (a task lives as long as its run, which a use keeps
+    /// alive); none when runs never expire.
+    fn with_ttl(&self, task: Task, finished: bool) -> Task {
+        match self.runs().idle_limit(finished) {
+            Some(limit) => task.with_ttl_ms(u64::try_from(limit.as_millis()).unwrap_or(u64::MAX)),
+            None => task,
+        }
     }
 
     /// The run of task `task_id` of `caller`, and when the task was made.
@@ -114,6 +136,7 @@ impl JobDesk {
                 let body = unseal(&dir, TASK_LABEL, &b)?.to_vec();
                 serde_json::from_slice::<TaskRecord>(&body).ok()
             })
+            .filter(|r| r.kind.as_deref().is_none_or(|k| k == self.kind()))
             .ok_or_else(unknown_task)?;
         Ok((dir, record.created_ms))
     }
@@ -130,7 +153,10 @@ impl JobDesk {
     ) -> Result<DetailedTask, ErrorData> {
         let (dir, created_ms) = self.task_run(caller, task_id)?;
         let report = self.report(caller, &dir);
-        let task = task_of(task_id, created_ms, &report);
+        let task = self.with_ttl(
+            task_of(task_id, created_ms, &report),
+            !report.state.is_live(),
+        );
         let payload = match task_status(report.state) {
             TaskStatus::Working => TaskPayload::Working,
             TaskStatus::Cancelled => TaskPayload::Cancelled,
@@ -197,14 +223,25 @@ impl JobDesk {
         })
     }
 
-    /// `tasks/cancel`: cancels the task's run.
-    pub fn cancel_task(&self, caller: &CallerId, task_id: &str) -> Result<(), ErrorData> {
+    /// `tasks/cancel`: cancels the task's run and answers once the task is
+    /// `cancelled` (the run's tree killed and its end recorded, within
+    /// [`CANCEL_SETTLE`]). A task that had already ended is refused with
+    /// invalid params (its status stays what it was).
+    pub async fn cancel_task(&self, caller: &CallerId, task_id: &str) -> Result<(), ErrorData> {
         let (dir, _) = self.task_run(caller, task_id)?;
         match self.cancel_run(caller, &dir) {
-            Ok(_) => Ok(()),
-            Err(ToolError::Rejected(why)) => Err(ErrorData::invalid_request(why, None)),
-            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+            Ok(done) if matches!(done.outcome, "cancelled" | super::service::CANCEL_REQUESTED) => {}
+            Ok(_) => {
+                return Err(ErrorData::invalid_params(
+                    "the task has already ended",
+                    None,
+                ));
+            }
+            Err(ToolError::Rejected(why)) => return Err(ErrorData::invalid_request(why, None)),
+            Err(e) => return Err(ErrorData::internal_error(e.to_string(), None)),
         }
+        self.settle(caller, &dir).await;
+        Ok(())
     }
 
     /// `tasks/list` (2025-11-25): the caller's tasks, newest state each.
@@ -218,7 +255,10 @@ impl JobDesk {
         for run in listed.runs {
             if let Ok((dir, created_ms)) = self.task_run(caller, &run.run_handle) {
                 let report = self.report(caller, &dir);
-                let mut task = task_of(&run.run_handle, created_ms, &report);
+                let mut task = self.with_ttl(
+                    task_of(&run.run_handle, created_ms, &report),
+                    !report.state.is_live(),
+                );
                 task.status = task_status(report.state);
                 tasks.push(task);
             }
@@ -278,6 +318,36 @@ pub(crate) fn iso8601(ms: u64) -> String {
         rem % 60,
         ms % 1000
     )
+}
+
+/// The job desks a server answers tasks from ([`Server::tasks`](crate::Server::tasks),
+/// once per job service): a task id is looked up in each, in order, and
+/// answered by the one whose job made it; nobody's is the one unknown-task
+/// answer.
+pub(crate) struct Desks<'a>(pub(crate) Vec<&'a JobDesk>);
+
+impl Desks<'_> {
+    /// The desk of task `task_id` of `caller`.
+    pub(crate) fn of(&self, caller: &CallerId, task_id: &str) -> Result<&JobDesk, ErrorData> {
+        self.0
+            .iter()
+            .copied()
+            .find(|d| d.task_run(caller, task_id).is_ok())
+            .ok_or_else(unknown_task)
+    }
+
+    /// Every task of `caller`, each once.
+    pub(crate) async fn list_tasks(&self, caller: &CallerId) -> Result<Vec<Task>, ErrorData> {
+        let mut all: Vec<Task> = Vec::new();
+        for desk in &self.0 {
+            for t in desk.list_tasks(caller).await? {
+                if !all.iter().any(|seen| seen.task_id == t.task_id) {
+                    all.push(t);
+                }
+            }
+        }
+        Ok(all)
+    }
 }
 
 #[cfg(test)]

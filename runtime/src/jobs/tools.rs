@@ -6,7 +6,10 @@
 
 use std::time::Duration;
 
-use super::report::{JobDone, JobList, JobReport, JobResultOut, LogPage, LogStream};
+use super::report::{
+    FilePage, JobDone, JobList, JobPhase, JobReport, JobResultOut, LogPage, LogStream,
+};
+use super::service::CANCEL_REQUESTED;
 use super::service::JobDesk;
 use crate::prelude::*;
 
@@ -76,6 +79,38 @@ impl JobDesk {
         Ok(Output::new(page))
     }
 
+    /// A page of a text file the run writes (the server names the files it
+    /// offers: `name`'s values), as untrusted data: `lines` lines from line
+    /// `from_line` (0 is the first), or the last `lines` lines when
+    /// `from_line` is omitted. Readable while the run goes on.
+    #[hardened_tool(
+        max_cost = 1000,
+        units = "lines",
+        cost = lines,
+        annotations(read_only)
+    )]
+    pub async fn file(
+        &self,
+        run: RunDir,
+        #[bounded(
+            max_len = 32,
+            pattern = "^[a-z][a-z0-9_]*$",
+            description = "Which file"
+        )]
+        name: String,
+        #[bounded(
+            min = 0,
+            max = 1_000_000_000,
+            description = "First line of the page (0-based); omit for the last lines"
+        )]
+        from_line: Option<u64>,
+        #[bounded(min = 1, max = 1000, default = 50)] lines: u32,
+    ) -> Result<Output<FilePage>, ToolError> {
+        Ok(Output::new(
+            self.file_page(&run, &name, from_line, lines).await?,
+        ))
+    }
+
     /// The result of a run that succeeded, as the solver wrote it and the
     /// server checked it.
     #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
@@ -98,7 +133,9 @@ impl JobDesk {
     }
 
     /// Cancel a run: kills the solver's whole process tree (a queued run is
-    /// never launched). A run that has ended is left as it is.
+    /// never launched). A run that has ended is left as it is. A run
+    /// followed by another server process of the same run root is
+    /// cancelled there (`cancel requested` when it has not ended yet).
     #[hardened_tool(
         max_cost = 1,
         units = "calls",
@@ -110,7 +147,17 @@ impl JobDesk {
         ctx: ToolContext,
         run: RunDir,
     ) -> Result<Output<JobDone>, ToolError> {
-        Ok(Output::new(self.cancel_run(ctx.caller(), &run)?))
+        let mut done = self.cancel_run(ctx.caller(), &run)?;
+        if done.outcome == CANCEL_REQUESTED {
+            // Carried out by the server process that follows the run.
+            let report = self.settle(ctx.caller(), &run).await;
+            if report.state == JobPhase::Cancelled {
+                done.outcome = "cancelled";
+            } else if !report.state.is_live() {
+                done.outcome = "not running";
+            }
+        }
+        Ok(Output::new(done))
     }
 
     /// Delete a run and everything in it, cancelling it first if it runs.

@@ -25,6 +25,7 @@ use std::time::SystemTime;
 use rustix::fs::{AtFlags, Dir, Mode, OFlags, Timespec, Timestamps};
 use rustix::io::Errno;
 
+use super::file::{read_bounded_at, write_atomic_at};
 use super::handle::RunHandle;
 use super::key::RootKey;
 use super::sys::{self, open_dir_beneath, storage_error};
@@ -113,6 +114,13 @@ impl Index {
         }
     }
 
+    /// The root's index, which must exist (never built here).
+    pub(crate) fn open_existing(root: BorrowedFd<'_>, uid: u32) -> Result<Self, RunError> {
+        let fd =
+            open_dir_beneath(root, INDEX_DIR).map_err(|e| storage_error("open run index", e))?;
+        Self::checked(fd, uid)
+    }
+
     fn checked(fd: OwnedFd, uid: u32) -> Result<Self, RunError> {
         let st = rustix::fs::fstat(&fd).map_err(|e| storage_error("stat run index", e))?;
         if !sys::is_private_dir(&st, uid) {
@@ -170,16 +178,11 @@ impl Index {
         }
     }
 
-    /// Adds (durably) the entry of a run about to be created.
-    pub(crate) fn add(
-        &self,
-        key: &RootKey,
-        owner: &CallerId,
-        handle: &RunHandle,
-    ) -> Result<(), RunError> {
+    /// The caller's directory, created if it does not exist yet.
+    fn caller_dir_or_create(&self, key: &RootKey, owner: &CallerId) -> Result<OwnedFd, RunError> {
         let name = Self::caller_dir_name(key, owner);
-        let dir = match open_dir_beneath(self.fd.as_fd(), &name) {
-            Ok(fd) => fd,
+        match open_dir_beneath(self.fd.as_fd(), &name) {
+            Ok(fd) => Ok(fd),
             Err(Errno::NOENT) => {
                 match rustix::fs::mkdirat(self.fd.as_fd(), name.as_str(), Mode::RWXU) {
                     Ok(()) | Err(Errno::EXIST) => {}
@@ -190,10 +193,42 @@ impl Index {
                 rustix::fs::fchmod(&fd, Mode::RWXU)
                     .map_err(|e| storage_error("chmod caller index", e))?;
                 rustix::fs::fsync(&self.fd).map_err(|e| storage_error("fsync index", e))?;
-                fd
+                Ok(fd)
             }
-            Err(e) => return Err(storage_error("open caller index", e)),
-        };
+            Err(e) => Err(storage_error("open caller index", e)),
+        }
+    }
+
+    /// The caller's creation lock, across every process of the root: an
+    /// exclusive `flock` on `.lock` in the caller's directory, held while
+    /// a creation is checked against the caller's quotas and made, and
+    /// released when the returned directory is dropped.
+    pub(crate) fn lock_caller(
+        &self,
+        key: &RootKey,
+        owner: &CallerId,
+    ) -> Result<CallerLock, RunError> {
+        let dir = self.caller_dir_or_create(key, owner)?;
+        let lock = sys::open_beneath(
+            dir.as_fd(),
+            LOCK_FILE,
+            OFlags::RDWR | OFlags::CREATE,
+            Mode::RUSR | Mode::WUSR,
+        )
+        .map_err(|e| storage_error("open caller lock", e))?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| storage_error("lock caller", e))?;
+        Ok(CallerLock { dir, _lock: lock })
+    }
+
+    /// Adds (durably) the entry of a run about to be created.
+    pub(crate) fn add(
+        &self,
+        key: &RootKey,
+        owner: &CallerId,
+        handle: &RunHandle,
+    ) -> Result<(), RunError> {
+        let dir = self.caller_dir_or_create(key, owner)?;
         let file = sys::open_beneath(
             dir.as_fd(),
             handle.as_str(),
@@ -320,6 +355,50 @@ impl Index {
         self.fd.as_fd()
     }
 }
+
+/// A caller's creation lock ([`Index::lock_caller`]), with its directory.
+pub(crate) struct CallerLock {
+    dir: OwnedFd,
+    _lock: OwnedFd,
+}
+
+impl CallerLock {
+    /// The caller's creations within `window` of `now` (ms since the
+    /// epoch), oldest first, as recorded by every process of the root.
+    pub(crate) fn recent_creations(&self, uid: u32, now: u64, window: u64) -> Vec<u64> {
+        let bytes = match read_bounded_at(self.dir.as_fd(), uid, CREATES_FILE, MAX_CREATES_BYTES) {
+            Ok(b) => b,
+            Err(RunError::FileNotFound) => return Vec::new(),
+            Err(e) => {
+                tracing::warn!(error = %e, "run index: a caller's creation record is unreadable; starting a new one");
+                return Vec::new();
+            }
+        };
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .filter_map(|l| l.parse::<u64>().ok())
+            .filter(|t| now.saturating_sub(*t) < window && *t <= now.saturating_add(window))
+            .collect()
+    }
+
+    /// Records a creation at `now` after `recent`, keeping the newest `keep`.
+    pub(crate) fn record_creation(&self, uid: u32, mut recent: Vec<u64>, now: u64, keep: usize) {
+        recent.push(now);
+        let skip = recent.len().saturating_sub(keep.max(1));
+        let text: String = recent[skip..].iter().map(|t| format!("{t}\n")).collect();
+        if let Err(e) = write_atomic_at(self.dir.as_fd(), uid, CREATES_FILE, text.as_bytes()) {
+            tracing::warn!(error = %e, "run index: a caller's creation was not recorded");
+        }
+    }
+}
+
+/// The caller's creation lock file, in its index directory.
+const LOCK_FILE: &str = ".lock";
+/// The caller's recent creation times (ms since the epoch, a line each).
+const CREATES_FILE: &str = ".creates";
+/// Largest creation record read (far above `u32::MAX` lines are never kept:
+/// at most the rate quota's count).
+const MAX_CREATES_BYTES: usize = 1 << 20;
 
 /// The well-formed handle names in a caller's index directory.
 fn names(dir: BorrowedFd<'_>, prefix: &HandlePrefix) -> Result<Vec<RunHandle>, RunError> {

@@ -49,6 +49,15 @@ impl RootKey {
         }
     }
 
+    /// Reads the root's key; a root without one is unusable (never created
+    /// here).
+    pub(crate) fn load(root: BorrowedFd<'_>, uid: u32) -> Result<Self, RunError> {
+        read_key(root, uid).map_err(|e| match e {
+            RunError::FileNotFound => RunError::InvalidRoot(RootProblem::KeyUnusable),
+            other => other,
+        })
+    }
+
     /// HMAC-SHA256 (RFC 2104) of `parts`, each length-prefixed so that no
     /// two different part lists give the same message.
     pub(crate) fn mac(&self, parts: &[&[u8]]) -> [u8; 32] {

@@ -38,6 +38,7 @@ pub use root::{
     HasRunRoot, MAX_LISTED_RUNS, Quota, Quotas, Retention, RootOptions, RunRoot, SweepReport,
 };
 
+pub(crate) use root::now_ms;
 pub(crate) use sys::{Walk, allocated_bytes, walk_tree};
 
 #[cfg(test)]

@@ -1,12 +1,12 @@
 //! The run root: the one application-owned directory every run lives
 //! beneath, held as a directory descriptor for its whole lifetime.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fmt;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -82,13 +82,17 @@ pub struct Retention {
 }
 
 impl Retention {
-    fn expired(&self, s: &EntryState, now: SystemTime) -> bool {
-        let idle = now.duration_since(s.last_use).unwrap_or(Duration::ZERO);
-        let limit = match (s.finished, self.max_idle_finished) {
+    /// The idle limit of a run, finished or not.
+    fn limit(&self, finished: bool) -> Duration {
+        match (finished, self.max_idle_finished) {
             (true, Some(f)) => f.min(self.max_idle),
             _ => self.max_idle,
-        };
-        idle > limit
+        }
+    }
+
+    fn expired(&self, s: &EntryState, now: SystemTime) -> bool {
+        let idle = now.duration_since(s.last_use).unwrap_or(Duration::ZERO);
+        idle > self.limit(s.finished)
     }
 }
 
@@ -101,6 +105,14 @@ pub struct RootOptions {
     pub quotas: Quotas,
     /// Expiry of unused runs (`None`: runs never expire).
     pub retention: Option<Retention>,
+}
+
+/// Who opens a root: a server (which makes and maintains it) or a process
+/// attached to runs the servers made.
+#[derive(Clone, Copy)]
+enum Opener {
+    Server,
+    Attached,
 }
 
 /// What one expiry sweep did.
@@ -122,7 +134,6 @@ pub struct SweepReport {
 #[derive(Default)]
 struct CallerState {
     lock: Arc<Mutex<()>>,
-    creates: VecDeque<Instant>,
 }
 
 /// Where the sweeper stopped: the caller directories of this pass and the
@@ -231,6 +242,22 @@ impl RunRoot {
         path: impl AsRef<Path>,
         options: RootOptions,
     ) -> Result<RunRoot, RunError> {
+        Self::open_as(path.as_ref(), options, Opener::Server)
+    }
+
+    /// Opens an existing root for a process that only works in runs the
+    /// root's servers made (a cluster node's helper): it never creates the
+    /// root, its key or its index, and never sweeps leftovers; a root
+    /// without them is [`RunError::InvalidRoot`].
+    pub fn attach(path: impl AsRef<Path>, prefix: HandlePrefix) -> Result<RunRoot, RunError> {
+        let options = RootOptions {
+            prefix,
+            ..RootOptions::default()
+        };
+        Self::open_as(path.as_ref(), options, Opener::Attached)
+    }
+
+    fn open_as(path: &Path, options: RootOptions, opener: Opener) -> Result<RunRoot, RunError> {
         let RootOptions {
             prefix,
             quotas,
@@ -238,10 +265,14 @@ impl RunRoot {
         } = options;
         // Normalised: a trailing `/` would make the kernel follow a symlink
         // in the last component despite O_NOFOLLOW.
-        let path: std::path::PathBuf = path.as_ref().components().collect();
+        let path: std::path::PathBuf = path.components().collect();
         let path = path.as_path();
         let uid = rustix::process::geteuid().as_raw();
-        let created = match rustix::fs::mkdir(path, Mode::RWXU) {
+        let made = match opener {
+            Opener::Server => rustix::fs::mkdir(path, Mode::RWXU),
+            Opener::Attached => Err(Errno::EXIST),
+        };
+        let created = match made {
             Ok(()) => true,
             Err(Errno::EXIST) => false,
             Err(e) => {
@@ -279,9 +310,18 @@ impl RunRoot {
         if !is_private_dir(&st, uid) {
             return Err(RunError::InvalidRoot(RootProblem::Permissions));
         }
-        let key = RootKey::load_or_create(fd.as_fd(), uid)?;
-        sweep_tombstones(fd.as_fd());
-        let index = Index::open_or_build(fd.as_fd(), uid, &key, &prefix)?;
+        let (key, index) = match opener {
+            Opener::Server => {
+                let key = RootKey::load_or_create(fd.as_fd(), uid)?;
+                sweep_tombstones(fd.as_fd(), STALE_TEMP);
+                let index = Index::open_or_build(fd.as_fd(), uid, &key, &prefix)?;
+                (key, index)
+            }
+            Opener::Attached => {
+                let key = RootKey::load(fd.as_fd(), uid)?;
+                (key, Index::open_existing(fd.as_fd(), uid)?)
+            }
+        };
         Ok(RunRoot {
             inner: Arc::new(RootInner {
                 fd,
@@ -296,6 +336,18 @@ impl RunRoot {
                 sweep: Mutex::new(SweepCursor::default()),
             }),
         })
+    }
+
+    /// When this root's runs expire (`None`: never).
+    pub fn retention(&self) -> Option<Retention> {
+        self.inner.retention
+    }
+
+    /// How long a run not used any more stays: the retention's idle limit
+    /// (a finished run's, when `finished` and that is shorter); `None`
+    /// when runs never expire.
+    pub fn idle_limit(&self, finished: bool) -> Option<Duration> {
+        self.inner.retention.map(|r| r.limit(finished))
     }
 
     /// The prefix of the handles this root issues.
@@ -319,10 +371,30 @@ impl RunRoot {
     pub fn create(&self, owner: &CallerId) -> Result<(RunHandle, RunDir), RunError> {
         let lock = self.caller_lock(owner);
         let _serialised = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        self.check_quotas(owner)?;
+        let q = self.inner.quotas;
+        if q.max_runs.is_none() && q.max_bytes.is_none() && q.max_creates_per_minute.is_none() {
+            return self.create_unchecked(owner);
+        }
+        // Every process of the root: the check and the creation it allows
+        // are one step under the caller's lock, and the rate counts every
+        // process's creations.
+        let held = self.inner.index.lock_caller(&self.inner.key, owner)?;
+        let now = now_ms();
+        let recent = match q.max_creates_per_minute {
+            Some(max) => {
+                let window = u64::try_from(RATE_WINDOW.as_millis()).unwrap_or(u64::MAX);
+                let recent = held.recent_creations(self.inner.uid, now, window);
+                if recent.len() >= max as usize {
+                    return Err(RunError::QuotaExceeded(Quota::CreateRate));
+                }
+                Some((recent, max))
+            }
+            None => None,
+        };
+        self.check_held(owner)?;
         let created = self.create_unchecked(owner)?;
-        if self.inner.quotas.max_creates_per_minute.is_some() {
-            self.with_caller(owner, |c| c.creates.push_back(Instant::now()));
+        if let Some((recent, max)) = recent {
+            held.record_creation(self.inner.uid, recent, now, max as usize);
         }
         Ok(created)
     }
@@ -656,37 +728,15 @@ impl RunRoot {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         if callers.len() > MAX_TRACKED_CALLERS {
-            // Forget callers with nothing recent and no creation under way.
-            let horizon = Instant::now().checked_sub(RATE_WINDOW);
-            callers.retain(|_, c| {
-                Arc::strong_count(&c.lock) > 1
-                    || c.creates
-                        .back()
-                        .is_some_and(|t| horizon.is_none_or(|h| *t > h))
-            });
+            // Forget callers with no creation under way.
+            callers.retain(|_, c| Arc::strong_count(&c.lock) > 1);
         }
         f(callers.entry(owner.as_str().to_owned()).or_default())
     }
 
-    /// Refuses a creation over one of `owner`'s quotas.
-    fn check_quotas(&self, owner: &CallerId) -> Result<(), RunError> {
+    /// Refuses a creation over `owner`'s runs or bytes held.
+    fn check_held(&self, owner: &CallerId) -> Result<(), RunError> {
         let q = self.inner.quotas;
-        if let Some(max) = q.max_creates_per_minute {
-            let recent = self.with_caller(owner, |c| {
-                let now = Instant::now();
-                while c
-                    .creates
-                    .front()
-                    .is_some_and(|t| now.duration_since(*t) >= RATE_WINDOW)
-                {
-                    c.creates.pop_front();
-                }
-                c.creates.len()
-            });
-            if recent >= max as usize {
-                return Err(RunError::QuotaExceeded(Quota::CreateRate));
-            }
-        }
         if q.max_runs.is_some() || q.max_bytes.is_some() {
             let (runs, bytes) = self.inner.index.usage(&self.inner.key, owner)?;
             if q.max_runs.is_some_and(|m| runs >= m) {
@@ -709,6 +759,14 @@ enum Expiry {
 
 /// The window of [`Quotas::max_creates_per_minute`].
 const RATE_WINDOW: Duration = Duration::from_secs(60);
+
+/// Milliseconds since the Unix epoch (the clock every process of the root
+/// shares).
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
 
 /// Callers whose in-memory state is kept before idle ones are forgotten.
 const MAX_TRACKED_CALLERS: usize = 4096;
@@ -741,7 +799,7 @@ fn dir_names(dir: BorrowedFd<'_>) -> Result<Vec<String>, RunError> {
 
 /// Removes tombstones (runs whose removal was interrupted, half-built
 /// indexes) and stale temporary files.
-fn sweep_tombstones(root: BorrowedFd<'_>) {
+pub(super) fn sweep_tombstones(root: BorrowedFd<'_>, min_age: Duration) {
     let Ok(mut reader) = Dir::read_from(root) else {
         return;
     };
@@ -750,10 +808,14 @@ fn sweep_tombstones(root: BorrowedFd<'_>) {
         let Ok(name) = entry.file_name().to_str() else {
             continue;
         };
-        if name.starts_with(TOMBSTONE_START) {
+        if name.starts_with(TOMBSTONE_START) && is_stale(root, name, min_age) {
+            // A run removal or an index build that its process did not
+            // finish (never one going on: a rename into a tombstone sets
+            // its ctime, and an index being filled its mtime).
             tombs.push(name.to_owned());
-        } else if name.starts_with(TEMP_START) {
-            // A key file staged by an opener that crashed.
+        } else if name.starts_with(TEMP_START) && is_stale(root, name, min_age) {
+            // A key file staged by an opener that crashed (never one that
+            // another opener, starting at the same time, is placing).
             let _ = rustix::fs::unlinkat(root, name, AtFlags::empty());
         }
     }
@@ -769,6 +831,23 @@ fn sweep_tombstones(root: BorrowedFd<'_>) {
         }
     }
 }
+
+/// Whether the entry `name` in `root` was last written or renamed at
+/// least `min_age` ago.
+fn is_stale(root: BorrowedFd<'_>, name: &str, min_age: Duration) -> bool {
+    let Ok(st) = rustix::fs::statat(root, name, AtFlags::SYMLINK_NOFOLLOW) else {
+        return false;
+    };
+    let last = st.st_mtime.max(st.st_ctime);
+    let written = std::time::UNIX_EPOCH + Duration::from_secs(u64::try_from(last).unwrap_or(0));
+    SystemTime::now()
+        .duration_since(written)
+        .is_ok_and(|age| age >= min_age)
+}
+
+/// How old a staged file or a tombstone in the root must be before an
+/// opener takes it for a crash's leftover.
+const STALE_TEMP: Duration = Duration::from_secs(600);
 
 /// What tombstone names start with (`.tomb-` + random).
 pub(crate) const TOMBSTONE_KIND: &str = "tomb";

@@ -350,7 +350,12 @@ fn open_sweeps_tombstones() {
     fs::create_dir_all(tomb.join("x/y")).unwrap();
     fs::write(tomb.join("x/y/z"), b"1").unwrap();
     drop(root);
+    // A fresh tombstone may be another opener's work in progress: kept.
     let _root = RunRoot::open(&path).unwrap();
+    assert_eq!(names_in(&path), [".index", ".key", ".tomb-leftover"]);
+    // Once it is old enough to be a crash's leftover, it goes.
+    let dir = fs::File::open(&path).unwrap();
+    super::root::sweep_tombstones(std::os::fd::AsFd::as_fd(&dir), std::time::Duration::ZERO);
     assert_eq!(names_in(&path), [".index", ".key"]);
 }
 
@@ -542,4 +547,33 @@ mod props {
             }
         }
     }
+}
+
+#[test]
+fn an_attached_opener_never_creates_repairs_or_sweeps_the_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("nothing");
+    assert!(matches!(
+        RunRoot::attach(&missing, HandlePrefix::default()),
+        Err(RunError::InvalidRoot(_))
+    ));
+    assert!(!missing.exists(), "the root was created");
+    // A root a server made: runs resolve; a leftover stays for the servers.
+    let (_tmp, path, root) = fresh();
+    let (handle, _) = root.create(&caller("a")).unwrap();
+    fs::create_dir(path.join(".tomb-leftover")).unwrap();
+    let attached = RunRoot::attach(&path, HandlePrefix::default()).unwrap();
+    attached.resolve(handle.as_str(), &caller("a")).unwrap();
+    assert!(path.join(".tomb-leftover").exists());
+    // Without its index or key, the root is refused, not rebuilt.
+    fs::remove_dir_all(path.join(".index")).unwrap();
+    assert!(RunRoot::attach(&path, HandlePrefix::default()).is_err());
+    assert!(!path.join(".index").exists(), "the index was rebuilt");
+    RunRoot::open(&path).unwrap();
+    fs::remove_file(path.join(".key")).unwrap();
+    assert_eq!(
+        RunRoot::attach(&path, HandlePrefix::default()).err(),
+        Some(RunError::InvalidRoot(RootProblem::KeyUnusable))
+    );
+    assert!(!path.join(".key").exists(), "the key was created");
 }
