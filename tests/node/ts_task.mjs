@@ -1,11 +1,13 @@
 // The official MCP TypeScript SDK client (pinned in package.json) driving
-// one tool of a server over stdio as an MCP task (2025-11-25 protocol):
+// one tool of a server over stdio or streamable HTTP as an MCP task
+// (2025-11-25 protocol):
 // `client.experimental.tasks.callToolStream` creates the task, polls
 // `tasks/get`, and reads `tasks/result`, validating the result against the
 // tool's output schema. Then a second task is cancelled with `tasks/cancel`
 // and `tasks/list` must show both.
 //
 //   node ts_task.mjs <label> '<plan JSON>' <server> [args...]
+//   node ts_task.mjs <label> '<plan JSON>' http://127.0.0.1:<port>/mcp [<bearer token>]
 //
 // <plan JSON>: {"tool", "arguments", "long_arguments"}. Prints one JSON
 // line `{"ok": true, "result": <structuredContent>, "statuses": [...]}`,
@@ -14,6 +16,7 @@
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const DEADLINE_MS = 120_000;
 
@@ -27,7 +30,11 @@ const [label, spec, command, ...args] = process.argv.slice(2);
 if (!label || !spec || !command) fail("usage: ts_task.mjs <label> '<plan JSON>' <server> [args...]");
 const plan = JSON.parse(spec);
 
-const transport = new StdioClientTransport({ command, args, stderr: "ignore" });
+const overHttp = command.startsWith("http://");
+const headers = overHttp && args[0] ? { Authorization: `Bearer ${args[0]}` } : {};
+const transport = overHttp
+  ? new StreamableHTTPClientTransport(new URL(command), { requestInit: { headers } })
+  : new StdioClientTransport({ command, args, stderr: "ignore" });
 const client = new Client({ name: "ts-task-e2e", version: "1.0.0" }, { capabilities: {} });
 await client.connect(transport);
 

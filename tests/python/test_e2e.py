@@ -298,18 +298,29 @@ async def run_stdio(server: str, solver: str, era: str) -> None:
 class HttpServer:
     """`solver-server serve --http 127.0.0.1:0` with a tokens file; stopped on exit."""
 
-    def __init__(self, server: str, solver: str, tmp: Path, tokens: dict[str, str]):
+    def __init__(self, server: str, solver: str, tmp: Path, tokens: dict[str, str], *,
+                 root: Path | None = None, extra: tuple[str, ...] = (), log_dir: Path | None = None,
+                 rust_log: str = "debug", wait: bool = True):
+        """`root` defaults to `tmp/runs`, the log to `tmp`; several servers may
+        share `tmp` (one tokens file) with a `log_dir` each. `wait=False`
+        starts the process only: call `wait_ready` before using `url`."""
         tokens_file = tmp / "tokens"
-        tokens_file.write_text("".join(f"{c}={t}\n" for c, t in tokens.items()))
-        tokens_file.chmod(0o600)
-        self.stderr_path = tmp / "server-stderr.log"
+        if not tokens_file.exists():
+            tokens_file.write_text("".join(f"{c}={t}\n" for c, t in tokens.items()))
+            tokens_file.chmod(0o600)
+        self.stderr_path = (log_dir or tmp) / "server-stderr.log"
         self._stderr = open(self.stderr_path, "w+b")
+        self.url = ""
         self.proc = subprocess.Popen(
             [server, "serve", "--http", "127.0.0.1:0", "--tokens-file", str(tokens_file),
-             "--run-root", str(tmp / "runs"), "--solver", solver],
+             "--run-root", str(root or tmp / "runs"), "--solver", solver, *extra],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "RUST_LOG": "debug"},
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "RUST_LOG": rust_log},
         )
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
         self.url = self._wait_for_endpoint()
 
     def _wait_for_endpoint(self) -> str:

@@ -1,4 +1,6 @@
 //! Shared helpers of the hardened-mcp integration tests.
+pub mod doc_context;
+pub mod doc_pages;
 pub mod http_load;
 pub mod macros_fixture;
 pub mod node;

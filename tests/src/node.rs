@@ -76,6 +76,8 @@ pub fn run_ts_client(
 /// cancelled, both listed. Returns the report the script prints
 /// (`result`: the task's structured result; `statuses`: what `tasks/get`
 /// said along the way); `None` without Node.js (when not required).
+/// `server` may be the `http://` URL of a streamable HTTP endpoint; then
+/// `args` is at most the bearer token to present.
 pub fn run_ts_task(
     label: &str,
     plan: &serde_json::Value,
@@ -111,9 +113,19 @@ impl Drop for OidcProvider {
 }
 
 /// Starts the provider for `resource` with one client (`mcp-test`,
-/// `secret`, client-credentials grant) that may ask for `scopes`; `None`
-/// (after saying so) without Node.js, when not required.
+/// `secret`, client-credentials grant) that may ask for `scopes`, signing
+/// with ES256; `None` (after saying so) without Node.js, when not required.
 pub fn start_oidc(resource: &str, secret: &str, scopes: &str) -> Option<OidcProvider> {
+    start_oidc_signing(resource, secret, scopes, "ES256")
+}
+
+/// [`start_oidc`], signing access tokens with `alg` (`ES256` or `RS256`).
+pub fn start_oidc_signing(
+    resource: &str,
+    secret: &str,
+    scopes: &str,
+    alg: &str,
+) -> Option<OidcProvider> {
     use std::io::BufRead as _;
     let dir = client_dir()?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -127,6 +139,7 @@ pub fn start_oidc(resource: &str, secret: &str, scopes: &str) -> Option<OidcProv
         .arg(resource)
         .arg(secret)
         .arg(scopes)
+        .arg(alg)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use hardened_mcp::jobs::{
-    JobScopes, JobService, Launcher, Prepared, ResultFile, SolverJob, read_job_record,
+    JobScopes, JobService, Launcher, PagedFile, Prepared, ResultFile, SolverJob, read_job_record,
 };
 use hardened_mcp::prelude::*;
 use hardened_mcp::rmcp::model::CallToolResult;
@@ -41,6 +41,10 @@ impl SolverJob for Probe {
     type Result = ProbeResult;
     const RESULT_FILE: ResultFile = ResultFile::in_dir(OUT, FileName::fixed("result.json"));
     const PROGRESS_UNIT: &'static str = "probe steps";
+    const PAGED_FILES: &'static [PagedFile] = &[PagedFile::new(
+        "trace",
+        ResultFile::in_dir(OUT, FileName::fixed("trace.txt")),
+    )];
 
     fn prepare(&self, p: &ProbeParams) -> Result<Prepared, ToolError> {
         let request = RunRequest::new("probe")
@@ -147,9 +151,10 @@ async fn err(set: &ToolSet<Lab>, lab: &Lab, tool: &str, args: Value) -> (String,
     )
 }
 
-fn start(lab: &Lab, mode: &'static str, result: Value) -> String {
+async fn start(lab: &Lab, mode: &'static str, result: Value) -> String {
     lab.jobs
         .start(&alice(), &ProbeParams { mode, result })
+        .await
         .unwrap()
         .run_handle
 }
@@ -181,13 +186,14 @@ async fn a_job_goes_through_its_whole_life_cycle() {
             "probe_status",
             "probe_wait",
             "probe_log",
+            "probe_file",
             "probe_result",
             "probe_list",
             "probe_cancel",
             "probe_delete"
         ]
     );
-    let run = start(&lab, "ok", json!({"value": 2.5, "steps": 3}));
+    let run = start(&lab, "ok", json!({"value": 2.5, "steps": 3})).await;
     let done = ok(&set, &lab, "probe_wait", json!({"run": run, "seconds": 30})).await;
     assert_eq!(done["state"], "succeeded", "{done}");
     assert_eq!(done["exit_code"], 0);
@@ -233,7 +239,7 @@ async fn results_are_served_only_when_the_run_succeeded_and_passed_its_checks() 
     let tmp = tempfile::tempdir().unwrap();
     let lab = lab(&tmp.path().join("runs"));
     let set = tools();
-    let failed = start(&lab, "fail", json!({}));
+    let failed = start(&lab, "fail", json!({})).await;
     wait_for(&set, &lab, &failed, "failed").await;
     let (kind, msg) = err(&set, &lab, "probe_result", json!({"run": failed})).await;
     assert_eq!(
@@ -248,17 +254,18 @@ async fn results_are_served_only_when_the_run_succeeded_and_passed_its_checks() 
         &lab,
         "ok",
         json!({"value": 1.0, "steps": 1, "note": CANARY}),
-    );
+    )
+    .await;
     wait_for(&set, &lab, &chatty, "succeeded").await;
     let (_, msg) = err(&set, &lab, "probe_result", json!({"run": chatty})).await;
     assert_eq!(msg, "the solver's result file is malformed");
     // Well-formed, but outside the server's check.
-    let wild = start(&lab, "ok", json!({"value": 1.0, "steps": 1000}));
+    let wild = start(&lab, "ok", json!({"value": 1.0, "steps": 1000})).await;
     wait_for(&set, &lab, &wild, "succeeded").await;
     let (_, msg) = err(&set, &lab, "probe_result", json!({"run": wild})).await;
     assert_eq!(msg, "the solver's result failed the server's checks");
     // Positive control: the same job, in range, is served.
-    let fine = start(&lab, "ok", json!({"value": 1.0, "steps": 100}));
+    let fine = start(&lab, "ok", json!({"value": 1.0, "steps": 100})).await;
     wait_for(&set, &lab, &fine, "succeeded").await;
     ok(&set, &lab, "probe_result", json!({"run": fine})).await;
 }
@@ -293,7 +300,7 @@ async fn a_run_followed_by_another_server_is_reported_as_such() {
     let a = lab(&tmp.path().join("runs"));
     let b = lab(&tmp.path().join("runs"));
     let set = tools();
-    let run = start(&a, "slow", json!({"value": 0.0, "steps": 1}));
+    let run = start(&a, "slow", json!({"value": 0.0, "steps": 1})).await;
     wait_for(&set, &a, &run, "running").await;
     let seen = ok(&set, &b, "probe_status", json!({"run": run})).await;
     assert_eq!(seen["state"], "running", "{seen}");
@@ -301,11 +308,12 @@ async fn a_run_followed_by_another_server_is_reported_as_such() {
         seen["note"],
         "another server process sharing the run root follows this run; its progress is known there"
     );
-    let (kind, _) = err(&set, &b, "probe_cancel", json!({"run": run})).await;
-    assert_eq!(kind, "rejected");
-    let cancelled = ok(&set, &a, "probe_cancel", json!({"run": run})).await;
-    assert_eq!(cancelled["outcome"], "cancelled");
-    wait_for(&set, &a, &run, "cancelled").await;
+    // Cancelled through b: a, which follows the run, carries it out, and b
+    // answers once the end is recorded.
+    let cancelled = ok(&set, &b, "probe_cancel", json!({"run": run})).await;
+    assert_eq!(cancelled["outcome"], "cancelled", "{cancelled}");
+    let st = ok(&set, &a, "probe_status", json!({"run": run})).await;
+    assert_eq!(st["state"], "cancelled", "{st}");
     // The lease goes when the end is recorded: then b reads the record.
     let t0 = Instant::now();
     loop {
@@ -320,24 +328,50 @@ async fn a_run_followed_by_another_server_is_reported_as_such() {
     }
 }
 
+/// A run deleted through another server process of the run root is
+/// cancelled by the process that follows it first, then removed; a request
+/// written by anyone without the root's key cancels nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_followed_elsewhere_is_deleted_after_its_follower_cancels_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = lab(&tmp.path().join("runs"));
+    let b = lab(&tmp.path().join("runs"));
+    let set = tools();
+    let run = start(&a, "slow", json!({"value": 0.0, "steps": 1})).await;
+    wait_for(&set, &a, &run, "running").await;
+    // A forged request (no valid seal) is ignored.
+    let dir = a.jobs.runs().resolve(&run, &alice()).unwrap();
+    dir.write_atomic(&FileName::fixed("cancel-request"), b"{}")
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let st = ok(&set, &a, "probe_status", json!({"run": run})).await;
+    assert_eq!(
+        st["state"], "running",
+        "a forged request cancelled the run: {st}"
+    );
+    let gone = ok(&set, &b, "probe_delete", json!({"run": run})).await;
+    assert_eq!(gone["outcome"], "deleted", "{gone}");
+    let (kind, _) = err(&set, &a, "probe_status", json!({"run": run})).await;
+    assert_eq!(kind, "unknown_run");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sequence_runs_its_steps_in_turn_and_a_queued_step_can_be_cancelled() {
     let tmp = tempfile::tempdir().unwrap();
     let lab = lab(&tmp.path().join("runs"));
     let set = tools();
-    let steps: Vec<_> = (0..3)
-        .map(|i| {
-            let planned = lab.jobs.plan(&alice()).unwrap();
-            let mode = if i == 0 { "slow" } else { "ok" };
-            (
-                planned,
-                ProbeParams {
-                    mode,
-                    result: json!({"value": f64::from(i), "steps": 1}),
-                },
-            )
-        })
-        .collect();
+    let mut steps = Vec::new();
+    for i in 0..3 {
+        let planned = lab.jobs.plan(&alice()).await.unwrap();
+        let mode = if i == 0 { "slow" } else { "ok" };
+        steps.push((
+            planned,
+            ProbeParams {
+                mode,
+                result: json!({"value": f64::from(i), "steps": 1}),
+            },
+        ));
+    }
     let handles: Vec<String> = steps.iter().map(|(p, _)| p.handle().to_string()).collect();
     for h in &handles {
         assert_eq!(
@@ -377,7 +411,7 @@ async fn the_mounted_tools_require_their_scopes() {
         cancel.meta.as_ref().unwrap().0[hardened_mcp::transport::oauth::SCOPES_META_KEY],
         json!(["p:write"])
     );
-    let run = start(&lab, "ok", json!({"value": 1.0, "steps": 1}));
+    let run = start(&lab, "ok", json!({"value": 1.0, "steps": 1})).await;
     let reader =
         || ToolContext::detached(alice()).with_scopes(GrantedScopes::new(["p:read".to_owned()]));
     let refused = call(&set, &lab, "probe_cancel", json!({"run": run}), reader()).await;
@@ -421,6 +455,14 @@ fn a_result_type_with_free_text_is_a_startup_fault() {
         "{faults:?}"
     );
     assert!(set.into_router().is_err());
+    // A job that pages no file gets no file tool.
+    let names: Vec<String> =
+        JobService::<ChattyJob>::tools("chat", |c: &Chat| &c.jobs, JobScopes::default())
+            .tools()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
+    assert!(!names.iter().any(|n| n == "chat_file"), "{names:?}");
     let kept = JobService::<ChattyJob>::tools("chat", |c: &Chat| &c.jobs, JobScopes::default())
         .retain(|n| n != "chat_result");
     assert!(kept.into_router().is_ok());
@@ -455,7 +497,7 @@ async fn a_task_answers_only_its_caller() {
     let lab = lab(&tmp.path().join("runs"));
     let set = tools();
     // A plain run is no task.
-    let plain = start(&lab, "ok", json!({"value": 1.0, "steps": 1}));
+    let plain = start(&lab, "ok", json!({"value": 1.0, "steps": 1})).await;
     wait_for(&set, &lab, &plain, "succeeded").await;
     let desk = lab.jobs.desk();
     let bob = CallerId::new("bob").unwrap();
@@ -470,6 +512,221 @@ async fn a_task_answers_only_its_caller() {
         assert_eq!(e.code, no_task.code);
         assert_eq!(e.message, no_task.message);
     }
-    assert!(desk.cancel_task(&bob, &plain).is_err());
+    assert!(desk.cancel_task(&bob, &plain).await.is_err());
     assert!(desk.list_tasks(&bob).await.unwrap().is_empty());
+}
+
+/// A job's declared files are paged by their keys while the run goes on and
+/// after; nothing else in the run is reachable through the file tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runs_declared_files_are_paged_by_key_and_only_those() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lab = lab(&tmp.path().join("runs"));
+    let set = tools();
+    let schema = &set.get("probe_file").unwrap().tool().input_schema;
+    assert_eq!(schema["properties"]["name"]["enum"], json!(["trace"]));
+    let run = start(&lab, "ok", json!({"value": 1.0, "steps": 3})).await;
+    wait_for(&set, &lab, &run, "succeeded").await;
+    let tail = ok(
+        &set,
+        &lab,
+        "probe_file",
+        json!({"run": run, "name": "trace", "lines": 2}),
+    )
+    .await;
+    assert_eq!(tail["name"], "trace");
+    assert_eq!(
+        tail["lines"]["data"],
+        json!(["step 2 of 3", "step 3 of 3"]),
+        "{tail}"
+    );
+    let head = ok(
+        &set,
+        &lab,
+        "probe_file",
+        json!({"run": run, "name": "trace", "from_line": 0, "lines": 1}),
+    )
+    .await;
+    assert_eq!(head["lines"]["data"], json!(["step 1 of 3"]), "{head}");
+    // The result file is in the same directory but not offered; the
+    // refusal does not echo the name asked for.
+    let (_, refused) = err(
+        &set,
+        &lab,
+        "probe_file",
+        json!({"run": run, "name": "result"}),
+    )
+    .await;
+    assert!(refused.contains("pages no file of that name"), "{refused}");
+    let (_, refused) = err(
+        &set,
+        &lab,
+        "probe_file",
+        json!({"run": run, "name": "zqcanaryq"}),
+    )
+    .await;
+    assert!(!refused.contains("zqcanaryq"), "{refused}");
+    // No path: the argument is a key.
+    let (kind, _) = err(
+        &set,
+        &lab,
+        "probe_file",
+        json!({"run": run, "name": "../trace.txt"}),
+    )
+    .await;
+    assert_eq!(kind, "invalid_arguments");
+    // A run that never wrote the file says so.
+    let failed = start(&lab, "fail", json!({})).await;
+    wait_for(&set, &lab, &failed, "failed").await;
+    let (_, missing) = err(
+        &set,
+        &lab,
+        "probe_file",
+        json!({"run": failed, "name": "trace"}),
+    )
+    .await;
+    assert!(missing.contains("has not written that file"), "{missing}");
+    // A slow run's file is paged while it runs.
+    let slow = start(&lab, "slow", json!({"value": 1.0, "steps": 3})).await;
+    let t0 = Instant::now();
+    loop {
+        let call = call(
+            &set,
+            &lab,
+            "probe_file",
+            json!({"run": slow, "name": "trace", "from_line": 0}),
+            ToolContext::detached(alice()),
+        )
+        .await;
+        if call.is_error != Some(true) {
+            let data = &call.structured_content.unwrap()["data"];
+            if data["lines"]["data"][0] == "step 1 of 60" {
+                break;
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the trace never appeared"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    ok(&set, &lab, "probe_cancel", json!({"run": slow})).await;
+}
+
+/// Malformed and repeated file keys are startup faults of the file tool.
+#[test]
+fn bad_paged_file_keys_are_startup_faults() {
+    struct Files;
+    impl SolverJob for Files {
+        type Params = ();
+        type Result = ProbeResult;
+        const RESULT_FILE: ResultFile = ResultFile::new(FileName::fixed("r.json"));
+        const PAGED_FILES: &'static [PagedFile] = &[
+            PagedFile::new("Bad-Key", ResultFile::new(FileName::fixed("a.txt"))),
+            PagedFile::new("twice", ResultFile::new(FileName::fixed("b.txt"))),
+            PagedFile::new("twice", ResultFile::new(FileName::fixed("c.txt"))),
+        ];
+        fn prepare(&self, (): &()) -> Result<Prepared, ToolError> {
+            Ok(Prepared::new(RunRequest::new("probe")))
+        }
+    }
+    struct F {
+        jobs: JobService<Files>,
+    }
+    let set = JobService::<Files>::tools("f", |f: &F| &f.jobs, JobScopes::default());
+    let faults = set.faults();
+    assert_eq!(faults.len(), 2, "{faults:?}");
+    assert!(
+        faults.iter().all(|f| f.starts_with("tool `f_file`")),
+        "{faults:?}"
+    );
+    assert!(
+        faults.iter().any(|f| f.contains("`Bad-Key` must be")),
+        "{faults:?}"
+    );
+    assert!(
+        faults
+            .iter()
+            .any(|f| f.contains("`twice` is declared twice")),
+        "{faults:?}"
+    );
+}
+
+/// Starting a run never holds the async worker, even when the launch is a
+/// slow cluster submission: on a current-thread runtime, other tasks keep
+/// being served while `sbatch` (a stand-in that takes a second) runs. The
+/// positive control: the same submission made synchronously serves none.
+#[test]
+fn a_slow_submission_does_not_hold_the_async_worker() {
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    for (name, body) in [
+        ("sbatch", "sleep 1\necho 4242\n"),
+        ("scontrol", "echo 'JobId=4242 JobState=PENDING'\n"),
+        ("scancel", "exit 0\n"),
+    ] {
+        let path = bin.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let registry = SolverRegistry::builder()
+        .solver("probe", PROBE)
+        .build()
+        .unwrap();
+    let mut slurm = hardened_mcp::jobs::SlurmConfig::new(env!("CARGO_BIN_EXE_slurm_node"));
+    slurm.bin_dir = bin;
+    let sandbox = Sandbox::new(registry, SandboxConfig::default()).unwrap();
+    let launcher = Launcher::slurm(sandbox, slurm).unwrap();
+    let jobs = JobService::new(
+        Probe,
+        RunRoot::open(tmp.path().join("runs")).unwrap(),
+        launcher.clone(),
+    );
+    let params = || ProbeParams {
+        mode: "ok",
+        result: json!({"value": 1.0, "steps": 1}),
+    };
+
+    // How many quick tasks are served while the submission is under way.
+    let served_during = |asynchronous: bool| -> usize {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let done = Arc::new(AtomicBool::new(false));
+            let flag = Arc::clone(&done);
+            let (jobs, launcher) = (jobs.clone(), launcher.clone());
+            let p = params();
+            let submit = tokio::spawn(async move {
+                if asynchronous {
+                    jobs.start(&alice(), &p).await.unwrap();
+                } else {
+                    let (_, dir) = jobs.runs().create(&alice()).unwrap();
+                    let _ = &p;
+                    let request = RunRequest::new("probe").args([DECK.as_str(), "out/result.json"]);
+                    let cancel = tokio_util::sync::CancellationToken::new();
+                    drop(launcher.launch(&alice(), &dir, request, &cancel).unwrap());
+                }
+                flag.store(true, Ordering::SeqCst);
+            });
+            let mut served = 0;
+            for _ in 0..20 {
+                tokio::task::yield_now().await;
+                if done.load(Ordering::SeqCst) {
+                    break;
+                }
+                served += 1;
+            }
+            submit.await.unwrap();
+            served
+        })
+    };
+    assert_eq!(served_during(true), 20, "the start held the worker");
+    assert_eq!(served_during(false), 0, "the control did not block");
 }

@@ -322,3 +322,41 @@ fn symlink_swap_race_never_deletes_outside() {
     assert_eq!(tombs, 0, "tombstones left behind");
     assert!(removed > 0 && refused > 0, "the swap never interleaved");
 }
+
+/// Replicas start together on a fresh root: every opener succeeds, and all
+/// of them use the one key (a run one creates, another resolves). A
+/// concurrent opener's staged key file is never swept as a crash's
+/// leftover.
+#[test]
+fn openers_racing_on_a_fresh_root_all_succeed_with_one_key() {
+    const OPENERS: usize = 6;
+    const ROUNDS: usize = 40;
+    let alice = CallerId::new("alice").unwrap();
+    for round in 0..ROUNDS {
+        let tmp = fast_tempdir();
+        let path = tmp.path().join("runs");
+        let barrier = Arc::new(std::sync::Barrier::new(OPENERS));
+        let opened: Vec<Result<RunRoot, RunError>> = (0..OPENERS)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), Arc::clone(&barrier));
+                thread::spawn(move || {
+                    barrier.wait();
+                    RunRoot::open(&path)
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect();
+        let roots: Vec<RunRoot> = opened
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|e| panic!("round {round}: an opener failed: {e:?}")))
+            .collect();
+        let (run, _) = roots[0].create(&alice).unwrap();
+        for other in &roots[1..] {
+            other
+                .resolve(run.as_str(), &alice)
+                .unwrap_or_else(|e| panic!("round {round}: another key: {e:?}"));
+        }
+    }
+}

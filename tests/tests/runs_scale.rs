@@ -429,3 +429,54 @@ fn removal_of_a_huge_run_does_not_hold_the_async_worker() {
         "control: a synchronous removal holds the thread"
     );
 }
+
+/// Replicas: each opener of the root is a server process of its own. A
+/// caller's quotas hold across all of them: the creation rate counts every
+/// process's creations, and concurrent creations through several never
+/// take the caller past `max_runs`.
+#[test]
+fn quotas_hold_across_every_process_of_the_root() {
+    let (_tmp, path) = fresh();
+    let rate = Quotas {
+        max_creates_per_minute: Some(3),
+        ..Quotas::default()
+    };
+    let (a, b) = (open(&path, rate, None), open(&path, rate, None));
+    let alice = caller("alice");
+    a.create(&alice).unwrap();
+    b.create(&alice).unwrap();
+    a.create(&alice).unwrap();
+    for replica in [&a, &b] {
+        assert_eq!(
+            replica.create(&alice).err(),
+            Some(RunError::QuotaExceeded(Quota::CreateRate))
+        );
+    }
+    // A third process opened later sees the same count.
+    assert_eq!(
+        open(&path, rate, None).create(&alice).err(),
+        Some(RunError::QuotaExceeded(Quota::CreateRate))
+    );
+    b.create(&caller("bob")).unwrap();
+
+    let (_tmp, path) = fresh();
+    let held = Quotas {
+        max_runs: Some(5),
+        ..Quotas::default()
+    };
+    let replicas: Vec<RunRoot> = (0..3).map(|_| open(&path, held, None)).collect();
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(12));
+    let made: usize = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..12)
+            .map(|i| {
+                let (root, barrier, alice) = (&replicas[i % 3], barrier.clone(), alice.clone());
+                s.spawn(move || {
+                    barrier.wait();
+                    usize::from(root.create(&alice).is_ok())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    assert_eq!(made, 5, "the caller holds exactly its ceiling");
+}

@@ -52,6 +52,16 @@ fn the_page_declares_the_crates_dependencies() {
         ["hardened-mcp", "tokio"],
         "the framework and a runtime only"
     );
+    // Without the HTTP transport, as the crate builds (the workspace's
+    // `hardened-mcp` has `default-features = false`).
+    assert!(
+        deps.iter()
+            .any(|l| l.starts_with("hardened-mcp = ") && l.contains("default-features = false")),
+        "{deps:?}"
+    );
+    assert!(include_str!("../../../Cargo.toml").contains(
+        r#"hardened-mcp = { path = "runtime", version = "0.1.0", default-features = false }"#
+    ));
     // The runtime line is the crate's own, word for word.
     assert!(
         deps.iter()

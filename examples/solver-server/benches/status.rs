@@ -10,98 +10,24 @@
 //! `cargo bench --profile release -p solver-server --bench status -- --warm-up-time 1 --measurement-time 5`
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hardened_mcp::prelude::*;
-use hardened_mcp::sandbox::Containment;
 use hardened_mcp::transport::HardenedStdio;
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::{CallToolRequestParams, ServerCapabilities, ServerConfig};
+use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
-use rmcp::{ErrorData, RoleClient, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{RoleClient, ServiceExt};
 use solver_server::cli::CommonOptions;
 use solver_server::server::HeatServer;
 use tokio::net::unix::pipe;
 
+#[path = "support/plain_status.rs"]
+mod plain_status;
+use plain_status::PlainStatus;
+
 /// Concurrent callers of the throughput group.
 const CALLERS: u64 = 8;
-
-/// The plain server's report: the fields `heat_status` fills for a run
-/// that never started.
-#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
-struct PlainReport {
-    run_handle: String,
-    state: &'static str,
-    progress: Option<u64>,
-    exit_code: Option<i32>,
-    signal: Option<i32>,
-    limit: Option<&'static str>,
-    wall_seconds: Option<f64>,
-    cpu_seconds: Option<f64>,
-    since_ms: Option<u64>,
-    note: Option<&'static str>,
-    containment: String,
-}
-
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-struct StatusArgs {
-    /// The run handle.
-    run: String,
-}
-
-/// The same status work as `heat_status`, with no framework layer: resolve
-/// the handle for the caller, look up the run's slot, report the state and
-/// the containment level.
-#[derive(Clone)]
-struct PlainStatus {
-    runs: RunRoot,
-    containment: Containment,
-    slots: Arc<Mutex<HashMap<String, ()>>>,
-    tool_router: ToolRouter<Self>,
-}
-
-#[tool_router]
-impl PlainStatus {
-    #[tool(description = "Status of a run")]
-    async fn status(
-        &self,
-        Parameters(StatusArgs { run }): Parameters<StatusArgs>,
-    ) -> Result<Json<PlainReport>, ErrorData> {
-        let dir = self
-            .runs
-            .resolve(&run, &CallerId::local())
-            .map_err(|_| ErrorData::invalid_params("unknown run", None))?;
-        let known = self
-            .slots
-            .lock()
-            .unwrap()
-            .contains_key(dir.handle().as_str());
-        Ok(Json(PlainReport {
-            run_handle: dir.handle().to_string(),
-            state: if known { "running" } else { "interrupted" },
-            progress: None,
-            exit_code: None,
-            signal: None,
-            limit: None,
-            wall_seconds: None,
-            cpu_seconds: None,
-            since_ms: None,
-            note: None,
-            containment: self.containment.to_string(),
-        }))
-    }
-}
-
-#[tool_handler(router = self.tool_router)]
-impl ServerHandler for PlainStatus {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-}
 
 /// Which tool layer serves the call, over which transport. The two
 /// benchmarks the issue asks for are `plain_rmcp` (plain tool on rmcp's line
@@ -171,12 +97,7 @@ fn fixture() -> Fixture {
     let runs = heat.service().run_root().clone();
     // A stdio session authenticates nobody: its caller is `CallerId::local()`.
     let (handle, _run) = runs.create(&CallerId::local()).unwrap();
-    let plain = PlainStatus {
-        runs,
-        containment: heat.service().containment(),
-        slots: Arc::default(),
-        tool_router: PlainStatus::tool_router(),
-    };
+    let plain = PlainStatus::new(runs, heat.service().containment());
     Fixture {
         heat,
         plain,

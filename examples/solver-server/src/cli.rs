@@ -1,9 +1,15 @@
-//! Command-line parsing for `solver-server`: modes `serve` and `demo`, each
-//! with `--help`. Hand-written: a handful of options need no framework.
+//! Command-line parsing for `solver-server` (clap): modes `serve` (the
+//! default), `demo`, `node` and `completions`, with `--help` and
+//! `--version`. The parsed arguments become the plain option structs below,
+//! which the rest of the crate (and its tests) build servers from.
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+
+use clap::error::ErrorKind;
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap_complete::Shell;
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,8 +21,8 @@ pub enum Command {
     /// The Slurm node helper: run the spec at this path (started by a
     /// job's batch script, not by hand).
     Node(std::ffi::OsString),
-    /// Print this help text and exit.
-    Help(&'static str),
+    /// Print a completion script for this shell to stdout.
+    Completions(Shell),
 }
 
 /// Options shared by every mode.
@@ -54,13 +60,7 @@ pub struct RunLimits {
 
 impl Default for RunLimits {
     fn default() -> Self {
-        Self {
-            max_runs: 500,
-            max_mib: 20 * 1024,
-            max_per_minute: 120,
-            expire_hours: 7.0 * 24.0,
-            expire_finished_hours: 3.0 * 24.0,
-        }
+        DEFAULT_LIMITS
     }
 }
 
@@ -79,7 +79,8 @@ pub struct ServeOptions {
     pub common: CommonOptions,
     /// Listen address for streamable HTTP; stdio when absent.
     pub http: Option<SocketAddr>,
-    /// File of bearer tokens (`caller-name=token` lines) for HTTP.
+    /// File of bearer tokens (`caller-name=token` lines) for HTTP; without
+    /// it, the tokens come from [`crate::app::TOKENS_ENV`] when that is set.
     pub tokens_file: Option<PathBuf>,
     /// OAuth 2.1 access tokens of this issuer, for this resource.
     pub oauth: Option<OAuthOptions>,
@@ -103,222 +104,258 @@ pub struct DemoOptions {
     pub plot: Option<PathBuf>,
 }
 
-/// Top-level help.
-pub const HELP: &str = "\
-solver-server: a 1-D heat-diffusion solver behind hardened MCP tools
+/// The environment variable that supplies `--run-root`.
+pub const RUN_ROOT_ENV: &str = "SOLVER_SERVER_RUN_ROOT";
+/// The environment variable that supplies `--solver`.
+pub const SOLVER_ENV: &str = "SOLVER_SERVER_SOLVER";
+/// The environment variable that supplies `serve --http`.
+pub const HTTP_ENV: &str = "SOLVER_SERVER_HTTP";
+/// The environment variable that supplies `serve --tokens-file`.
+pub const TOKENS_FILE_ENV: &str = "SOLVER_SERVER_TOKENS_FILE";
 
-USAGE:
-    solver-server [serve] [OPTIONS]     serve MCP over stdio (the default)
-    solver-server serve --http ADDR     serve MCP over streamable HTTP
-    solver-server demo [OPTIONS]        run an in-process client session that shows every protection
-    solver-server node SPEC             the Slurm node helper (run by a job's batch script)
-    solver-server <MODE> --help         options of a mode
-";
+/// The command line: a mode, or `serve`'s options with no mode (stdio
+/// `serve` is the default).
+#[derive(Debug, Parser)]
+#[command(
+    name = "solver-server",
+    version,
+    about = "A 1-D heat-diffusion solver behind hardened MCP tools",
+    long_about = "A 1-D heat-diffusion solver behind hardened MCP tools.\n\n\
+                  With no mode, serves MCP over stdio (as `serve`); the options below are \
+                  serve's. `solver-server <MODE> --help` shows a mode's options.",
+    args_conflicts_with_subcommands = true,
+    subcommand_value_name = "MODE",
+    subcommand_help_heading = "Modes"
+)]
+struct Cli {
+    #[command(subcommand)]
+    mode: Option<Mode>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
 
-/// `serve --help`.
-pub const SERVE_HELP: &str = "\
-solver-server serve: serve the heat tools over MCP
+#[derive(Debug, Subcommand)]
+enum Mode {
+    /// Serve the heat tools over MCP: stdio (the default), or streamable HTTP with --http
+    Serve(ServeArgs),
+    /// Run an in-process MCP client session that shows every protection
+    ///
+    /// Lists the tools, starts a run with a progress bar, shows its status and
+    /// result, saves the profile plot, and sends a handful of hostile calls that
+    /// are each refused with a fixed error. Finishes in seconds.
+    Demo(DemoArgs),
+    /// The Slurm node helper: run the spec at SPEC (started by a job's batch script)
+    Node {
+        /// The run spec's path, as the batch script passes it.
+        spec: OsString,
+    },
+    /// Print a shell completion script to stdout
+    ///
+    /// For example: `solver-server completions bash > ~/.local/share/bash-completion/completions/solver-server`.
+    Completions {
+        /// The shell to complete for.
+        shell: Shell,
+    },
+}
 
-USAGE:
-    solver-server serve [--http ADDR] [--tokens-file FILE] [--oauth-issuer URL --oauth-resource URL]
-                        [--run-root DIR] [--solver PATH] [--allow-weak-sandbox]
+/// Where solver runs go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LauncherKind {
+    /// On this machine.
+    Local,
+    /// As Slurm batch jobs whose node helper (this binary's `node` mode)
+    /// applies the same sandbox; the run root must be on a file system the
+    /// nodes share, at the same path.
+    Slurm,
+}
 
-OPTIONS:
-    --http ADDR          listen for streamable HTTP on ADDR (e.g. 127.0.0.1:8080) instead of stdio;
-                         the MCP endpoint is http://ADDR/mcp
-    --tokens-file FILE   bearer tokens for HTTP, one `caller-name=token` per line, file readable
-                         by its owner only (else: the SOLVER_SERVER_TOKENS environment variable,
-                         same format, comma-separated); required when ADDR is not loopback
-                         unless OAuth is configured
-    --oauth-issuer URL   accept OAuth 2.1 access tokens (JWTs) of this authorization server
-                         (https, or http on loopback); its metadata and keys are fetched at start
-    --oauth-resource URL this server's canonical URI, e.g. https://mcp.example.org/mcp: the
-                         audience the tokens must carry. Tools need scope heat:read (reading)
-                         or heat:write (starting, cancelling, deleting runs)
-    --run-root DIR       directory holding the runs (created 0700; default: $XDG_STATE_HOME or
-                         ~/.local/state, else the temp dir, + /hardened-mcp-solver)
-    --solver PATH        the heat1d executable (default: heat1d next to this binary, else this
-                         binary itself, which runs as the solver when started as `heat1d`)
-    --allow-weak-sandbox start even on a host that lacks a containment layer (user, PID and
-                         mount namespaces, seccomp, Landlock); by default such a host refuses
-                         to start. The log's containment line says which layers runs get.
-    --launcher KIND      `local` (default) or `slurm`: submit each run as a Slurm batch job whose
-                         node helper (this binary, `node` mode) applies the same sandbox; the run
-                         root must be on a file system the nodes share, at the same path
-    --partition NAME     Slurm partition (default: the cluster's default)
-    --max-runs N         runs one caller may hold (default 500); more: quota_exceeded
-    --max-run-mib N      MiB one caller's finished runs may hold (default 20480)
-    --max-runs-per-minute N
-                         runs one caller may create per minute (default 120)
-    --expire-hours H     an unused run expires after H hours (default 168); expired handles
-                         answer like unknown ones and a background sweep removes them
-    --expire-finished-hours H
-                         the same for a finished run (default 72)
-";
+/// The options of every mode.
+#[derive(Debug, Args)]
+struct CommonArgs {
+    /// Directory holding the runs (created 0700) [default: $XDG_STATE_HOME or
+    /// ~/.local/state, else the temp dir, + /hardened-mcp-solver; demo: a fresh
+    /// temporary directory]
+    #[arg(long, value_name = "DIR", env = RUN_ROOT_ENV)]
+    run_root: Option<PathBuf>,
+    /// The heat1d executable [default: heat1d next to this binary, else this
+    /// binary itself, which runs as the solver when started as `heat1d`]
+    #[arg(long, value_name = "PATH", env = SOLVER_ENV)]
+    solver: Option<PathBuf>,
+    /// Start even on a host that lacks a containment layer (user, PID and mount
+    /// namespaces, seccomp, Landlock); by default such a host refuses to start.
+    /// The log's containment line says which layers runs get
+    #[arg(long)]
+    allow_weak_sandbox: bool,
+    /// Where solver runs go [default: local]
+    #[arg(long, value_name = "KIND")]
+    launcher: Option<LauncherKind>,
+    /// Slurm partition [default: the cluster's default]; implies --launcher slurm
+    #[arg(long, value_name = "NAME")]
+    partition: Option<String>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
 
-/// `demo --help`.
-pub const DEMO_HELP: &str = "\
-solver-server demo: an in-process MCP client session against the server
+/// The run root's per-caller quotas and retention.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Quotas and retention")]
+struct LimitArgs {
+    /// Runs one caller may hold; more: quota_exceeded
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMITS.max_runs)]
+    max_runs: usize,
+    /// MiB one caller's finished runs may hold
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMITS.max_mib)]
+    max_run_mib: u64,
+    /// Runs one caller may create per minute
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMITS.max_per_minute)]
+    max_runs_per_minute: u32,
+    /// An unused run expires after H hours; expired handles answer like unknown
+    /// ones and a background sweep removes them
+    #[arg(long, value_name = "H", value_parser = hours, default_value_t = DEFAULT_LIMITS.expire_hours)]
+    expire_hours: f64,
+    /// The same for a finished run
+    #[arg(long, value_name = "H", value_parser = hours, default_value_t = DEFAULT_LIMITS.expire_finished_hours)]
+    expire_finished_hours: f64,
+}
 
-Lists the tools, starts a run with a progress bar, shows its status and result, saves
-the profile plot, and sends a handful of hostile calls that are each refused with a
-fixed error. Finishes in seconds.
+/// `serve` options.
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// Listen for streamable HTTP on ADDR (e.g. 127.0.0.1:8080) instead of
+    /// stdio; the MCP endpoint is http://ADDR/mcp
+    #[arg(long, value_name = "ADDR", env = HTTP_ENV)]
+    http: Option<SocketAddr>,
+    /// Bearer tokens for HTTP, one `caller-name=token` per line, in a file
+    /// readable by its owner only (else: the SOLVER_SERVER_TOKENS environment
+    /// variable, same format, comma-separated; tokens are never taken on the
+    /// command line); required when ADDR is not loopback unless OAuth is
+    /// configured
+    #[arg(long, value_name = "FILE", env = TOKENS_FILE_ENV)]
+    tokens_file: Option<PathBuf>,
+    /// Accept OAuth 2.1 access tokens (JWTs) of this authorization server
+    /// (https, or http on loopback); its metadata and keys are fetched at start
+    #[arg(long, value_name = "URL", requires = "oauth_resource")]
+    oauth_issuer: Option<String>,
+    /// This server's canonical URI, e.g. https://mcp.example.org/mcp: the
+    /// audience the tokens must carry. Tools need scope heat:read (reading) or
+    /// heat:write (starting, cancelling, deleting runs)
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    oauth_resource: Option<String>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
 
-USAGE:
-    solver-server demo [--plot FILE] [--run-root DIR] [--solver PATH] [--allow-weak-sandbox]
-                       [--launcher KIND] [--partition NAME]
+/// `demo` options.
+#[derive(Debug, Args)]
+struct DemoArgs {
+    /// Where to save the profile plot [default: heat-profile.png]
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
 
-OPTIONS:
-    --plot FILE          where to save the profile plot (default: heat-profile.png)
-    --run-root DIR       as for serve (default: a fresh temporary directory)
-    --solver PATH        as for serve
-    --allow-weak-sandbox as for serve
-    --launcher KIND      as for serve, and --partition
-";
+/// The defaults of [`RunLimits`], also the command line's.
+const DEFAULT_LIMITS: RunLimits = RunLimits {
+    max_runs: 500,
+    max_mib: 20 * 1024,
+    max_per_minute: 120,
+    expire_hours: 7.0 * 24.0,
+    expire_finished_hours: 3.0 * 24.0,
+};
 
 /// A positive, finite number of hours (at most ten years).
-fn hours(v: OsString) -> Result<f64, UsageError> {
-    v.to_str()
-        .and_then(|s| s.parse::<f64>().ok())
+fn hours(v: &str) -> Result<f64, &'static str> {
+    v.parse::<f64>()
+        .ok()
         .filter(|h| h.is_finite() && *h > 0.0 && *h <= 24.0 * 3660.0)
-        .ok_or(UsageError(
-            "--expire-hours and --expire-finished-hours take a positive number of hours",
-        ))
+        .ok_or("takes a positive number of hours (at most ten years)")
 }
 
-/// A command line that does not parse; the text is fixed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}; see solver-server --help")]
-pub struct UsageError(&'static str);
-
-/// Parses the arguments after the program name.
-pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageError> {
-    let mut args = args.into_iter().peekable();
-    let mode = match args.peek().and_then(|a| a.to_str()) {
-        Some("serve") => {
-            args.next();
-            "serve"
-        }
-        Some("demo") => {
-            args.next();
-            "demo"
-        }
-        Some("node") => {
-            args.next();
-            let spec = args
-                .next()
-                .ok_or(UsageError("node takes the run spec's path"))?;
-            if args.next().is_some() {
-                return Err(UsageError("node takes one argument"));
+impl CommonArgs {
+    fn into_options(self) -> Result<CommonOptions, clap::Error> {
+        let slurm = match (self.launcher, self.partition) {
+            (Some(LauncherKind::Local), Some(_)) => {
+                return Err(Cli::command().error(
+                    ErrorKind::ArgumentConflict,
+                    "--partition goes with --launcher slurm",
+                ));
             }
-            return Ok(Command::Node(spec));
-        }
-        Some("--help" | "-h" | "help") => return Ok(Command::Help(HELP)),
-        Some(a) if !a.starts_with("--") => return Err(UsageError("unknown mode")),
-        None | Some(_) => "serve",
-    };
-    let mut serve = ServeOptions::default();
-    let mut demo = DemoOptions::default();
-    let (mut oauth_issuer, mut oauth_resource) = (None, None);
-    while let Some(flag) = args.next() {
-        let flag = flag
-            .to_str()
-            .ok_or(UsageError("unknown option"))?
-            .to_owned();
-        if flag == "--help" || flag == "-h" {
-            return Ok(Command::Help(if mode == "serve" {
-                SERVE_HELP
-            } else {
-                DEMO_HELP
-            }));
-        }
-        let mut value = || {
-            args.next()
-                .ok_or(UsageError("an option is missing its value"))
+            (Some(LauncherKind::Local), None) | (None, None) => None,
+            (Some(LauncherKind::Slurm) | None, partition) => Some(SlurmOptions { partition }),
         };
-        let common = if mode == "serve" {
-            &mut serve.common
-        } else {
-            &mut demo.common
-        };
-        match (mode, flag.as_str()) {
-            (_, "--run-root") => common.run_root = Some(value()?.into()),
-            (_, "--solver") => common.solver = Some(value()?.into()),
-            (_, "--allow-weak-sandbox") => common.allow_weak_sandbox = true,
-            (_, "--launcher") => match value()?.to_str() {
-                Some("local") => common.slurm = None,
-                Some("slurm") => {
-                    common.slurm.get_or_insert_with(SlurmOptions::default);
-                }
-                _ => return Err(UsageError("--launcher takes local or slurm")),
+        let l = self.limits;
+        Ok(CommonOptions {
+            run_root: self.run_root,
+            solver: self.solver,
+            allow_weak_sandbox: self.allow_weak_sandbox,
+            slurm,
+            run_limits: RunLimits {
+                max_runs: l.max_runs,
+                max_mib: l.max_run_mib,
+                max_per_minute: l.max_runs_per_minute,
+                expire_hours: l.expire_hours,
+                expire_finished_hours: l.expire_finished_hours,
             },
-            (_, "--partition") => {
-                let v = value()?;
-                let p = v.to_str().ok_or(UsageError("--partition takes a name"))?;
-                common
-                    .slurm
-                    .get_or_insert_with(SlurmOptions::default)
-                    .partition = Some(p.to_owned());
-            }
-            (_, "--max-runs") => {
-                let n = value()?.to_str().and_then(|s| s.parse().ok());
-                common.run_limits.max_runs = n.ok_or(UsageError("--max-runs takes a number"))?;
-            }
-            (_, "--max-run-mib") => {
-                let n = value()?.to_str().and_then(|s| s.parse().ok());
-                common.run_limits.max_mib = n.ok_or(UsageError("--max-run-mib takes a number"))?;
-            }
-            (_, "--max-runs-per-minute") => {
-                let n = value()?.to_str().and_then(|s| s.parse().ok());
-                common.run_limits.max_per_minute =
-                    n.ok_or(UsageError("--max-runs-per-minute takes a number"))?;
-            }
-            (_, "--expire-hours") => {
-                common.run_limits.expire_hours = hours(value()?)?;
-            }
-            (_, "--expire-finished-hours") => {
-                common.run_limits.expire_finished_hours = hours(value()?)?;
-            }
-            ("serve", "--http") => {
-                let v = value()?;
-                let addr = v.to_str().and_then(|s| s.parse().ok());
-                serve.http =
-                    Some(addr.ok_or(UsageError("--http takes an address like 127.0.0.1:8080"))?);
-            }
-            ("serve", "--tokens-file") => serve.tokens_file = Some(value()?.into()),
-            ("serve", "--oauth-issuer") => {
-                oauth_issuer = Some(utf8(value()?, "--oauth-issuer takes a URL")?);
-            }
-            ("serve", "--oauth-resource") => {
-                oauth_resource = Some(utf8(value()?, "--oauth-resource takes a URL")?);
-            }
-            ("demo", "--plot") => demo.plot = Some(value()?.into()),
-            _ => return Err(UsageError("unknown option")),
-        }
+        })
     }
-    serve.oauth = match (oauth_issuer, oauth_resource) {
-        (Some(issuer), Some(resource)) => Some(OAuthOptions { issuer, resource }),
-        (None, None) => None,
-        _ => {
-            return Err(UsageError(
-                "--oauth-issuer and --oauth-resource go together",
-            ));
-        }
-    };
-    Ok(if mode == "serve" {
-        Command::Serve(serve)
-    } else {
-        Command::Demo(demo)
-    })
 }
 
-fn utf8(v: std::ffi::OsString, what: &'static str) -> Result<String, UsageError> {
-    v.into_string().map_err(|_| UsageError(what))
+impl ServeArgs {
+    fn into_options(self) -> Result<ServeOptions, clap::Error> {
+        // Both or neither: the `requires` of each says so.
+        let oauth = match (self.oauth_issuer, self.oauth_resource) {
+            (Some(issuer), Some(resource)) => Some(OAuthOptions { issuer, resource }),
+            _ => None,
+        };
+        Ok(ServeOptions {
+            common: self.common.into_options()?,
+            http: self.http,
+            tokens_file: self.tokens_file,
+            oauth,
+        })
+    }
+}
+
+/// The clap command, for help, completions and tests.
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+/// Writes the completion script for `shell` to `out`.
+pub fn completions(shell: Shell, out: &mut dyn std::io::Write) {
+    clap_complete::generate(shell, &mut command(), "solver-server", out);
+}
+
+/// Parses the arguments after the program name. `--help` and `--version`
+/// come back as errors of their kinds ([`clap::Error::exit`] prints them
+/// to stdout and exits 0; usage errors go to stderr with exit status 2).
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, clap::Error> {
+    let argv = std::iter::once(OsString::from("solver-server")).chain(args);
+    let cli = Cli::try_parse_from(argv)?;
+    Ok(match cli.mode {
+        None => Command::Serve(cli.serve.into_options()?),
+        Some(Mode::Serve(s)) => Command::Serve(s.into_options()?),
+        Some(Mode::Demo(d)) => Command::Demo(DemoOptions {
+            common: d.common.into_options()?,
+            plot: d.plot,
+        }),
+        Some(Mode::Node { spec }) => Command::Node(spec),
+        Some(Mode::Completions { shell }) => Command::Completions(shell),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn p(args: &[&str]) -> Result<Command, clap::Error> {
+        parse(args.iter().map(OsString::from))
+    }
+
+    fn kind(args: &[&str]) -> ErrorKind {
+        p(args).err().map(|e| e.kind()).expect("an error")
+    }
 
     #[test]
     fn parses_oauth_as_a_pair() {
@@ -338,11 +375,14 @@ mod tests {
                 resource: "https://mcp.example.org/mcp".into()
             })
         );
-        assert!(p(&["serve", "--oauth-issuer", "https://idp.example.org"]).is_err());
-    }
-
-    fn p(args: &[&str]) -> Result<Command, UsageError> {
-        parse(args.iter().map(OsString::from))
+        assert_eq!(
+            kind(&["serve", "--oauth-issuer", "https://idp.example.org"]),
+            ErrorKind::MissingRequiredArgument
+        );
+        assert_eq!(
+            kind(&["--oauth-resource", "https://mcp.example.org/mcp"]),
+            ErrorKind::MissingRequiredArgument
+        );
     }
 
     #[test]
@@ -372,14 +412,39 @@ mod tests {
                 expire_finished_hours: 0.25,
             }
         );
+        // A negative number reads as an unknown option.
+        assert_eq!(
+            kind(&["serve", "--max-runs", "-1"]),
+            ErrorKind::UnknownArgument
+        );
         for bad in [
-            &["serve", "--max-runs", "-1"][..],
+            &["serve", "--max-runs", "x"][..],
             &["serve", "--expire-hours", "0"],
             &["serve", "--expire-hours", "NaN"],
             &["serve", "--expire-finished-hours", "inf"],
         ] {
-            assert!(p(bad).is_err(), "{bad:?}");
+            assert_eq!(kind(bad), ErrorKind::ValueValidation, "{bad:?}");
         }
+        let e = p(&["serve", "--expire-hours", "NaN"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("takes a positive number of hours"), "{e}");
+    }
+
+    #[test]
+    fn run_limits_default_to_the_documented_values() {
+        let Ok(Command::Serve(o)) = p(&[]) else {
+            panic!("serve")
+        };
+        assert_eq!(o.common.run_limits, RunLimits::default());
+        assert_eq!(RunLimits::default().max_runs, 500);
+        let help = command()
+            .find_subcommand_mut("serve")
+            .expect("serve")
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("[default: 500]"), "{help}");
+        assert!(help.contains("[default: 168]"), "{help}");
     }
 
     #[test]
@@ -394,16 +459,33 @@ mod tests {
                 partition: Some("debug".into()),
             })
         );
-        assert!(p(&["serve", "--launcher", "pbs"]).is_err());
-        assert!(
-            p(&["serve", "--cpus", "2"]).is_err(),
+        let Ok(Command::Demo(d)) = p(&["demo", "--partition", "debug"]) else {
+            panic!("demo")
+        };
+        assert!(d.common.slurm.is_some(), "--partition implies slurm");
+        let Ok(Command::Serve(s)) = p(&["serve", "--launcher", "local"]) else {
+            panic!("serve")
+        };
+        assert_eq!(s.common.slurm, None);
+        assert_eq!(
+            kind(&["serve", "--launcher", "pbs"]),
+            ErrorKind::InvalidValue
+        );
+        assert_eq!(
+            kind(&["serve", "--launcher", "local", "--partition", "x"]),
+            ErrorKind::ArgumentConflict
+        );
+        assert_eq!(
+            kind(&["serve", "--cpus", "2"]),
+            ErrorKind::UnknownArgument,
             "the job's CPUs come from the run"
         );
         assert_eq!(
-            p(&["node", "/x/slurm-spec"]),
-            Ok(Command::Node("/x/slurm-spec".into()))
+            p(&["node", "/x/slurm-spec"]).unwrap(),
+            Command::Node("/x/slurm-spec".into())
         );
-        assert!(p(&["node"]).is_err());
+        assert_eq!(kind(&["node"]), ErrorKind::MissingRequiredArgument);
+        assert_eq!(kind(&["node", "a", "b"]), ErrorKind::UnknownArgument);
     }
 
     #[test]
@@ -416,11 +498,28 @@ mod tests {
             panic!("demo")
         };
         assert!(d.common.allow_weak_sandbox);
+        let sandbox_env = command()
+            .find_subcommand("serve")
+            .and_then(|s| {
+                s.get_arguments()
+                    .find(|a| a.get_id() == "allow_weak_sandbox")
+                    .map(|a| a.get_env().is_some())
+            })
+            .expect("the flag exists");
+        assert!(!sandbox_env, "no environment variable weakens the sandbox");
     }
 
     #[test]
     fn defaults_to_stdio_serve() {
-        assert_eq!(p(&[]), Ok(Command::Serve(ServeOptions::default())));
+        assert_eq!(p(&[]).unwrap(), Command::Serve(ServeOptions::default()));
+        // serve's options without the mode, as before.
+        let Ok(Command::Serve(s)) = p(&["--run-root", "/r", "--http", "127.0.0.1:1"]) else {
+            panic!("serve")
+        };
+        assert_eq!(s.common.run_root, Some(PathBuf::from("/r")));
+        assert_eq!(s.http, Some(SocketAddr::from(([127, 0, 0, 1], 1))));
+        // ... but not mixed with a mode.
+        assert!(p(&["--run-root", "/r", "demo"]).is_err());
     }
 
     #[test]
@@ -431,26 +530,88 @@ mod tests {
         };
         assert_eq!(s.http, Some("127.0.0.1:9000".parse().unwrap()));
         assert_eq!(s.tokens_file, Some(PathBuf::from("t")));
+        assert_eq!(
+            kind(&["serve", "--http", "not-an-addr"]),
+            ErrorKind::ValueValidation
+        );
+        assert_eq!(kind(&["serve", "--http"]), ErrorKind::InvalidValue);
+        assert_eq!(
+            kind(&["serve", "--tokens", "a=b"]),
+            ErrorKind::UnknownArgument
+        );
     }
 
     #[test]
     fn help_for_every_mode() {
-        assert_eq!(p(&["--help"]), Ok(Command::Help(HELP)));
-        assert_eq!(p(&["serve", "--help"]), Ok(Command::Help(SERVE_HELP)));
-        assert_eq!(p(&["demo", "-h"]), Ok(Command::Help(DEMO_HELP)));
+        let e = p(&["--help"]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DisplayHelp);
+        let top = e.to_string();
+        for mode in ["serve", "demo", "node", "completions"] {
+            assert!(top.contains(mode), "{mode} missing from\n{top}");
+        }
+        assert!(top.contains("--version"), "{top}");
+        let serve = p(&["serve", "--help"]).unwrap_err().to_string();
+        assert!(serve.contains("--tokens-file"), "{serve}");
+        assert!(serve.contains("SOLVER_SERVER_RUN_ROOT"), "{serve}");
+        assert!(!serve.contains("--plot"), "{serve}");
+        let demo = p(&["demo", "-h"]).unwrap_err().to_string();
+        assert!(
+            demo.contains("--plot") && !demo.contains("--http"),
+            "{demo}"
+        );
+        assert_eq!(kind(&["help", "demo"]), ErrorKind::DisplayHelp);
     }
 
     #[test]
-    fn rejects_unknown_things_without_echoing_them() {
+    fn version_is_the_crate_version() {
+        let e = p(&["--version"]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DisplayVersion);
+        assert_eq!(
+            e.to_string().trim(),
+            format!("solver-server {}", env!("CARGO_PKG_VERSION"))
+        );
+    }
+
+    #[test]
+    fn misspellings_get_a_suggestion() {
+        let e = p(&["serve", "--run-rot", "/r"]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::UnknownArgument);
+        assert!(e.to_string().contains("--run-root"), "{e}");
+        let e = p(&["dmeo"]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidSubcommand);
+        assert!(e.to_string().contains("demo"), "{e}");
+    }
+
+    #[test]
+    fn rejects_unknown_things() {
         for bad in [
             &["bogus"][..],
             &["serve", "--plot", "x"],
             &["demo", "--http", "1.2.3.4:1"],
-            &["serve", "--http"],
+            &["demo", "--tokens-file", "t"],
         ] {
-            let e = p(bad).unwrap_err().to_string();
-            assert!(!e.contains("bogus") && !e.contains("1.2.3.4"), "{e}");
+            assert!(p(bad).is_err(), "{bad:?}");
         }
-        assert!(p(&["serve", "--http", "not-an-addr"]).is_err());
+    }
+
+    #[test]
+    fn completions_for_each_shell() {
+        assert_eq!(
+            p(&["completions", "bash"]).unwrap(),
+            Command::Completions(Shell::Bash)
+        );
+        assert_eq!(kind(&["completions", "tcsh"]), ErrorKind::InvalidValue);
+        for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+            let mut out = Vec::new();
+            completions(shell, &mut out);
+            let script = String::from_utf8(out).unwrap();
+            assert!(script.contains("solver-server"), "{shell}");
+            assert!(script.contains("run-root"), "{shell}");
+        }
+    }
+
+    #[test]
+    fn the_command_is_well_formed() {
+        command().debug_assert();
     }
 }

@@ -1,5 +1,6 @@
 //! `solver-server`: the example's binary. `serve` (stdio, the default),
-//! `serve --http ADDR`, and `demo`; `--help` on each. Started under the
+//! `serve --http ADDR`, `demo`, `node` and `completions`; `--help` on each,
+//! `--version`. Started under the
 //! name `heat1d` (as the sandbox starts the default solver when no separate
 //! `heat1d` executable sits beside it), it is the solver.
 
@@ -14,13 +15,16 @@ fn main() -> ExitCode {
     }
     let command = match cli::parse(std::env::args_os().skip(1)) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("solver-server: {e}");
-            return ExitCode::from(2);
-        }
+        // Help and version to stdout (exit 0), usage errors to stderr (2).
+        Err(e) => e.exit(),
     };
-    if let Command::Node(spec) = command {
-        return hardened_mcp::jobs::node_main(Some(spec));
+    match command {
+        Command::Node(spec) => return hardened_mcp::jobs::node_main(Some(spec)),
+        Command::Completions(shell) => {
+            cli::completions(shell, &mut std::io::stdout());
+            return ExitCode::SUCCESS;
+        }
+        Command::Serve(_) | Command::Demo(_) => {}
     }
     // Logs go to stderr: in stdio mode stdout is the MCP channel.
     let default_level = if matches!(command, Command::Demo(_)) {
@@ -41,13 +45,9 @@ fn main() -> ExitCode {
         }
     };
     let result = match command {
-        Command::Help(text) => {
-            print!("{text}");
-            return ExitCode::SUCCESS;
-        }
         Command::Serve(opts) => runtime.block_on(app::serve(opts)),
         Command::Demo(opts) => runtime.block_on(demo::run(opts)),
-        Command::Node(_) => return ExitCode::FAILURE,
+        Command::Node(_) | Command::Completions(_) => return ExitCode::FAILURE,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

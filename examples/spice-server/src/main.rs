@@ -1,4 +1,5 @@
-//! `spice-server`: `serve` (stdio, the default) and `demo`; `--help`.
+//! `spice-server`: `serve` (stdio, the default), `demo` and `completions`;
+//! `--help` on each, `--version`.
 
 use std::process::ExitCode;
 
@@ -8,11 +9,13 @@ use spice_server::{app, demo};
 fn main() -> ExitCode {
     let command = match cli::parse(std::env::args_os().skip(1)) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("spice-server: {e}");
-            return ExitCode::from(2);
-        }
+        // Help and version to stdout (exit 0), usage errors to stderr (2).
+        Err(e) => e.exit(),
     };
+    if let Command::Completions(shell) = command {
+        cli::completions(shell, &mut std::io::stdout());
+        return ExitCode::SUCCESS;
+    }
     let default_level = if matches!(command, Command::Demo(_)) {
         "warn"
     } else {
@@ -31,12 +34,9 @@ fn main() -> ExitCode {
         }
     };
     let result = match command {
-        Command::Help(text) => {
-            print!("{text}");
-            return ExitCode::SUCCESS;
-        }
         Command::Serve(o) => runtime.block_on(app::serve(o)),
         Command::Demo(o) => runtime.block_on(demo::run(o)),
+        Command::Completions(_) => return ExitCode::FAILURE,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,7 +1,7 @@
 //! A Python script solver served over MCP in one file: the guide's chapter
 //! "Wrap an external solver" (docs/guide.md) shows it whole.
 //!
-//! `poisson-server <run-root> [<poisson.py>]` serves, over stdio, a start
+//! `poisson-server <RUN_ROOT> [SCRIPT]` serves, over stdio, a start
 //! tool, a solve tool that is also an MCP task, and the framework's
 //! life-cycle tools (status, wait, log, result, list, cancel, delete).
 
@@ -100,7 +100,7 @@ impl Lab {
         ctx: ToolContext,
         #[args] grid: Grid,
     ) -> Result<Output<JobStarted>, ToolError> {
-        Ok(Output::new(self.jobs.start(ctx.caller(), &grid)?))
+        Ok(Output::new(self.jobs.start(ctx.caller(), &grid).await?))
     }
 
     /// Solve and answer the result: as an MCP task for clients that take
@@ -116,23 +116,26 @@ impl Lab {
     }
 }
 
+#[derive(clap::Parser)] // the command line; `about`: the package description
+#[command(version, about)]
+struct Cli {
+    /// Directory holding the runs (created 0700)
+    run_root: PathBuf,
+    /// The solver script
+    #[arg(default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/poisson.py"))]
+    script: PathBuf,
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args_os().skip(1);
-    let root = args
-        .next()
-        .ok_or("usage: poisson-server <run-root> [<poisson.py>]")?;
-    let script = args.next().map_or_else(
-        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/poisson.py")),
-        PathBuf::from,
-    );
+    let Cli { run_root, script } = clap::Parser::parse();
     // The script is the solver: its `#!/usr/bin/python3` line is checked
     // here, and it is bound into each run's view as /sandbox/bin/poisson.
     let registry = SolverRegistry::builder()
         .solver("poisson", script)
         .build()?;
     let sandbox = Sandbox::new(registry, SandboxConfig::default())?;
-    let jobs = JobService::new(Poisson, RunRoot::open(root)?, Launcher::local(sandbox));
+    let jobs = JobService::new(Poisson, RunRoot::open(run_root)?, Launcher::local(sandbox));
     let life_cycle =
         JobService::<Poisson>::tools("poisson", |l: &Lab| &l.jobs, JobScopes::default());
     let tools = Lab::hardened_tool_router_set()

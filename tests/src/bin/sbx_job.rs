@@ -1,6 +1,7 @@
 //! Jobs test probe: `sbx_job <input> <output>`. The input's first line is
 //! the mode, the rest is written to `<output>` as the result:
-//! - `ok`: three `PROGRESS <i> 3` lines, the result, exit 0;
+//! - `ok`: three `PROGRESS <i> 3` lines (and `step <i> of 3` lines in
+//!   `trace.txt` beside the output), the result, exit 0;
 //! - `slow`: progress once a second for a minute, then as `ok`;
 //! - `fail`: a line on stderr, exit 3, no result.
 
@@ -25,7 +26,12 @@ fn main() {
             std::process::exit(3);
         }
     };
+    let trace_path = std::path::Path::new(&output).with_file_name("trace.txt");
+    let mut trace = std::fs::File::create(trace_path).ok();
     for i in 1..=steps {
+        if let Some(t) = trace.as_mut() {
+            let _ = writeln!(t, "step {i} of {steps}");
+        }
         let _ = writeln!(out, "PROGRESS {i} {steps}");
         let _ = out.flush();
         std::thread::sleep(pause);

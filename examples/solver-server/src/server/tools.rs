@@ -55,7 +55,7 @@ impl HeatServer {
             initial,
             mode,
         };
-        let JobStarted { run_handle } = self.jobs.start(ctx.caller(), &spec)?;
+        let JobStarted { run_handle } = self.jobs.start(ctx.caller(), &spec).await?;
         Ok(Output::new(RunStarted {
             run_handle,
             cost: f64::from(cells) * steps as f64,
@@ -104,7 +104,7 @@ impl HeatServer {
                 initial,
                 mode: 1,
             };
-            planned.push((self.jobs.plan(ctx.caller())?, spec));
+            planned.push((self.jobs.plan(ctx.caller()).await?, spec));
         }
         let points_out: Vec<SweepPoint> = planned
             .iter()
