@@ -5,20 +5,34 @@
 // resource asked for, signed with a fresh key: ES256 by default, or RS256
 // (a 2048-bit key, the default of most identity providers).
 //
-//   node oidc.mjs <port> <resource> <client secret> <scopes> [ES256|RS256]
+//   node oidc.mjs <resource> <client secret> <scopes> [ES256|RS256]
 //
-// Prints `listening <issuer>` once it serves; stops when stdin closes (the
-// test that started it went away) or on SIGTERM.
+// Listens on a port the kernel picks (so no other process can take it
+// between a choice and the bind), names its issuer after it, and prints
+// `listening <issuer>` once it serves; stops when stdin closes (the test
+// that started it went away) or on SIGTERM.
 
+import { createServer } from "node:http";
 import Provider from "oidc-provider";
 import { exportJWK, generateKeyPair } from "jose";
 
-const [port, resource, secret, scopes, alg = "ES256"] = process.argv.slice(2);
-if (!port || !resource || !secret || !scopes || !["ES256", "RS256"].includes(alg)) {
-  process.stderr.write("usage: oidc.mjs <port> <resource> <client secret> <scopes> [ES256|RS256]\n");
+const [resource, secret, scopes, alg = "ES256"] = process.argv.slice(2);
+if (!resource || !secret || !scopes || !["ES256", "RS256"].includes(alg)) {
+  process.stderr.write("usage: oidc.mjs <resource> <client secret> <scopes> [ES256|RS256]\n");
   process.exit(2);
 }
-const issuer = `http://127.0.0.1:${port}`;
+
+// Bound first; requests wait for the provider, made once the port is known.
+let handle = (_req, res) => {
+  res.statusCode = 503;
+  res.end();
+};
+const server = createServer((req, res) => handle(req, res));
+await new Promise((resolve, reject) => {
+  server.once("error", reject);
+  server.listen(0, "127.0.0.1", resolve);
+});
+const issuer = `http://127.0.0.1:${server.address().port}`;
 
 const { privateKey } = await generateKeyPair(alg, { extractable: true, modulusLength: 2048 });
 const signing = { ...(await exportJWK(privateKey)), kid: "oidc-test-1", alg, use: "sig" };
@@ -60,9 +74,8 @@ const provider = new Provider(issuer, {
   },
 });
 
-const server = provider.listen(Number(port), "127.0.0.1", () => {
-  process.stdout.write(`listening ${issuer}\n`);
-});
+handle = provider.callback();
+process.stdout.write(`listening ${issuer}\n`);
 const stop = () => server.close(() => process.exit(0));
 process.stdin.on("end", stop);
 process.stdin.resume();

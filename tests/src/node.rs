@@ -128,14 +128,9 @@ pub fn start_oidc_signing(
 ) -> Option<OidcProvider> {
     use std::io::BufRead as _;
     let dir = client_dir()?;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or(0);
     let mut child = Command::new("node")
         .current_dir(&dir)
         .arg("oidc.mjs")
-        .arg(port.to_string())
         .arg(resource)
         .arg(secret)
         .arg(scopes)

@@ -76,9 +76,8 @@ fn now() -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_frameworks_oauth_resource_audits_clean_with_a_valid_token() {
     let issuer = issuer().await;
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr: SocketAddr = probe.local_addr().unwrap();
-    drop(probe);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
     let resource = format!("http://{addr}/mcp");
     let oauth =
         OAuth::discover(OAuthConfig::new(&issuer, &resource).scopes_supported(["calc:read"]))
@@ -86,12 +85,11 @@ async fn the_frameworks_oauth_resource_audits_clean_with_a_valid_token() {
             .unwrap();
     let server = Server::new("calc", "1", Calc, Calc::hardened_tool_router());
     let http = HttpConfig::new()
-        .bind(addr)
         .oauth(oauth)
         .sse_keep_alive(None);
     let _running = HttpServer::new(move || Ok(server.clone()), http)
         .unwrap()
-        .start(CancellationToken::new())
+        .start_on(listener, CancellationToken::new())
         .await
         .unwrap();
     let mut header = Header::new(Algorithm::ES256);

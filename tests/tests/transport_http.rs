@@ -154,6 +154,63 @@ async fn without_auth_on_loopback_the_caller_is_local() {
     server.shutdown().await.unwrap();
 }
 
+/// A listener bound beforehand keeps its port from the bind to the serve,
+/// and is held to the bind rule: not loopback needs authentication.
+#[tokio::test]
+async fn a_listener_bound_beforehand_is_served_under_the_bind_rule() {
+    use hardened_mcp::transport::{HttpServer, HttpStartError};
+    use hardened_mcp_tests::tr_support::EchoServer;
+    logs();
+    let public = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let refused = HttpServer::new(|| Ok(EchoServer::new()), HttpConfig::new())
+        .unwrap()
+        .start_on(public, tokio_util::sync::CancellationToken::new())
+        .await;
+    assert!(
+        matches!(refused, Err(HttpStartError::PublicBindWithoutAuth)),
+        "{refused:?}"
+    );
+    // The same address with tokens is served (positive control of the rule).
+    let public = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = public.local_addr().unwrap().port();
+    let served = HttpServer::new(
+        || Ok(EchoServer::new()),
+        HttpConfig::new()
+            .auth(token_table())
+            .sse_keep_alive(None),
+    )
+    .unwrap()
+    .start_on(public, tokio_util::sync::CancellationToken::new())
+    .await
+    .unwrap();
+    assert_eq!(served.local_addr().port(), port);
+    let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut alice = Client::new(loopback, Some(ALICE));
+    alice.connect().await;
+    assert_eq!(result_text(&alice.whoami().await.rpc().unwrap()), Some("alice"));
+    served.shutdown().await.unwrap();
+
+    // On loopback without tokens, the address reported is the listener's.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = HttpServer::new(
+        || Ok(EchoServer::new()),
+        HttpConfig::new().sse_keep_alive(None),
+    )
+    .unwrap()
+    .start_on(listener, tokio_util::sync::CancellationToken::new())
+    .await
+    .unwrap();
+    assert_eq!(server.local_addr(), addr);
+    let mut client = Client::new(addr, None);
+    client.connect().await;
+    assert_eq!(
+        result_text(&client.whoami().await.rpc().unwrap()),
+        Some("local")
+    );
+    server.shutdown().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_session_id_is_not_an_identity() {
     let server = start(|b| b.auth(token_table())).await;

@@ -163,10 +163,10 @@ struct Fixture {
 async fn fixture(configure: impl FnOnce(OAuthConfig) -> OAuthConfig) -> Fixture {
     let state = Arc::new(Issuer::default());
     let issuer = start_issuer(Arc::clone(&state)).await;
-    // The resource's own address is known once it listens: reserve a port.
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr: SocketAddr = probe.local_addr().unwrap();
-    drop(probe);
+    // The resource's own address is part of its identity: bind first, and
+    // serve on that listener (no other test can take the port in between).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
     let resource = format!("http://{addr}/mcp");
     let config = configure(
         OAuthConfig::new(&issuer, &resource)
@@ -176,12 +176,11 @@ async fn fixture(configure: impl FnOnce(OAuthConfig) -> OAuthConfig) -> Fixture 
     let oauth = OAuth::discover(config).await.unwrap();
     let server = Server::new("calc", "1", Calc, Calc::hardened_tool_router());
     let http = HttpConfig::new()
-        .bind(addr)
         .oauth(oauth)
         .sse_keep_alive(None);
     let server = HttpServer::new(move || Ok(server.clone()), http)
         .unwrap()
-        .start(CancellationToken::new())
+        .start_on(listener, CancellationToken::new())
         .await
         .unwrap();
     Fixture {

@@ -75,10 +75,10 @@ async fn a_real_openid_provider_issues_rs256_tokens() {
 }
 
 async fn drive(alg: &str) {
-    // The resource's address is part of the audience: reserve it first.
-    let addr: SocketAddr = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .unwrap();
+    // The resource's address is part of the audience: bind it first, and
+    // serve on that listener (no other test can take the port in between).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
     let resource = format!("http://{addr}/mcp");
     let Some(idp) = start_oidc_signing(&resource, SECRET, "heat:read heat:write", alg) else {
         return;
@@ -99,12 +99,11 @@ async fn drive(alg: &str) {
         let server = HttpServer::new(
             move || Ok(heat.clone()),
             HttpConfig::new()
-                .bind(addr)
                 .oauth(oauth)
                 .sse_keep_alive(None),
         )
         .unwrap()
-        .start(CancellationToken::new())
+        .start_on(listener, CancellationToken::new())
         .await
         .unwrap();
 

@@ -550,6 +550,52 @@ where
         let listener = tokio::net::TcpListener::bind(self.b.bind)
             .await
             .map_err(HttpStartError::Bind)?;
+        self.serve(listener, ct)
+    }
+
+    /// Serves on a listener bound beforehand (by the caller, or handed over
+    /// by socket activation), until `ct` is cancelled; the configured bind
+    /// address is not used. The listener's address is held to the same rule
+    /// as [`HttpConfig::bind`]: not loopback needs authentication. Whoever
+    /// must know the address before the server starts (an OAuth resource
+    /// names it) binds first and keeps the port: nothing can take it in
+    /// between.
+    ///
+    /// ```no_run
+    /// # async fn demo<S: rmcp::ServerHandler + Clone>(server: S) -> Result<(), Box<dyn std::error::Error>> {
+    /// use hardened_mcp::transport::{HttpConfig, HttpServer};
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    /// let resource = format!("http://{}/mcp", listener.local_addr()?);
+    /// # let _ = resource;
+    /// let running = HttpServer::new(move || Ok(server.clone()), HttpConfig::new())?
+    ///     .start_on(listener, CancellationToken::new())
+    ///     .await?;
+    /// running.wait().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn start_on(
+        self,
+        listener: std::net::TcpListener,
+        ct: CancellationToken,
+    ) -> Result<RunningHttpServer, HttpStartError> {
+        let addr = listener.local_addr().map_err(HttpStartError::Bind)?;
+        if self.b.auth.is_none() && self.b.oauth.is_none() && !addr.ip().is_loopback() {
+            return Err(HttpStartError::PublicBindWithoutAuth);
+        }
+        listener
+            .set_nonblocking(true)
+            .map_err(HttpStartError::Bind)?;
+        let listener = tokio::net::TcpListener::from_std(listener).map_err(HttpStartError::Bind)?;
+        self.serve(listener, ct)
+    }
+
+    fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        ct: CancellationToken,
+    ) -> Result<RunningHttpServer, HttpStartError> {
         let local_addr = listener.local_addr().map_err(HttpStartError::Bind)?;
         let router = self.router(ct.child_token());
         let limits = ConnLimits {
