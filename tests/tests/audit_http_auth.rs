@@ -84,9 +84,7 @@ async fn the_frameworks_oauth_resource_audits_clean_with_a_valid_token() {
             .await
             .unwrap();
     let server = Server::new("calc", "1", Calc, Calc::hardened_tool_router());
-    let http = HttpConfig::new()
-        .oauth(oauth)
-        .sse_keep_alive(None);
+    let http = HttpConfig::new().oauth(oauth).sse_keep_alive(None);
     let _running = HttpServer::new(move || Ok(server.clone()), http)
         .unwrap()
         .start_on(listener, CancellationToken::new())

@@ -175,9 +175,7 @@ async fn a_listener_bound_beforehand_is_served_under_the_bind_rule() {
     let port = public.local_addr().unwrap().port();
     let served = HttpServer::new(
         || Ok(EchoServer::new()),
-        HttpConfig::new()
-            .auth(token_table())
-            .sse_keep_alive(None),
+        HttpConfig::new().auth(token_table()).sse_keep_alive(None),
     )
     .unwrap()
     .start_on(public, tokio_util::sync::CancellationToken::new())
@@ -187,7 +185,10 @@ async fn a_listener_bound_beforehand_is_served_under_the_bind_rule() {
     let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let mut alice = Client::new(loopback, Some(ALICE));
     alice.connect().await;
-    assert_eq!(result_text(&alice.whoami().await.rpc().unwrap()), Some("alice"));
+    assert_eq!(
+        result_text(&alice.whoami().await.rpc().unwrap()),
+        Some("alice")
+    );
     served.shutdown().await.unwrap();
 
     // On loopback without tokens, the address reported is the listener's.

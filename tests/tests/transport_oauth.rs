@@ -175,9 +175,7 @@ async fn fixture(configure: impl FnOnce(OAuthConfig) -> OAuthConfig) -> Fixture 
     );
     let oauth = OAuth::discover(config).await.unwrap();
     let server = Server::new("calc", "1", Calc, Calc::hardened_tool_router());
-    let http = HttpConfig::new()
-        .oauth(oauth)
-        .sse_keep_alive(None);
+    let http = HttpConfig::new().oauth(oauth).sse_keep_alive(None);
     let server = HttpServer::new(move || Ok(server.clone()), http)
         .unwrap()
         .start_on(listener, CancellationToken::new())

@@ -98,9 +98,7 @@ async fn drive(alg: &str) {
         .unwrap();
         let server = HttpServer::new(
             move || Ok(heat.clone()),
-            HttpConfig::new()
-                .oauth(oauth)
-                .sse_keep_alive(None),
+            HttpConfig::new().oauth(oauth).sse_keep_alive(None),
         )
         .unwrap()
         .start_on(listener, CancellationToken::new())
