@@ -10,6 +10,12 @@ use syn::Type;
 use crate::model::{ArgModel, DefaultLit, Num, Spec, ToolModel};
 use crate::parse::{Kind, ToolsAttr};
 
+/// The error of a `RunDir` parameter in a server without the run root
+/// (raised by the runtime's `needs_runs!` gate, which knows the feature).
+const RUNS_GATE: &str = "a `RunDir` parameter needs the run root: enable the `runs` feature of hardened-mcp (`features = [\"runs\"]`)";
+/// The error of a `task` tool in a server without solver jobs.
+const JOBS_GATE: &str = "a `task` tool is served as an MCP task by solver jobs: enable the `jobs` feature of hardened-mcp (`features = [\"jobs\"]`)";
+
 /// The one path through which generated code reaches the runtime.
 pub(crate) fn hm() -> TokenStream {
     quote!(::hardened_mcp::__private::v1)
@@ -616,12 +622,18 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
         .iter()
         .zip(&vars)
         .filter(|(p, _)| matches!(p.kind, Kind::RunDir))
-        .map(|(_, v)| {
-            quote! {
-                let #v = match #hm::HasRunRoot::run_root(#svc).resolve(&#v, #ctx.caller()) {
-                    #hm::Result::Ok(d) => d,
-                    #hm::Result::Err(e) => return #hm::ToolError::from(e).into_call_tool_result(),
-                };
+        .map(|(p, v)| {
+            // Through the `runs` gate, spanned at the parameter's type: a
+            // server without the run root gets one error there.
+            let at = syn::spanned::Spanned::span(&p.ty);
+            quote::quote_spanned! {at=>
+                #hm::needs_runs! {
+                    { ::core::compile_error!(#RUNS_GATE); }
+                    let #v = match #hm::HasRunRoot::run_root(#svc).resolve(&#v, #ctx.caller()) {
+                        #hm::Result::Ok(d) => d,
+                        #hm::Result::Err(e) => return #hm::ToolError::from(e).into_call_tool_result(),
+                    };
+                }
             }
         });
 
@@ -671,7 +683,11 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
     });
     let max = f64_tokens(m.max_cost);
     let scopes = &m.scopes;
-    let task = m.task;
+    let task = m.task.is_some();
+    // A `task` tool needs the jobs capability: one error at `task` without it.
+    let task_gate = m
+        .task
+        .map(|at| quote::quote_spanned!(at=> #hm::needs_jobs! { { ::core::compile_error!(#JOBS_GATE); } }));
     let units = &m.units;
     let description = &m.description;
     let annotations = match &m.annotations {
@@ -721,6 +737,7 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
             task: #task,
             arguments: #arguments,
         };
+        #task_gate
         #parse
         #check
         #call

@@ -134,7 +134,8 @@ pub struct ToolModel {
     pub timeout_s: Option<f64>,
     pub concurrency: Option<usize>,
     pub scopes: Vec<String>,
-    pub task: bool,
+    /// `task`: where it was written (the span of the `jobs` gate).
+    pub task: Option<proc_macro2::Span>,
     pub annotations: Option<Annotations>,
     pub params: Vec<ArgModel>,
     pub output: Type,

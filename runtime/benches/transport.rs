@@ -61,9 +61,9 @@ enum Link {
 }
 
 fn os_pipe() -> (pipe::Receiver, pipe::Sender) {
-    let (r, w) = rustix::pipe::pipe().unwrap();
-    let r: OwnedFd = r;
-    let w: OwnedFd = w;
+    let (r, w) = std::io::pipe().unwrap();
+    let r: OwnedFd = r.into();
+    let w: OwnedFd = w.into();
     (
         pipe::Receiver::from_owned_fd(r).unwrap(),
         pipe::Sender::from_owned_fd(w).unwrap(),

@@ -139,6 +139,7 @@ impl ConcurrencyLimiter {
     /// Takes a slot for `caller` even above the ceilings: for work that
     /// already exists (a cluster job a restarted server re-attaches to),
     /// which must count so that new work waits for it.
+    #[cfg(feature = "slurm")]
     pub(crate) fn acquire_over(&self, caller: &CallerId) -> Permit {
         let mut counts = self.inner.lock();
         counts.total += 1;

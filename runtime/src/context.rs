@@ -32,7 +32,7 @@ pub struct ToolContext {
     scopes: Option<GrantedScopes>,
     cancel: CancellationToken,
     progress: Progress,
-    task: Option<crate::jobs::TaskOffer>,
+    task: Option<crate::tasks::TaskOffer>,
     /// Where the call's arguments hold numbers their parse rounded into
     /// integers (recorded by the transport).
     inexact: Option<InexactNumbers>,
@@ -93,19 +93,20 @@ impl ToolContext {
 
     /// The same context, offering the body to answer as an MCP task (the
     /// route of a `task` tool does it when the client takes tasks).
-    pub(crate) fn with_task_offer(mut self, offer: crate::jobs::TaskOffer) -> Self {
+    pub(crate) fn with_task_offer(mut self, offer: crate::tasks::TaskOffer) -> Self {
         self.task = Some(offer);
         self
     }
 
     /// Whether the call may be answered with an MCP task: the tool is
     /// declared `task`, the server serves tasks, and the client takes them.
-    /// [`JobService::run`](crate::jobs::JobService::run) answers with one then.
+    /// `JobService::run` (feature `jobs`) answers with one then.
     pub fn task_offered(&self) -> bool {
         self.task.is_some()
     }
 
-    pub(crate) fn task_offer(&self) -> Option<&crate::jobs::TaskOffer> {
+    #[cfg(feature = "jobs")]
+    pub(crate) fn task_offer(&self) -> Option<&crate::tasks::TaskOffer> {
         self.task.as_ref()
     }
 

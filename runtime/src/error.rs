@@ -9,7 +9,9 @@ use serde_json::{Map, Value, json};
 use crate::args::ArgError;
 use crate::concurrency::{Ceiling, LimitError};
 use crate::deck::DeckError;
+#[cfg(feature = "runs")]
 use crate::runs::RunError;
+#[cfg(feature = "sandbox")]
 use crate::sandbox::SandboxError;
 
 /// Why a tool call failed, as the caller may see it.
@@ -46,12 +48,40 @@ pub enum ToolError {
     /// The caller's OAuth access token lacks a scope the tool declares.
     InsufficientScope,
     /// A per-caller quota of the run root refused a new run.
-    QuotaExceeded(crate::runs::Quota),
+    QuotaExceeded(Quota),
     /// The request is refused for a reason written in server code.
     Rejected(&'static str),
     /// Something failed inside the server; the detail is in the server log
     /// under this reference id.
     Internal(ReferenceId),
+}
+
+/// Which per-caller quota of the run root (feature `runs`: `runs::Quotas`)
+/// refused a new run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
+pub enum Quota {
+    /// The runs a caller may hold (`Quotas::max_runs`).
+    #[error("runs held")]
+    Runs,
+    /// The bytes a caller's runs may hold (`Quotas::max_bytes`).
+    #[error("bytes held")]
+    Bytes,
+    /// The runs a caller may create per minute
+    /// (`Quotas::max_creates_per_minute`).
+    #[error("runs created per minute")]
+    CreateRate,
+}
+
+impl Quota {
+    /// The quota's stable token in a structured error.
+    pub const fn token(self) -> &'static str {
+        match self {
+            Self::Runs => "runs",
+            Self::Bytes => "bytes",
+            Self::CreateRate => "creates_per_minute",
+        }
+    }
 }
 
 /// An opaque id linking a caller-visible internal error to its log line.
@@ -226,6 +256,7 @@ impl From<ArgError> for ToolError {
     }
 }
 
+#[cfg(feature = "runs")]
 impl From<RunError> for ToolError {
     /// Run-root failures: an unknown run stays indistinguishable from a
     /// foreign one; storage failures become internal errors (logged).
@@ -250,6 +281,7 @@ impl From<LimitError> for ToolError {
     }
 }
 
+#[cfg(feature = "sandbox")]
 impl From<SandboxError> for ToolError {
     /// Sandbox failures: ceilings become [`ToolError::Busy`], a run's own
     /// end (limits, disk, solver failure) a fixed refusal, and everything
@@ -306,6 +338,7 @@ impl From<DeckError> for ToolError {
             DeckError::ForbiddenCharacter => {
                 Self::Rejected("a solver input text contains a character that is not allowed")
             }
+            #[cfg(feature = "runs")]
             DeckError::Storage(run) => run.into(),
             other => Self::internal(format_args!("deck: {other}")),
         }
@@ -349,6 +382,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "sandbox")]
     fn sandbox_and_deck_errors_map_to_fixed_public_texts() {
         use crate::deck::{DeckText, KeyValue};
         // A run ceiling is named as one, not as the call ceiling.

@@ -29,10 +29,13 @@
 //! call; [`transport`]: the bounded stdio transport, the HTTP server
 //! (admission, sessions, bearer and OAuth 2.1 callers); [`logging`]: logs
 //! to stderr with secrets redacted.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 // The crate's own tools (the job life cycle) are declared with its macros,
 // whose generated code names `::hardened_mcp`.
+#[cfg(feature = "jobs")]
 extern crate self as hardened_mcp;
 
 pub mod args;
@@ -42,6 +45,8 @@ pub mod deck;
 pub mod error;
 pub mod identity;
 pub mod image;
+#[cfg(feature = "jobs")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jobs")))]
 pub mod jobs;
 pub mod logging;
 pub mod output;
@@ -49,12 +54,17 @@ pub mod paging;
 pub mod prelude;
 pub mod redact;
 mod route;
+#[cfg(feature = "runs")]
+#[cfg_attr(docsrs, doc(cfg(feature = "runs")))]
 pub mod runs;
+#[cfg(feature = "sandbox")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
 pub mod sandbox;
 pub mod schema;
 pub mod secret;
 pub mod serve;
 pub mod server;
+mod tasks;
 pub mod transport;
 pub mod untrusted;
 
@@ -67,6 +77,7 @@ pub use identity::CallerId;
 pub use output::Output;
 pub use route::{HardenedTool, RouterError, ToolSet};
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use serve::serve_http;
 pub use serve::{ServeError, serve_stdio};
 pub use server::Server;

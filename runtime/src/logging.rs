@@ -9,8 +9,11 @@
 //!   redacted, values shortened, control characters and escapes
 //!   neutralised, so a logged value cannot forge a line);
 //! - uses ANSI colours only when standard error is a terminal;
-//! - takes its level from `RUST_LOG` (the usual `EnvFilter` syntax), else
-//!   from the given default;
+//! - takes its levels from `RUST_LOG`, else from the given default:
+//!   a default level and `target=level` directives, comma-separated
+//!   (`warn,hardened_mcp=debug`); a value it cannot read (span or field
+//!   directives, which need `tracing-subscriber`'s `EnvFilter` and its
+//!   regex engine) leaves the default in force;
 //! - keeps the MCP SDK's own lines (target `rmcp`) at `warn` and above
 //!   whatever `RUST_LOG` says, and writes them without their field values:
 //!   below `warn` rmcp logs every message it receives (the client's name
@@ -31,7 +34,7 @@ use std::fmt;
 use std::io::IsTerminal as _;
 
 use tracing::{Event, Subscriber};
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::fmt::format::{Format, Writer};
 use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, MakeWriter};
@@ -48,7 +51,7 @@ pub const LEVEL_ENV: &str = "RUST_LOG";
 const PEER_QUOTING_TARGET: &str = "rmcp";
 
 /// The most rmcp may log (see the module documentation).
-const PEER_QUOTING_CAP: &str = "rmcp=warn";
+const PEER_QUOTING_CAP: LevelFilter = LevelFilter::WARN;
 
 /// Installs the process-wide subscriber (see the module documentation).
 /// `default_level` applies when `RUST_LOG` is unset or invalid, e.g.
@@ -72,22 +75,51 @@ pub fn subscriber<W>(default_level: &str, writer: W, ansi: bool) -> impl Subscri
 where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
-    let filter = EnvFilter::try_from_env(LEVEL_ENV).unwrap_or_else(|_| {
-        EnvFilter::try_new(default_level).unwrap_or_else(|_| EnvFilter::new("info"))
-    });
-    with_filter(filter, writer, ansi)
+    let from_env = std::env::var(LEVEL_ENV).ok();
+    with_filter(levels(from_env.as_deref(), default_level), writer, ansi)
+}
+
+/// The levels of `from_env` (`RUST_LOG`) when set and readable, else of
+/// `default_level`, else `info`.
+fn levels(from_env: Option<&str>, default_level: &str) -> Targets {
+    from_env
+        .filter(|v| !v.trim().is_empty())
+        .and_then(|v| v.parse().ok())
+        .or_else(|| default_level.parse().ok())
+        .unwrap_or_else(|| Targets::new().with_default(LevelFilter::INFO))
+}
+
+/// `filter` with rmcp and its modules held to [`PEER_QUOTING_CAP`]: a
+/// directive for them (or the default, when none names rmcp) above the cap
+/// is lowered to it; a stricter one stays.
+fn capped(filter: Targets) -> Targets {
+    let within = |level: LevelFilter| level.min(PEER_QUOTING_CAP);
+    let rmcp = filter
+        .iter()
+        .find(|(t, _)| *t == PEER_QUOTING_TARGET)
+        .map(|(_, l)| l)
+        .or_else(|| filter.default_level())
+        .unwrap_or(LevelFilter::OFF);
+    let modules: Vec<(String, LevelFilter)> = filter
+        .iter()
+        .filter(|(t, _)| {
+            t.strip_prefix(PEER_QUOTING_TARGET)
+                .is_some_and(|rest| rest.starts_with("::"))
+        })
+        .map(|(t, l)| (t.to_owned(), within(l)))
+        .collect();
+    filter
+        .with_target(PEER_QUOTING_TARGET, within(rmcp))
+        .with_targets(modules)
 }
 
 /// [`subscriber`] with `filter` in place of the one `RUST_LOG` or the
 /// default level gives; rmcp's cap is added to it.
-fn with_filter<W>(filter: EnvFilter, writer: W, ansi: bool) -> impl Subscriber + Send + Sync
+fn with_filter<W>(filter: Targets, writer: W, ansi: bool) -> impl Subscriber + Send + Sync
 where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
-    let filter = match PEER_QUOTING_CAP.parse() {
-        Ok(cap) => filter.add_directive(cap),
-        Err(_) => filter,
-    };
+    let filter = capped(filter);
     let layer = tracing_subscriber::fmt::layer()
         .with_ansi(ansi)
         .fmt_fields(RedactingFields)
@@ -164,8 +196,12 @@ mod tests {
     }
 
     fn logged(f: impl FnOnce()) -> String {
+        logged_at("trace", f)
+    }
+
+    fn logged_at(levels: &str, f: impl FnOnce()) -> String {
         let out = Capture::default();
-        let sub = with_filter(EnvFilter::new("trace"), out.clone(), false);
+        let sub = with_filter(levels.parse().unwrap(), out.clone(), false);
         tracing::subscriber::with_default(sub, f);
         String::from_utf8(out.0.lock().unwrap().clone()).unwrap()
     }
@@ -194,5 +230,48 @@ mod tests {
         assert!(text.contains("VISIBLE"), "{text}");
         assert!(text.contains("VISIBLE-TOO"), "{text}");
         assert!(!text.contains("withheld"), "{text}");
+    }
+
+    #[test]
+    fn rmcp_stays_capped_whatever_the_directives_say() {
+        let emit = || {
+            tracing::info!(target: "rmcp", "RMCP-INFO");
+            tracing::debug!(target: "rmcp::service", "SERVICE-DEBUG");
+            tracing::warn!(target: "rmcp::transport", "TRANSPORT-WARN");
+            tracing::debug!(target: "ours", "OURS-DEBUG");
+        };
+        for levels in ["trace", "rmcp=trace,debug", "debug,rmcp::service=trace"] {
+            let text = logged_at(levels, emit);
+            assert!(
+                !text.contains("RMCP") && !text.contains("SERVICE"),
+                "{levels}: {text}"
+            );
+            assert!(text.contains("rmcp::transport"), "{levels}: {text}");
+            // The positive control: the same levels let other targets through.
+            assert!(text.contains("OURS-DEBUG"), "{levels}: {text}");
+        }
+        // A stricter level for rmcp is kept: its warning is gone too.
+        let text = logged_at("debug,rmcp=error", emit);
+        assert!(!text.contains("rmcp::transport"), "{text}");
+        assert!(text.contains("OURS-DEBUG"), "{text}");
+    }
+
+    #[test]
+    fn levels_come_from_the_environment_else_the_default() {
+        let on = |t: &Targets, target: &str, level| t.would_enable(target, &level);
+        let t = levels(Some("warn,app=debug"), "info");
+        assert!(on(&t, "app", tracing::Level::DEBUG));
+        assert!(!on(&t, "other", tracing::Level::INFO));
+        // Unset, empty, or a directive this filter cannot read (a span or
+        // field directive): the default applies.
+        for env in [None, Some(""), Some("[span{field=1}]=trace")] {
+            let t = levels(env, "info,app=trace");
+            assert!(on(&t, "app", tracing::Level::TRACE), "{env:?}");
+            assert!(on(&t, "other", tracing::Level::INFO), "{env:?}");
+            assert!(!on(&t, "other", tracing::Level::DEBUG), "{env:?}");
+        }
+        // An unreadable default: info.
+        let t = levels(None, "app=loud");
+        assert!(on(&t, "x", tracing::Level::INFO) && !on(&t, "x", tracing::Level::DEBUG));
     }
 }

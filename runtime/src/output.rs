@@ -569,7 +569,7 @@ mod tests {
             ToolError::NotFound,
             ToolError::UnknownTool,
             ToolError::InsufficientScope,
-            ToolError::QuotaExceeded(crate::runs::Quota::Runs),
+            ToolError::QuotaExceeded(crate::error::Quota::Runs),
             ToolError::rejected("no result yet"),
             ToolError::internal("detail"),
         ];

@@ -43,6 +43,7 @@ pub use crate::error::ToolError;
 pub use crate::identity::CallerId;
 pub use crate::output::{Artifact, Output};
 pub use crate::route::{HardenedTool, RouterError, ToolSet};
+#[cfg(feature = "runs")]
 pub use crate::runs::{HasRunRoot, RunDir, RunRoot};
 pub use crate::server::Server;
 pub use hardened_mcp_macros::{

@@ -501,8 +501,8 @@ impl<S: Send + Sync + 'static> ToolSet<S> {
                     // A `task` tool may answer with a task when the server
                     // serves them and the client takes them.
                     let offer = (task_tool
-                        && crate::jobs::tasks_accepted(&tcc.request_context.extensions))
-                    .then(crate::jobs::TaskOffer::default);
+                        && crate::tasks::tasks_accepted(&tcc.request_context.extensions))
+                    .then(crate::tasks::TaskOffer::default);
                     if let Some(o) = &offer {
                         ctx = ctx.with_task_offer(o.clone());
                     }

@@ -47,13 +47,20 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+#[cfg(feature = "jobs")]
 use crate::context::ToolContext;
 use crate::error::ToolError;
+#[cfg(feature = "jobs")]
 use crate::jobs::{Desks, JobDesk};
 
 /// Where a server's tasks are: the job desk of one of its services.
+#[cfg(feature = "jobs")]
 type TaskSource<S> = dyn for<'a> Fn(&'a S) -> &'a JobDesk + Send + Sync;
+#[cfg(feature = "jobs")]
 type TaskSources<S> = Arc<Vec<Arc<TaskSource<S>>>>;
+/// Without `jobs` a server serves no tasks.
+#[cfg(not(feature = "jobs"))]
+type TaskSources<S> = std::marker::PhantomData<fn() -> S>;
 
 /// A service, its tools and its identity, served as one MCP server.
 ///
@@ -73,7 +80,10 @@ impl<S> Clone for Server<S> {
             service: Arc::clone(&self.service),
             tools: Arc::clone(&self.tools),
             info: Arc::clone(&self.info),
+            #[cfg(feature = "jobs")]
             tasks: Arc::clone(&self.tasks),
+            #[cfg(not(feature = "jobs"))]
+            tasks: std::marker::PhantomData,
         }
     }
 }
@@ -103,11 +113,11 @@ impl<S: Send + Sync + 'static> Server<S> {
             service: Arc::new(service),
             tools: Arc::new(tools),
             info: Arc::new(info),
-            tasks: Arc::default(),
+            tasks: Default::default(),
         }
     }
 
-    /// Serves MCP tasks: the tools declared `task` whose bodies run a job
+    /// Serves MCP tasks (feature `jobs`): the tools declared `task` whose bodies run a job
     /// ([`JobService::run`](crate::jobs::JobService::run)) answer a client
     /// that takes tasks with one, and `tasks/get`, `tasks/cancel` (and, in
     /// the 2025-11-25 protocol, `tasks/result` and `tasks/list`) answer
@@ -115,6 +125,8 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// extension (`io.modelcontextprotocol/tasks`). Clients that do not
     /// take tasks keep the plain tools. Call it once per job service whose
     /// runs are tasks: each task is answered by the desk of its own job.
+    #[cfg(feature = "jobs")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "jobs")))]
     pub fn tasks<F>(mut self, project: F) -> Self
     where
         F: for<'a> Fn(&'a S) -> &'a JobDesk + Send + Sync + 'static,
@@ -133,11 +145,21 @@ impl<S: Send + Sync + 'static> Server<S> {
 
     /// The desks of the server's tasks; a server without tasks knows no
     /// task method.
+    #[cfg(feature = "jobs")]
     fn desks(&self) -> Result<Desks<'_>, ErrorData> {
         if self.tasks.is_empty() {
-            return Err(crate::jobs::method_not_found());
+            return Err(crate::tasks::method_not_found());
         }
         Ok(Desks(self.tasks.iter().map(|p| p(&self.service)).collect()))
+    }
+
+    /// Whether the server serves tasks (a `jobs` server that called
+    /// [`Server::tasks`]).
+    fn serves_tasks(&self) -> bool {
+        #[cfg(feature = "jobs")]
+        return !self.tasks.is_empty();
+        #[cfg(not(feature = "jobs"))]
+        return false;
     }
 
     /// What the model is told about the server as a whole on `initialize`.
@@ -179,12 +201,12 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if !self.tasks.is_empty()
+        if self.serves_tasks()
             && context
                 .client_capabilities()
                 .is_some_and(|c| c.supports_tasks())
         {
-            context.extensions.insert(crate::jobs::TasksAccepted);
+            context.extensions.insert(crate::tasks::TasksAccepted);
         }
         if self.tools.get(&request.name).is_none() {
             tracing::debug!("call of a tool this server does not have: refused");
@@ -222,13 +244,18 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let caller = ToolContext::from_request(&context).caller().clone();
-        let desks = self.desks()?;
-        let task = desks
-            .of(&caller, &request.task_id)?
-            .get_task(&caller, &request.task_id)
-            .await?;
-        Ok(GetTaskResult::new(task))
+        #[cfg(not(feature = "jobs"))]
+        return no_tasks(request, context);
+        #[cfg(feature = "jobs")]
+        {
+            let caller = ToolContext::from_request(&context).caller().clone();
+            let desks = self.desks()?;
+            let task = desks
+                .of(&caller, &request.task_id)?
+                .get_task(&caller, &request.task_id)
+                .await?;
+            Ok(GetTaskResult::new(task))
+        }
     }
 
     async fn cancel_task(
@@ -236,12 +263,17 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let caller = ToolContext::from_request(&context).caller().clone();
-        let desks = self.desks()?;
-        desks
-            .of(&caller, &request.task_id)?
-            .cancel_task(&caller, &request.task_id)
-            .await
+        #[cfg(not(feature = "jobs"))]
+        return no_tasks(request, context);
+        #[cfg(feature = "jobs")]
+        {
+            let caller = ToolContext::from_request(&context).caller().clone();
+            let desks = self.desks()?;
+            desks
+                .of(&caller, &request.task_id)?
+                .cancel_task(&caller, &request.task_id)
+                .await
+        }
     }
 
     async fn update_task(
@@ -249,11 +281,16 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         _request: UpdateTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.desks()?;
-        Err(ErrorData::invalid_params(
-            "this server's tasks take no input",
-            None,
-        ))
+        #[cfg(not(feature = "jobs"))]
+        return no_tasks(_request, _context);
+        #[cfg(feature = "jobs")]
+        {
+            self.desks()?;
+            Err(ErrorData::invalid_params(
+                "this server's tasks take no input",
+                None,
+            ))
+        }
     }
 
     async fn on_custom_request(
@@ -265,9 +302,17 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
     }
 }
 
+#[cfg(feature = "jobs")]
 impl<S: Send + Sync + 'static> Server<S> {
     /// The job desks of the server's tasks, for the 2025-11-25 methods.
     pub(crate) fn task_desks(&self) -> Result<Desks<'_>, ErrorData> {
         self.desks()
     }
+}
+
+/// A task method of a server built without `jobs`: unknown, with the one
+/// fixed text.
+#[cfg(not(feature = "jobs"))]
+fn no_tasks<T, P>(_request: P, _context: RequestContext<RoleServer>) -> Result<T, ErrorData> {
+    Err(crate::tasks::method_not_found())
 }

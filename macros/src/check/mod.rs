@@ -323,7 +323,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
         timeout_s,
         concurrency,
         scopes,
-        task: a.task.is_present(),
+        task: a.task.is_present().then(|| a.task.span()),
         annotations: a.annotations.clone(),
         params,
         output: output?,

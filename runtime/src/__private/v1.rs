@@ -18,6 +18,7 @@ pub use crate::route::{
     CallFn, CheckFn, HardenedTool, RouterError, ToolDecl, ToolMeta, ToolSet, check_cost,
     cost_within, describe, output_schema_of, router_or_panic, run,
 };
+#[cfg(feature = "runs")]
 pub use crate::runs::HasRunRoot;
 pub use crate::schema::InputSchema;
 
@@ -69,6 +70,11 @@ pub fn rule(holds: bool, reason: &'static str) -> Result<(), ArgError> {
     }
 }
 
+/// The pattern of run handles of any valid prefix (`runs::RunHandle::pattern`
+/// is this one): here so that a `RunDir` parameter's spec exists with or
+/// without the `runs` feature, whose gate is then the one error.
+pub const RUN_HANDLE_PATTERN: &str = "^[a-z][a-z0-9]{0,15}_[A-Za-z0-9_-]{22,80}$";
+
 /// The longest handle the pattern admits: a 16-character prefix, `_`, 80
 /// characters of body (see `RunHandle::pattern`).
 const RUN_HANDLE_MAX_LEN: usize = 16 + 1 + 80;
@@ -79,7 +85,7 @@ pub const fn run_handle_spec() -> StrSpec {
     StrSpec {
         min_len: None,
         max_len: Some(RUN_HANDLE_MAX_LEN),
-        pattern: Some(Pattern::new(crate::runs::RunHandle::pattern())),
+        pattern: Some(Pattern::new(RUN_HANDLE_PATTERN)),
         charset: None,
         default: None,
         doc: Doc {
@@ -88,3 +94,46 @@ pub const fn run_handle_spec() -> StrSpec {
         },
     }
 }
+
+// Feature gates of generated code. A tool that uses what a feature provides
+// passes that part of its generated code through the gate, with the error
+// to raise without the feature first, in braces:
+// `needs_runs! { { compile_error!(..); } tokens.. }`. With the feature the
+// tokens are emitted and the error dropped; without it, the error alone.
+// The macros write the error (spanned at the `RunDir` type, at `task`), so
+// that it points at the user's line, not at this file.
+
+/// With `runs`: the tokens.
+#[cfg(feature = "runs")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __hardened_mcp_v1_needs_runs {
+    ({ $($error:tt)* } $($t:tt)*) => { $($t)* };
+}
+
+/// Without `runs`: the error.
+#[cfg(not(feature = "runs"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __hardened_mcp_v1_needs_runs {
+    ({ $($error:tt)* } $($t:tt)*) => { $($error)* };
+}
+
+/// With `jobs`: the tokens.
+#[cfg(feature = "jobs")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __hardened_mcp_v1_needs_jobs {
+    ({ $($error:tt)* } $($t:tt)*) => { $($t)* };
+}
+
+/// Without `jobs`: the error.
+#[cfg(not(feature = "jobs"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __hardened_mcp_v1_needs_jobs {
+    ({ $($error:tt)* } $($t:tt)*) => { $($error)* };
+}
+
+pub use crate::__hardened_mcp_v1_needs_jobs as needs_jobs;
+pub use crate::__hardened_mcp_v1_needs_runs as needs_runs;

@@ -56,11 +56,15 @@ impl Charset {
 }
 
 /// A regular expression compiled on first use. JSON Schema `pattern`
-/// semantics: searched, not anchored.
+/// semantics: searched, not anchored. Checked with `regex-lite`: the
+/// macros admit only the syntax that Rust's `regex` (their parser),
+/// `regex-lite` and ECMA-262 (the schema's readers) read alike, so the
+/// pattern means one thing to all three (tested in
+/// `macros/src/check/pattern/differential.rs`).
 #[derive(Debug)]
 pub struct Pattern {
     source: &'static str,
-    compiled: OnceLock<Option<regex::Regex>>,
+    compiled: OnceLock<Option<regex_lite::Regex>>,
 }
 
 impl Pattern {
@@ -82,9 +86,9 @@ impl Pattern {
         self.regex().is_some()
     }
 
-    fn regex(&self) -> Option<&regex::Regex> {
+    fn regex(&self) -> Option<&regex_lite::Regex> {
         self.compiled
-            .get_or_init(|| regex::Regex::new(self.source).ok())
+            .get_or_init(|| regex_lite::Regex::new(self.source).ok())
             .as_ref()
     }
 

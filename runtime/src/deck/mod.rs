@@ -45,6 +45,7 @@ mod value;
 
 use std::collections::BTreeSet;
 
+#[cfg(feature = "runs")]
 use crate::runs::{FileName, RunDir, RunError};
 
 pub use format::{ControlSyntax, DeckFormat};
@@ -113,6 +114,8 @@ pub enum DeckError {
     /// is fixed too (detail in the server log). The previous file content is
     /// intact.
     #[error("the deck could not be written: {0}")]
+    #[cfg(feature = "runs")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "runs")))]
     Storage(#[from] RunError),
 }
 
@@ -245,6 +248,8 @@ impl<F: DeckFormat> Deck<F> {
     /// assert_eq!(run.read_bounded(&DECK, 1024)?, b"cells = 200\n");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[cfg(feature = "runs")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "runs")))]
     pub fn write_to(&self, dir: &RunDir, name: &FileName) -> Result<(), DeckError> {
         let bytes = self.render()?;
         dir.write_atomic(name, &bytes).map_err(|e| {

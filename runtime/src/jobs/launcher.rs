@@ -8,18 +8,21 @@ use std::fmt;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+#[cfg(feature = "slurm")]
 use super::slurm::{self, SlurmConfig};
 use crate::identity::CallerId;
 use crate::runs::RunDir;
+use crate::sandbox;
+#[cfg(feature = "slurm")]
+use crate::sandbox::ConfigError;
 use crate::sandbox::{
-    self, ConfigError, Outcome, ProgressReport, RunRequest, Sandbox, SandboxError, SandboxedRun,
-    SharedLog,
+    Outcome, ProgressReport, RunRequest, Sandbox, SandboxError, SandboxedRun, SharedLog,
 };
 
 /// Launches solver runs: every run passes the [`Sandbox`]'s checks (its
 /// run ceilings, solver allowlist, limits and arguments), then runs on this
 /// machine ([`Launcher::local`]) or is submitted to Slurm
-/// ([`Launcher::slurm`]). Cheap to clone, shared by all tools.
+/// (`Launcher::slurm`, feature `slurm`). Cheap to clone, shared by all tools.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -41,15 +44,17 @@ use crate::sandbox::{
 #[derive(Clone)]
 pub struct Launcher {
     sandbox: Sandbox,
+    #[cfg(feature = "slurm")]
     slurm: Option<SlurmConfig>,
 }
 
 impl fmt::Debug for Launcher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Launcher")
-            .field("sandbox", &self.sandbox)
-            .field("slurm", &self.slurm.is_some())
-            .finish()
+        let mut d = f.debug_struct("Launcher");
+        d.field("sandbox", &self.sandbox);
+        #[cfg(feature = "slurm")]
+        d.field("slurm", &self.slurm.is_some());
+        d.finish()
     }
 }
 
@@ -58,6 +63,7 @@ impl Launcher {
     pub fn local(sandbox: Sandbox) -> Self {
         Self {
             sandbox,
+            #[cfg(feature = "slurm")]
             slurm: None,
         }
     }
@@ -65,6 +71,8 @@ impl Launcher {
     /// Runs as batch jobs of the Slurm cluster `config` names; the node
     /// helper applies the configuration of `sandbox` on the node. The
     /// configuration is checked here (helper, partition, commands).
+    #[cfg(feature = "slurm")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "slurm")))]
     pub fn slurm(sandbox: Sandbox, config: SlurmConfig) -> Result<Self, ConfigError> {
         config.validate()?;
         Ok(Self {
@@ -79,6 +87,8 @@ impl Launcher {
     }
 
     /// The Slurm configuration, when runs go to a cluster.
+    #[cfg(feature = "slurm")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "slurm")))]
     pub fn slurm_config(&self) -> Option<&SlurmConfig> {
         self.slurm.as_ref()
     }
@@ -94,12 +104,25 @@ impl Launcher {
         request: RunRequest,
         cancel: &CancellationToken,
     ) -> Result<RunningSolver, SandboxError> {
-        let Some(config) = &self.slurm else {
-            return self
-                .sandbox
-                .launch(caller, run_dir, request, cancel)
-                .map(RunningSolver::from);
-        };
+        #[cfg(feature = "slurm")]
+        if let Some(config) = &self.slurm {
+            return self.submit(config, caller, run_dir, request, cancel);
+        }
+        self.sandbox
+            .launch(caller, run_dir, request, cancel)
+            .map(RunningSolver::from)
+    }
+
+    /// Submits a run to the Slurm cluster of `config`.
+    #[cfg(feature = "slurm")]
+    fn submit(
+        &self,
+        config: &SlurmConfig,
+        caller: &CallerId,
+        run_dir: &RunDir,
+        request: RunRequest,
+        cancel: &CancellationToken,
+    ) -> Result<RunningSolver, SandboxError> {
         let (permit, solver) = self.sandbox.admit(caller, run_dir, &request)?;
         sandbox::check_run_dir_live(run_dir)?;
         let spec = slurm::RunSpec::new(solver, &request, self.sandbox.config(), run_dir)?;
@@ -138,14 +161,22 @@ impl Launcher {
         run_dir: &RunDir,
         cancel: &CancellationToken,
     ) -> Result<Option<RunningSolver>, SandboxError> {
-        let Some(config) = &self.slurm else {
-            return Ok(None);
+        #[cfg(not(feature = "slurm"))]
+        return {
+            let _ = (caller, run_dir, cancel);
+            Ok(None)
         };
-        let limiter = self.sandbox.limiter();
-        let run = slurm::reattach(config, run_dir, cancel.child_token(), || {
-            limiter.acquire_over(caller)
-        })?;
-        Ok(run.map(|r| RunningSolver(Backend::Slurm(Box::new(r)))))
+        #[cfg(feature = "slurm")]
+        {
+            let Some(config) = &self.slurm else {
+                return Ok(None);
+            };
+            let limiter = self.sandbox.limiter();
+            let run = slurm::reattach(config, run_dir, cancel.child_token(), || {
+                limiter.acquire_over(caller)
+            })?;
+            Ok(run.map(|r| RunningSolver(Backend::Slurm(Box::new(r)))))
+        }
     }
 }
 
@@ -161,6 +192,7 @@ pub struct RunningSolver(Backend);
 #[derive(Debug)]
 enum Backend {
     Local(SandboxedRun),
+    #[cfg(feature = "slurm")]
     Slurm(Box<slurm::SlurmRun>),
 }
 
@@ -175,6 +207,7 @@ impl RunningSolver {
     pub fn canceller(&self) -> CancellationToken {
         match &self.0 {
             Backend::Local(r) => r.canceller(),
+            #[cfg(feature = "slurm")]
             Backend::Slurm(r) => r.canceller(),
         }
     }
@@ -185,6 +218,7 @@ impl RunningSolver {
     pub fn progress(&self) -> watch::Receiver<Option<ProgressReport>> {
         match &self.0 {
             Backend::Local(r) => r.progress(),
+            #[cfg(feature = "slurm")]
             Backend::Slurm(r) => r.progress(),
         }
     }
@@ -194,6 +228,7 @@ impl RunningSolver {
     pub fn started(&self) -> watch::Receiver<bool> {
         match &self.0 {
             Backend::Local(_) => watch::channel(true).1,
+            #[cfg(feature = "slurm")]
             Backend::Slurm(r) => r.started(),
         }
     }
@@ -203,6 +238,7 @@ impl RunningSolver {
     pub fn stdout_log(&self) -> SharedLog {
         match &self.0 {
             Backend::Local(r) => r.stdout_log(),
+            #[cfg(feature = "slurm")]
             Backend::Slurm(r) => r.stdout_log(),
         }
     }
@@ -211,6 +247,7 @@ impl RunningSolver {
     pub fn stderr_log(&self) -> SharedLog {
         match &self.0 {
             Backend::Local(r) => r.stderr_log(),
+            #[cfg(feature = "slurm")]
             Backend::Slurm(r) => r.stderr_log(),
         }
     }
@@ -220,6 +257,7 @@ impl RunningSolver {
     pub fn monitor_pid(&self) -> Option<u32> {
         match &self.0 {
             Backend::Local(r) => r.monitor_pid(),
+            #[cfg(feature = "slurm")]
             Backend::Slurm(_) => None,
         }
     }
@@ -228,6 +266,7 @@ impl RunningSolver {
     /// restarted server re-attaches to); a local run still dies when
     /// dropped.
     pub(crate) fn keep_job_on_drop(&mut self) {
+        #[cfg(feature = "slurm")]
         if let Backend::Slurm(r) = &mut self.0 {
             r.keep_on_drop();
         }
@@ -237,6 +276,7 @@ impl RunningSolver {
     pub fn slurm_job(&self) -> Option<u64> {
         match &self.0 {
             Backend::Local(_) => None,
+            #[cfg(feature = "slurm")]
             Backend::Slurm(r) => Some(r.job_id()),
         }
     }
@@ -247,6 +287,7 @@ impl RunningSolver {
     pub async fn wait(self) -> Outcome {
         match self.0 {
             Backend::Local(r) => r.wait().await,
+            #[cfg(feature = "slurm")]
             Backend::Slurm(r) => r.wait().await,
         }
     }

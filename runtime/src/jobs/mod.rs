@@ -14,22 +14,26 @@ mod kind;
 mod launcher;
 mod report;
 mod service;
+#[cfg(feature = "slurm")]
 mod slurm;
 mod status;
 mod table;
 mod tasks;
 mod tools;
 
+pub use crate::tasks::TaskOffer;
 pub use kind::{PagedFile, Prepared, ResultFile, SolverJob};
 pub use launcher::{Launcher, RunningSolver};
 pub use report::{
     JobDone, JobList, JobOutcome, JobPhase, JobProgress, JobReport, JobStarted, JobSummary,
     LogPage, LogStream, Note,
 };
-pub use tasks::{CANCEL_SETTLE, TASK_POLL_INTERVAL_MS, TaskOffer};
-pub(crate) use tasks::{Desks, TasksAccepted, method_not_found, tasks_accepted, unknown_task};
+pub(crate) use tasks::Desks;
+pub use tasks::{CANCEL_SETTLE, TASK_POLL_INTERVAL_MS};
 
 pub use service::{JobDesk, JobOptions, JobScopes, JobService, LIFE_CYCLE_TOOLS, PlannedRun};
+#[cfg(feature = "slurm")]
+#[cfg_attr(docsrs, doc(cfg(feature = "slurm")))]
 pub use slurm::{BATCH_SCRIPT_FILE, SLURM_FILE_PREFIX, SLURM_JOB_FILE, SlurmConfig, node_main};
 pub use status::{
     JOB_STATUS_FILE, JobRecord, RecordedState, STDERR_LOG_FILE, STDOUT_LOG_FILE, read_job_record,

@@ -8,8 +8,6 @@
 //! of an unknown id), survives a restart of its server, and is answered by
 //! any server process that shares the run root.
 
-use std::sync::{Arc, OnceLock};
-
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, DetailedTask, JsonObject, Task, TaskPayload, TaskStatus};
 
@@ -20,6 +18,7 @@ use crate::error::ToolError;
 use crate::identity::CallerId;
 use crate::output::Output;
 use crate::runs::{FileName, RunDir, RunError};
+use crate::tasks::unknown_task;
 
 /// The run file that makes a run a task.
 const TASK_FILE: FileName = FileName::fixed("mcp-task.json");
@@ -32,31 +31,6 @@ pub const TASK_POLL_INTERVAL_MS: u64 = 500;
 /// after.
 pub const CANCEL_SETTLE: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// The marker a server puts in a call's extensions when it serves tasks
-/// and the client takes them.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct TasksAccepted;
-
-/// Whether a call's extensions carry [`TasksAccepted`].
-pub(crate) fn tasks_accepted(extensions: &rmcp::model::Extensions) -> bool {
-    extensions.get::<TasksAccepted>().is_some()
-}
-
-/// The offer a `task` tool's body may take: a task it created, which the
-/// route then answers with instead of the body's result.
-#[derive(Debug, Clone, Default)]
-pub struct TaskOffer(Arc<OnceLock<Task>>);
-
-impl TaskOffer {
-    pub(crate) fn accept(&self, task: Task) {
-        let _ = self.0.set(task);
-    }
-
-    pub(crate) fn accepted(&self) -> Option<Task> {
-        self.0.get().cloned()
-    }
-}
-
 #[derive(serde::Serialize, serde::Deserialize)]
 struct TaskRecord {
     created_ms: u64,
@@ -64,22 +38,6 @@ struct TaskRecord {
     /// earlier versions: any desk of the run root answers those).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     kind: Option<String>,
-}
-
-/// The one answer to a task id that is malformed, unknown, not a task, or
-/// another caller's.
-pub(crate) fn unknown_task() -> ErrorData {
-    ErrorData::invalid_params("unknown task", None)
-}
-
-/// The answer to a task method of a server that serves no tasks (the
-/// transports' fixed text of the code).
-pub(crate) fn method_not_found() -> ErrorData {
-    ErrorData::new(
-        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-        "Method not found",
-        None,
-    )
 }
 
 /// The task status of a run in `phase`: live runs work, a cancelled run is

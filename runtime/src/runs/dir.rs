@@ -75,6 +75,7 @@ impl RunDir {
     }
 
     /// The caller that owns the run (its owner record names it).
+    #[cfg(feature = "slurm")]
     pub(crate) fn owner(&self) -> &CallerId {
         &self.owner
     }
@@ -93,6 +94,7 @@ impl RunDir {
     /// handle. For a process that cannot be handed the descriptor (a batch
     /// job on another node of a shared file system); never shown to a
     /// caller.
+    #[cfg(feature = "sandbox")]
     pub(crate) fn host_path(&self) -> std::path::PathBuf {
         self.root.path.join(self.handle.as_str())
     }
@@ -100,6 +102,7 @@ impl RunDir {
     /// HMAC-SHA256, under the run root's key, of `parts` with this run's
     /// handle first: authenticates a record the server writes into the run
     /// directory (a solver cannot read the key).
+    #[cfg(feature = "jobs")]
     pub(crate) fn mac(&self, parts: &[&[u8]]) -> [u8; 32] {
         let mut all: Vec<&[u8]> = Vec::with_capacity(parts.len() + 1);
         all.push(self.handle.as_str().as_bytes());

@@ -38,7 +38,9 @@ pub use root::{
     HasRunRoot, MAX_LISTED_RUNS, Quota, Quotas, Retention, RootOptions, RunRoot, SweepReport,
 };
 
+#[cfg(feature = "jobs")]
 pub(crate) use root::now_ms;
+#[cfg(feature = "sandbox")]
 pub(crate) use sys::{Walk, allocated_bytes, walk_tree};
 
 #[cfg(test)]

@@ -42,31 +42,9 @@ pub struct Quotas {
     pub max_creates_per_minute: Option<u32>,
 }
 
-/// Which quota a refused creation hit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
-#[non_exhaustive]
-pub enum Quota {
-    /// [`Quotas::max_runs`].
-    #[error("runs held")]
-    Runs,
-    /// [`Quotas::max_bytes`].
-    #[error("bytes held")]
-    Bytes,
-    /// [`Quotas::max_creates_per_minute`].
-    #[error("runs created per minute")]
-    CreateRate,
-}
-
-impl Quota {
-    /// The quota's stable token in a structured error.
-    pub const fn token(self) -> &'static str {
-        match self {
-            Self::Runs => "runs",
-            Self::Bytes => "bytes",
-            Self::CreateRate => "creates_per_minute",
-        }
-    }
-}
+/// Which quota a refused creation hit (defined with [`ToolError`](crate::ToolError),
+/// which carries it without the `runs` feature).
+pub use crate::error::Quota;
 
 /// When runs expire: a run not used (created, resolved, or its usage
 /// recorded) for `max_idle` answers like an unknown handle and is removed
@@ -158,6 +136,7 @@ pub(crate) struct RootInner {
     /// The configured path the root was opened at (server configuration;
     /// used only where a path must cross a process boundary, as in a batch
     /// job on a shared file system).
+    #[cfg_attr(not(feature = "sandbox"), allow(dead_code))]
     pub(crate) path: std::path::PathBuf,
     /// The per-caller index.
     pub(crate) index: Index,

@@ -76,6 +76,9 @@ pub use progress::{
     parse_line as parse_progress_line,
 };
 pub use registry::{MAX_SOLVER_ID_LEN, Solver, SolverRegistry, SolverRegistryBuilder};
+#[cfg(feature = "jobs")]
+pub(crate) use run::record_usage_after_run;
 pub use run::{RunRequest, Sandbox, SandboxConfig, SandboxedRun};
-pub(crate) use run::{check_run_dir_live, record_usage_after_run, reserve_usage, unreserve_usage};
+#[cfg(feature = "slurm")]
+pub(crate) use run::{check_run_dir_live, reserve_usage, unreserve_usage};
 pub use view::{SOLVER_GID, SOLVER_UID, VIEW_DEVICES, VIEW_RUN_DIR, VIEW_SOLVER_DIR};

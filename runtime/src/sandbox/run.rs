@@ -180,18 +180,22 @@ impl RunRequest {
         self
     }
 
+    #[cfg(feature = "slurm")]
     pub(crate) fn arguments(&self) -> &[OsString] {
         &self.args
     }
 
+    #[cfg(feature = "slurm")]
     pub(crate) fn environment(&self) -> &[(String, OsString)] {
         &self.env
     }
 
+    #[cfg(feature = "slurm")]
     pub(crate) fn run_limits(&self) -> Limits {
         self.limits
     }
 
+    #[cfg(feature = "slurm")]
     pub(crate) fn writable_subdir(&self) -> Option<&FileName> {
         self.write_subdir.as_ref()
     }
@@ -366,6 +370,7 @@ impl Sandbox {
     }
 
     /// The configuration this sandbox was started with.
+    #[cfg(feature = "slurm")]
     pub(crate) fn config(&self) -> &SandboxConfig {
         &self.inner.config
     }
@@ -884,6 +889,7 @@ pub(crate) async fn record_usage_after_run(run_dir: &RunDir) {
 
 /// Refuses a run directory removed since it was resolved (a launcher that
 /// does not fork here checks it as [`Sandbox::launch`] does).
+#[cfg(feature = "slurm")]
 pub(crate) fn check_run_dir_live(run_dir: &RunDir) -> Result<(), SandboxError> {
     dup_dir(run_dir.as_fd()).map(drop)
 }

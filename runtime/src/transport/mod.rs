@@ -10,15 +10,18 @@
 //!   checks.
 //! - `auth` (feature `http`): the token table (hashed, constant-time comparison) that maps
 //!   a bearer token to a [`CallerId`](crate::identity::CallerId).
-//! - `oauth` (feature `http`): an OAuth 2.1 protected resource: JWT access tokens of a
+//! - `oauth` (feature `oauth`): an OAuth 2.1 protected resource: JWT access tokens of a
 //!   trusted issuer, for this resource only, with per-tool scopes.
 
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod auth;
 mod fixed;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
-#[cfg(feature = "http")]
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub mod oauth;
 mod scopes;
 pub mod stdio;
@@ -28,7 +31,8 @@ pub(crate) mod tasks2025;
 pub use auth::{AuthConfigError, BearerAuth};
 #[cfg(feature = "http")]
 pub use http::{HttpConfig, HttpServer, HttpStartError, RunningHttpServer};
-#[cfg(feature = "http")]
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub use oauth::{OAuth, OAuthConfig};
 pub use scopes::{GrantedScopes, SCOPES_META_KEY};
 pub use stdio::{HardenedStdio, StdioConfig};

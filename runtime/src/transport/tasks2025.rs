@@ -16,17 +16,20 @@
 
 use std::collections::HashSet;
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData, JsonObject,
-    Task,
-};
+use rmcp::RoleServer;
+use rmcp::model::{CustomRequest, CustomResult, ErrorData, JsonObject};
 use rmcp::service::RequestContext;
-use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
+#[cfg(feature = "jobs")]
+use {
+    crate::context::ToolContext,
+    crate::tasks::unknown_task,
+    rmcp::ServerHandler,
+    rmcp::model::{CallToolRequestParams, CallToolResponse, Task},
+};
 
-use crate::context::ToolContext;
-use crate::jobs::{method_not_found, unknown_task};
 use crate::server::Server;
+use crate::tasks::method_not_found;
 
 /// The prefix of the private methods the adapter renames 2025 task
 /// requests to.
@@ -36,11 +39,13 @@ pub(crate) const PRIVATE_TOOLS_CALL: &str = "dev.hardened-mcp/2025/tools/call";
 /// The tool `_meta` key marking a tool declared `task`.
 pub(crate) const TASK_TOOL_META_KEY: &str = "dev.hardened-mcp/task";
 /// Longest task id read from a request.
+#[cfg(feature = "jobs")]
 const MAX_TASK_ID: usize = 128;
 /// Most requests whose answers the adapter still has to amend.
 const MAX_PENDING: usize = 64;
 
 /// A 2025-11-25 `Task` object.
+#[cfg(feature = "jobs")]
 fn task_2025(t: &Task) -> Value {
     let mut v = json!({
         "taskId": t.task_id,
@@ -58,6 +63,7 @@ fn task_2025(t: &Task) -> Value {
     v
 }
 
+#[cfg(feature = "jobs")]
 fn task_id(params: Option<&Value>) -> Result<String, ErrorData> {
     match params.and_then(|p| p.get("taskId")).and_then(Value::as_str) {
         Some(id) if id.len() <= MAX_TASK_ID => Ok(id.to_owned()),
@@ -70,14 +76,31 @@ fn task_id(params: Option<&Value>) -> Result<String, ErrorData> {
 pub(crate) async fn serve<S: Send + Sync + 'static>(
     server: &Server<S>,
     request: CustomRequest,
-    mut context: RequestContext<RoleServer>,
+    context: RequestContext<RoleServer>,
 ) -> Result<CustomResult, ErrorData> {
     let Some(method) = request.method.strip_prefix(PRIVATE) else {
         return Err(method_not_found());
     };
+    #[cfg(not(feature = "jobs"))]
+    return {
+        let _ = (server, method, context);
+        Err(method_not_found())
+    };
+    #[cfg(feature = "jobs")]
+    serve_tasks(server, method, request.params.as_ref(), context).await
+}
+
+/// The private methods (`method` stripped of the prefix), answered from
+/// the server's job desks.
+#[cfg(feature = "jobs")]
+async fn serve_tasks<S: Send + Sync + 'static>(
+    server: &Server<S>,
+    method: &str,
+    params: Option<&Value>,
+    mut context: RequestContext<RoleServer>,
+) -> Result<CustomResult, ErrorData> {
     let desks = server.task_desks()?;
     let caller = ToolContext::from_request(&context).caller().clone();
-    let params = request.params.as_ref();
     let answer = match method {
         "tools/call" => {
             let mut params: CallToolRequestParams = params
@@ -85,7 +108,7 @@ pub(crate) async fn serve<S: Send + Sync + 'static>(
                 .and_then(|p| serde_json::from_value(p).ok())
                 .ok_or_else(|| ErrorData::invalid_params("Invalid params", None))?;
             params.meta = None;
-            context.extensions.insert(crate::jobs::TasksAccepted);
+            context.extensions.insert(crate::tasks::TasksAccepted);
             match server.call_tool(params, context).await? {
                 CallToolResponse::Task(created) => json!({ "task": task_2025(&created.task) }),
                 CallToolResponse::Complete(r) => serde_json::to_value(r)

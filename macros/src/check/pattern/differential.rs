@@ -139,6 +139,41 @@ fn inputs(pattern: &str, runner: &mut TestRunner) -> Vec<String> {
     out
 }
 
+/// The runtime checks a `pattern` with `regex-lite` (smaller than `regex`,
+/// and without Unicode classes): on the admitted subset it must compile
+/// every pattern `regex` compiles and accept exactly the same strings.
+#[test]
+fn the_admitted_subset_means_the_same_to_regex_lite() {
+    let mut runner = TestRunner::deterministic();
+    let strategy = subset();
+    let mut checked = 0;
+    while checked < 2000 {
+        let p = strategy.new_tree(&mut runner).unwrap().current();
+        let Ok(full) = regex::Regex::new(&p) else {
+            continue;
+        };
+        assert!(check(&p).is_ok(), "the generator left the subset: {p}");
+        let lite = regex_lite::Regex::new(&p)
+            .unwrap_or_else(|e| panic!("regex-lite refuses an admitted pattern {p:?}: {e}"));
+        for x in inputs(&p, &mut runner) {
+            assert_eq!(
+                lite.is_match(&x),
+                full.is_match(&x),
+                "regex-lite and regex part on {p:?} against {x:?}"
+            );
+        }
+        checked += 1;
+    }
+    // The positive control: outside the subset the two engines part (the
+    // rule refuses these: Unicode classes and digits).
+    for (p, x) in [("^\\d$", "٣"), ("^\\w$", "é")] {
+        let full = regex::Regex::new(p).unwrap().is_match(x);
+        let lite = regex_lite::Regex::new(p).unwrap().is_match(x);
+        assert_ne!(full, lite, "{p} on {x}");
+        assert!(check(p).is_err(), "{p} is refused by the rule");
+    }
+}
+
 #[test]
 fn the_admitted_subset_means_the_same_in_rust_and_in_ecma_262() {
     let mut runner = TestRunner::deterministic();

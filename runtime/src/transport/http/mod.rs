@@ -43,12 +43,18 @@ use tokio_util::sync::CancellationToken;
 
 use crate::identity::CallerId;
 use crate::transport::auth::{AuthFailure, BearerAuth, presented_token};
-use crate::transport::oauth::{GrantedScopes, OAuth, SCOPES_META_KEY};
+#[cfg(feature = "oauth")]
+use crate::transport::oauth::OAuth;
 use crate::transport::tasks2025::Legacy;
+use crate::transport::{GrantedScopes, SCOPES_META_KEY};
+#[cfg(not(feature = "oauth"))]
+use no_oauth::OAuth;
 
 mod body;
 mod conn;
 mod gate;
+#[cfg(not(feature = "oauth"))]
+mod no_oauth;
 mod proxy;
 mod sessions;
 
@@ -243,6 +249,8 @@ impl HttpConfig {
     /// issuer, for its resource), and serves its protected resource
     /// metadata (RFC 9728). With [`auth`](Self::auth) as well, a token is
     /// first looked up in the static table, then validated as a JWT.
+    #[cfg(feature = "oauth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
     pub fn oauth(mut self, oauth: OAuth) -> Self {
         self.oauth = Some(oauth);
         self
@@ -756,7 +764,10 @@ impl<S: ServerHandler + Send + 'static> Guarded<S> {
         };
         let text = std::str::from_utf8(token).unwrap_or("");
         match oauth.authenticate(text).await {
-            Ok(grant) => Ok((grant.caller, Some(grant.scopes))),
+            Ok(grant) => {
+                let (caller, scopes) = grant.into_parts();
+                Ok((caller, Some(scopes)))
+            }
             Err(refused) => {
                 tracing::warn!(
                     reason = refused.as_str(),

@@ -174,6 +174,13 @@ pub struct Grant {
     pub scopes: GrantedScopes,
 }
 
+impl Grant {
+    /// The caller and its scopes.
+    pub(crate) fn into_parts(self) -> (CallerId, GrantedScopes) {
+        (self.caller, self.scopes)
+    }
+}
+
 /// The settings of an OAuth protected resource.
 #[derive(Debug, Clone)]
 pub struct OAuthConfig {
