@@ -89,6 +89,11 @@ struct AuditArgs {
     #[arg(long, value_name = "N", default_value_t = 10_000,
           value_parser = clap::value_parser!(u64).range(1..=600_000))]
     timeout_ms: u64,
+    /// Deadline of the first answer (the handshake, which includes the
+    /// server's start), in milliseconds
+    #[arg(long, value_name = "N", default_value_t = 60_000,
+          value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    startup_timeout_ms: u64,
     /// Most forbidden calls per tool
     #[arg(long, value_name = "N", default_value_t = 120,
           value_parser = clap::value_parser!(u16).range(1..=10_000))]
@@ -191,6 +196,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, clap::E
     let a = cli.audit;
     let options = Options {
         timeout: Duration::from_millis(a.timeout_ms),
+        startup_timeout: Duration::from_millis(a.startup_timeout_ms),
         max_calls_per_tool: usize::from(a.max_calls),
         wire: !a.no_wire,
         auth_checks: !a.no_auth_checks,
@@ -281,6 +287,7 @@ mod tests {
         let a = audit(&["--", "server"]);
         let d = Options::default();
         assert_eq!(a.options.timeout, d.timeout);
+        assert_eq!(a.options.startup_timeout, d.startup_timeout);
         assert_eq!(a.options.max_calls_per_tool, d.max_calls_per_tool);
         assert_eq!(a.options.wire, d.wire);
         assert_eq!(a.options.auth_checks, d.auth_checks);

@@ -111,6 +111,25 @@ impl Client {
         }
     }
 
+    fn set_timeout(&mut self, timeout: Duration) {
+        match &mut self.wire {
+            Wire::Stdio(c) => c.timeout = timeout,
+            Wire::Http(c) => c.timeout = timeout,
+        }
+    }
+
+    /// [`Client::handshake`], waiting up to `startup` (at least the
+    /// exchange deadline) for the `initialize` answer: a server process
+    /// that starts an interpreter or a package runner (`npx`, `uvx`) takes
+    /// longer to answer its first message than any later one.
+    pub async fn handshake_within(&mut self, startup: Duration) -> Result<Value, ClientError> {
+        let exchange = self.timeout();
+        self.set_timeout(startup.max(exchange));
+        let answered = self.handshake().await;
+        self.set_timeout(exchange);
+        answered
+    }
+
     /// Sends `message` and waits for the response with its id.
     pub async fn request(&mut self, message: &Value) -> Result<Value, ClientError> {
         let id = message.get("id").cloned().unwrap_or(Value::Null);

@@ -19,6 +19,10 @@ use crate::{poisoning, review};
 pub struct Options {
     /// Deadline of each exchange.
     pub timeout: Duration,
+    /// Deadline of the first answer (`initialize`), which includes the
+    /// server's start: an interpreter, a package runner. At least
+    /// [`Options::timeout`].
+    pub startup_timeout: Duration,
     /// Most forbidden calls per tool.
     pub max_calls_per_tool: usize,
     /// Most tools audited.
@@ -42,6 +46,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             timeout: Duration::from_secs(10),
+            startup_timeout: Duration::from_secs(60),
             max_calls_per_tool: 120,
             max_tools: 200,
             wire: true,
@@ -119,7 +124,7 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
             return report;
         }
     };
-    if let Err(e) = client.handshake().await {
+    if let Err(e) = client.handshake_within(opts.startup_timeout).await {
         report.findings.push(Finding::new(
             Severity::High,
             "handshake-failed",

@@ -5,7 +5,10 @@ which are accepted and dropped; numbers and strings left unbounded unless
 the author bounds them).
 
     python weak_sdk_server.py               # stdio
-    python weak_sdk_server.py --http PORT   # streamable HTTP on 127.0.0.1:PORT/mcp
+    python weak_sdk_server.py --http        # streamable HTTP on 127.0.0.1:<port>/mcp
+
+Over HTTP it binds a port the kernel picks (so nothing can take it between
+a choice and the bind) and prints `listening <port>` once it listens.
 """
 
 import sys
@@ -38,8 +41,24 @@ def count(n: Annotated[int, Field(ge=0, le=10)]) -> int:
     return n
 
 
+def serve_http() -> None:
+    """The SDK's streamable-HTTP app on a listener bound first."""
+    import asyncio
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    app = server.streamable_http_app(host="127.0.0.1")
+    config = uvicorn.Config(app, log_level="warning")
+    print(f"listening {sock.getsockname()[1]}", flush=True)
+    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--http":
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    if sys.argv[1:] == ["--http"]:
+        serve_http()
     else:
         server.run()

@@ -4,7 +4,7 @@
 //! the SDK's default gaps are found, each where it is, and nothing else.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -176,20 +176,35 @@ impl Drop for HttpServer {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_defaults_are_found_over_http() {
-    let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let _server = HttpServer(
+    // The script binds a port the kernel picks and names it once it
+    // listens: no other test can take the port in between.
+    let mut server = HttpServer(
         Command::new(python())
-            .args([script(), "--http".into(), port.to_string()])
+            .args([script(), "--http".into()])
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap(),
     );
+    let stdout = server.0.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(port) = line.strip_prefix("listening ") {
+                let _ = tx.send(port.parse::<u16>().ok());
+            }
+        }
+    });
+    let port = rx
+        .recv_timeout(Duration::from_secs(60))
+        .ok()
+        .flatten()
+        .expect("the Python server did not say where it listens");
     let deadline = Instant::now() + Duration::from_secs(60);
     while TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_err() {
         assert!(

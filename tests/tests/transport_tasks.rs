@@ -481,6 +481,19 @@ async fn without_sessions_no_2025_task_support_is_declared() {
             init["result"]["capabilities"].get("tasks").is_none(),
             "{init}"
         );
+        // No adapter renames here, and a client cannot name the adapter's
+        // private methods itself: they are unknown (the 2025 session test
+        // above is the positive control of the renamed path).
+        for (id, method) in [
+            (2, "dev.hardened-mcp/2025/tasks/list"),
+            (3, "dev.hardened-mcp/2025/tools/call"),
+        ] {
+            let params = json!({"name": "probe_solve", "arguments": {"slow": false, "value": 1.0}});
+            let reply = c.post(&request(id, method, params)).await;
+            let reply = reply.rpc().unwrap();
+            assert_eq!(reply["error"]["code"], -32601, "{reply}");
+            assert_eq!(reply["error"]["message"], "Method not found", "{reply}");
+        }
         server.shutdown().await.unwrap();
     })
     .await;

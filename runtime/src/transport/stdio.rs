@@ -614,7 +614,7 @@ fn mark_rounded_numbers(message: &mut RxJsonRpcMessage<RoleServer>, line: &[u8])
     let extensions = match &mut r.request {
         R::CallToolRequest(call) => &mut call.extensions,
         // A task-augmented call of the 2025-11-25 era, renamed.
-        R::CustomRequest(c) if c.method == super::tasks2025::PRIVATE_TOOLS_CALL => {
+        R::CustomRequest(c) if super::tasks2025::is_private_tools_call(&c.method) => {
             &mut c.extensions
         }
         _ => return,

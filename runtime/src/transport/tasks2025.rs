@@ -32,10 +32,29 @@ use crate::server::Server;
 use crate::tasks::method_not_found;
 
 /// The prefix of the private methods the adapter renames 2025 task
-/// requests to.
-const PRIVATE: &str = "dev.hardened-mcp/2025/";
-/// The method a 2025 task-augmented `tools/call` is renamed to.
-pub(crate) const PRIVATE_TOOLS_CALL: &str = "dev.hardened-mcp/2025/tools/call";
+/// requests to: fixed text and 128 random bits drawn once per process, so
+/// that only the adapter can name them. A client that sends a method of
+/// that shape itself (no adapter renames in a stateless HTTP server, or in
+/// a 2026 session) names no private method: it gets `Method not found`.
+/// Without randomness there is no prefix, and the adapter renames nothing
+/// (fail closed: the 2025 task methods are then unknown).
+fn private() -> Option<&'static str> {
+    static PREFIX: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    PREFIX
+        .get_or_init(|| {
+            let mut nonce = [0u8; 16];
+            getrandom::fill(&mut nonce).ok()?;
+            let hex: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+            Some(format!("dev.hardened-mcp/2025/{hex}/"))
+        })
+        .as_deref()
+}
+
+/// Whether `method` is the private method a 2025 task-augmented
+/// `tools/call` is renamed to.
+pub(crate) fn is_private_tools_call(method: &str) -> bool {
+    private().and_then(|p| method.strip_prefix(p)) == Some("tools/call")
+}
 /// The tool `_meta` key marking a tool declared `task`.
 pub(crate) const TASK_TOOL_META_KEY: &str = "dev.hardened-mcp/task";
 /// Longest task id read from a request.
@@ -78,7 +97,7 @@ pub(crate) async fn serve<S: Send + Sync + 'static>(
     request: CustomRequest,
     context: RequestContext<RoleServer>,
 ) -> Result<CustomResult, ErrorData> {
-    let Some(method) = request.method.strip_prefix(PRIVATE) else {
+    let Some(method) = private().and_then(|p| request.method.strip_prefix(p)) else {
         return Err(method_not_found());
     };
     #[cfg(not(feature = "jobs"))]
@@ -296,7 +315,7 @@ fn is_task_tool(tool: &JsonObject) -> bool {
 }
 
 fn rename(msg: &mut Value, method: &str) -> Option<Vec<u8>> {
-    msg["method"] = Value::String(format!("{PRIVATE}{method}"));
+    msg["method"] = Value::String(format!("{}{method}", private()?));
     serde_json::to_vec(msg).ok()
 }
 
@@ -317,14 +336,18 @@ mod tests {
         assert!(l.inbound(call).is_none(), "not a 2025-11-25 session");
         assert!(l.inbound(init("2025-11-25").as_bytes()).is_none());
         let renamed: Value = serde_json::from_slice(&l.inbound(call).unwrap()).unwrap();
-        assert_eq!(renamed["method"], PRIVATE_TOOLS_CALL);
-        assert_eq!(PRIVATE_TOOLS_CALL, format!("{PRIVATE}tools/call"));
+        assert!(is_private_tools_call(renamed["method"].as_str().unwrap()));
         // A call without `task` stays a plain call.
         let plain = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"task","arguments":{}}}"#;
         assert!(l.inbound(plain).is_none());
         let get = br#"{"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":"x"}}"#;
         let renamed: Value = serde_json::from_slice(&l.inbound(get).unwrap()).unwrap();
-        assert_eq!(renamed["method"], "dev.hardened-mcp/2025/tasks/get");
+        assert_eq!(
+            renamed["method"],
+            format!("{}tasks/get", private().unwrap())
+        );
+        // A client naming the private method shape itself reaches none.
+        assert!(!is_private_tools_call("dev.hardened-mcp/2025/tools/call"));
         // A client declaring the 2026 extension keeps the 2026 methods.
         let mut l = Legacy::default();
         let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}"#;
