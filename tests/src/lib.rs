@@ -1,7 +1,9 @@
 //! Shared helpers of the hardened-mcp integration tests.
+pub mod announce;
 pub mod doc_context;
 pub mod doc_pages;
 pub mod http_load;
+pub mod log_capture;
 pub mod macros_fixture;
 pub mod node;
 pub mod python;

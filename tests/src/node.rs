@@ -126,7 +126,6 @@ pub fn start_oidc_signing(
     scopes: &str,
     alg: &str,
 ) -> Option<OidcProvider> {
-    use std::io::BufRead as _;
     let dir = client_dir()?;
     let mut child = Command::new("node")
         .current_dir(&dir)
@@ -141,18 +140,8 @@ pub fn start_oidc_signing(
         .spawn()
         .ok()?;
     let stdout = child.stdout.take()?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if let Some(issuer) = line.strip_prefix("listening ") {
-                let _ = tx.send(issuer.to_owned());
-            }
-        }
-    });
-    let Ok(issuer) = rx.recv_timeout(Duration::from_secs(30)) else {
+    let Some(issuer) = crate::announce::announced(stdout, "listening ", Duration::from_secs(30))
+    else {
         let _ = child.kill();
         let _ = child.wait();
         panic!("the OpenID provider did not start within 30 s");

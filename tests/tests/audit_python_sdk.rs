@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use hardened_mcp_audit::Severity;
 use hardened_mcp_audit::run::{Options, audit_http, audit_stdio};
+use hardened_mcp_tests::announce::announced;
 use hardened_mcp_tests::python::{python, workspace};
 
 fn script() -> String {
@@ -188,22 +189,8 @@ async fn the_python_sdk_defaults_are_found_over_http() {
             .unwrap(),
     );
     let stdout = server.0.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::BufRead as _;
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if let Some(port) = line.strip_prefix("listening ") {
-                let _ = tx.send(port.parse::<u16>().ok());
-            }
-        }
-    });
-    let port = rx
-        .recv_timeout(Duration::from_secs(60))
-        .ok()
-        .flatten()
+    let port: u16 = announced(stdout, "listening ", Duration::from_secs(60))
+        .and_then(|p| p.parse().ok())
         .expect("the Python server did not say where it listens");
     let deadline = Instant::now() + Duration::from_secs(60);
     while TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_err() {

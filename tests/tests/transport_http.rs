@@ -3,11 +3,11 @@
 //! and Host limits, and tokens absent from every response and log line.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use hardened_mcp::transport::http::{SESSION_NOT_FOUND_BODY, UNAUTHORIZED_BODY};
 use hardened_mcp::transport::{BearerAuth, HttpConfig, RunningHttpServer};
+use hardened_mcp_tests::log_capture::LogCapture;
 use hardened_mcp_tests::tr_support::{
     HttpClient as Client, HttpReply, call, http_request, initialize_request,
     initialized_notification, modern_call, modern_headers, modern_request, result_text,
@@ -21,33 +21,17 @@ const WRONG: &str = "wrong-tok-E2bV8nM4qR7tK1xP";
 const SECRETS: [&str; 3] = [ALICE, BOB, WRONG];
 
 /// Every log line of this test binary, at TRACE, rmcp's included.
-fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+fn logs() -> &'static LogCapture {
+    static LOGS: OnceLock<LogCapture> = OnceLock::new();
     LOGS.get_or_init(|| {
-        let buf = Arc::new(Mutex::new(Vec::new()));
-        let writer = {
-            let buf = Arc::clone(&buf);
-            move || LogWriter(Arc::clone(&buf))
-        };
+        let capture = LogCapture::default();
         tracing_subscriber::fmt()
             .with_max_level(tracing::Level::TRACE)
             .with_ansi(false)
-            .with_writer(writer)
+            .with_writer(capture.clone())
             .init();
-        buf
+        capture
     })
-}
-
-struct LogWriter(Arc<Mutex<Vec<u8>>>);
-
-impl Write for LogWriter {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(data);
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 fn token_table() -> BearerAuth {
@@ -360,7 +344,7 @@ async fn hosts_targets_and_origins_are_held_to_the_rules() {
     let absolute = post(format!("http://{host}/mcp"), vec![]).await;
     assert_eq!(absolute.status, 200, "{}", absolute.text());
     server.shutdown().await.unwrap();
-    let logged = String::from_utf8_lossy(&logs().lock().unwrap()).into_owned();
+    let logged = logs().text();
     assert!(!logged.contains(CANARY), "a refused value reached the log");
 }
 
@@ -391,7 +375,7 @@ async fn tokens_appear_in_no_log_line_and_no_response() {
     for reply in &replies {
         assert_no_secret(&reply.everything());
     }
-    let logs = String::from_utf8(logs().lock().unwrap().clone()).unwrap();
+    let logs = logs().text();
     // Positive control: the capture sees both our lines and rmcp's.
     assert!(
         logs.contains("authentication failed"),

@@ -5,47 +5,18 @@
 //! at TRACE, which must hold none of it.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use std::io::Write;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
 
 use hardened_mcp::transport::BearerAuth;
+use hardened_mcp_tests::log_capture::LogCapture;
 use hardened_mcp_tests::tr_support::{
     HttpClient as Client, call, http_request, initialized_notification, modern_call,
     start_echo_http,
 };
 use serde_json::json;
-use tracing_subscriber::fmt::MakeWriter;
 
 const ALICE: &str = "alice-tok-Q7rT2vX9pL4mN8kJ";
 const MARK: &str = "LOGMARKx7Qz";
-
-/// What one subscriber wrote.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Capture {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-impl Write for Capture {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(data);
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Capture {
-    type Writer = Capture;
-    fn make_writer(&'a self) -> Capture {
-        self.clone()
-    }
-}
 
 /// A session that puts `MARK` wherever a caller chooses text: the client's
 /// name and version (both eras), the method names of a request and a
@@ -136,7 +107,7 @@ async fn logged_by(subscriber: impl tracing::Subscriber + Send + Sync + 'static)
 #[tokio::test]
 async fn caller_chosen_text_reaches_no_log_line() {
     // The positive control: an unfiltered subscriber quotes the text.
-    let raw = Capture::default();
+    let raw = LogCapture::default();
     logged_by(
         tracing_subscriber::fmt()
             .with_max_level(tracing::Level::TRACE)
@@ -148,7 +119,7 @@ async fn caller_chosen_text_reaches_no_log_line() {
     let raw = raw.text();
     assert!(raw.contains(MARK), "the probe never reached a log line");
 
-    let ours = Capture::default();
+    let ours = LogCapture::default();
     logged_by(hardened_mcp::logging::subscriber(
         "trace",
         ours.clone(),
