@@ -143,7 +143,7 @@ impl std::fmt::Debug for JobDesk {
     }
 }
 
-/// Serves the runs of one [`SolverJob`]: see the [module](self) docs. Cheap
+/// Serves the runs of one [`SolverJob`]: see the [module](crate::jobs) docs. Cheap
 /// to clone; one per server, shared by every session.
 pub struct JobService<J> {
     desk: JobDesk,

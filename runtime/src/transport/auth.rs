@@ -36,7 +36,7 @@ pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
 pub const MIN_TOKEN_LEN: usize = 16;
 /// Most characters a configured (static) token may have. A presented token
 /// may be as long as an OAuth access token
-/// ([`MAX_TOKEN_BYTES`](MAX_TOKEN_BYTES)); one longer
+/// ([`MAX_TOKEN_BYTES`]); one longer
 /// than this matches no static token.
 pub const MAX_TOKEN_LEN: usize = 512;
 /// Largest token file that is read.
