@@ -418,6 +418,11 @@ fn my_runs_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// Whether a cgroup directory holds a process.
+fn has_members(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("cgroup.procs")).is_ok_and(|s| !s.trim().is_empty())
+}
+
 /// The runs' cgroup directories of this test process.
 fn my_run_cgroups() -> Vec<PathBuf> {
     let prefix = format!("r{}-{}-", my_pid_namespace(), std::process::id());
@@ -446,12 +451,26 @@ async fn run_cgroups_are_removed_and_stale_ones_swept() {
         )
         .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(!my_run_cgroups().is_empty(), "a live run has its cgroup");
+    // The run's own cgroups are the ones with members; the others are
+    // made ahead for the next runs, never joined.
+    let (live, ahead): (Vec<PathBuf>, Vec<PathBuf>) =
+        my_run_cgroups().into_iter().partition(|d| has_members(d));
+    assert!(!live.is_empty(), "a live run has its cgroup");
     assert!(running.wait().await.success());
     let t0 = std::time::Instant::now();
-    while !my_run_cgroups().is_empty() && t0.elapsed() < Duration::from_secs(5) {
+    while live.iter().any(|d| d.exists()) && t0.elapsed() < Duration::from_secs(5) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    for d in &live {
+        assert!(
+            !d.exists(),
+            "a run's cgroup outlived the run: {}",
+            d.display()
+        );
+    }
+    // Those made ahead go with the sandbox.
+    assert!(ahead.iter().all(|d| d.exists()));
+    drop(sb);
     assert_eq!(my_run_cgroups(), Vec::<PathBuf>::new());
 
     // A dead server's leftover (pid 1 with another start time): swept by

@@ -42,8 +42,10 @@ use std::fs;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::ahead::MadeAhead;
 use super::limits::Limits;
 
 /// The directory, beneath the server's cgroup, that holds the runs' cgroups.
@@ -272,56 +274,38 @@ impl Cgroups {
     /// Makes the cgroup of one run with `limits` applied, and opens its
     /// join files (`tasks` or `cgroup.procs`) for the monitor to join.
     pub(crate) fn create(&self, limits: &Limits) -> io::Result<RunCgroup> {
+        let mut run = self.make()?;
+        run.apply(limits)?;
+        Ok(run)
+    }
+
+    /// Makes the directories of one run's cgroup (no limit written yet) and
+    /// opens their join files.
+    fn make(&self) -> io::Result<RunCgroup> {
         let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
         let name = format!("{}{n}", self.prefix);
+        let (v2, swap_file) = match &self.layout {
+            Layout::V2 { swap, .. } => (true, *swap),
+            Layout::V1 { memsw, .. } => (false, *memsw),
+        };
         let mut run = RunCgroup {
             dirs: Vec::new(),
             procs: Vec::new(),
-            v2: matches!(self.layout, Layout::V2 { .. }),
+            v2,
+            swap_file,
+            applied: None,
         };
         match &self.layout {
-            Layout::V2 { runs, swap } => {
+            Layout::V2 { runs, .. } => {
                 let dir = runs.join(&name);
                 fs::create_dir(&dir)?;
-                run.dirs.push((Controller::ALL.to_vec(), dir.clone()));
-                write(&dir, "memory.max", limits.memory)?;
-                if *swap {
-                    write(&dir, "memory.swap.max", 0)?;
-                }
-                write(
-                    &dir,
-                    "pids.max",
-                    limits.processes.saturating_add(OWN_PROCESSES),
-                )?;
-                let quota = limits.cpu_share.quota_us(CPU_PERIOD_US);
-                write_str(&dir, "cpu.max", &format!("{quota} {CPU_PERIOD_US}"))?;
+                run.dirs.push((Controller::ALL.to_vec(), dir));
             }
-            Layout::V1 { dirs, memsw } => {
+            Layout::V1 { dirs, .. } => {
                 for (c, base) in dirs {
                     let dir = base.join(&name);
                     fs::create_dir(&dir)?;
-                    run.dirs.push((vec![*c], dir.clone()));
-                    match c {
-                        Controller::Memory => {
-                            write(&dir, "memory.limit_in_bytes", limits.memory)?;
-                            if *memsw {
-                                write(&dir, "memory.memsw.limit_in_bytes", limits.memory)?;
-                            }
-                        }
-                        Controller::Pids => write(
-                            &dir,
-                            "pids.max",
-                            limits.processes.saturating_add(OWN_PROCESSES),
-                        )?,
-                        Controller::Cpu => {
-                            write(&dir, "cpu.cfs_period_us", CPU_PERIOD_US)?;
-                            write(
-                                &dir,
-                                "cpu.cfs_quota_us",
-                                limits.cpu_share.quota_us(CPU_PERIOD_US),
-                            )?;
-                        }
-                    }
+                    run.dirs.push((vec![*c], dir));
                 }
             }
         }
@@ -383,6 +367,72 @@ impl Cgroups {
     }
 }
 
+/// How many run cgroups the pool keeps ready: a burst of two launches, as
+/// the network namespace pool.
+const POOL_TARGET: usize = 2;
+
+/// Run cgroups made ahead of the runs that use them, with the default
+/// limits already written ([`Limits::default`]); a background thread keeps
+/// [`POOL_TARGET`] ready. Making one costs a launch about 0.13 ms
+/// (`mkdir` in each hierarchy, the limit writes, the join files opened:
+/// docs/benchmarks.md); taking one costs only the writes of the limits in
+/// which the run differs from the default.
+///
+/// **Every cgroup serves exactly one run**: it is fresh (no process has
+/// ever joined it) when a launch takes it, and removed when that run ends,
+/// as one made at launch. When the pool is empty, or its thread stopped at
+/// a failure, a launch makes its own: the pool only changes when the work
+/// is done, never what a run gets. Its cgroups carry this server's name
+/// prefix, so those a crashed server leaves are swept at the next start.
+#[derive(Debug)]
+pub(crate) struct CgroupPool {
+    cgroups: Arc<Cgroups>,
+    /// `None` when the refilling thread could not start.
+    ready: Option<MadeAhead<RunCgroup>>,
+}
+
+impl CgroupPool {
+    /// Starts the refilling thread (without it, every launch makes its
+    /// cgroup).
+    pub(crate) fn start(cgroups: Cgroups) -> Self {
+        let cgroups = Arc::new(cgroups);
+        let maker = Arc::clone(&cgroups);
+        let ready = MadeAhead::start(
+            "hardened-mcp-cgroups",
+            "run cgroups",
+            POOL_TARGET,
+            Vec::new(),
+            move || maker.create(&Limits::default()),
+        )
+        .inspect_err(|e| tracing::info!(error = %e, "run cgroups are made per launch (no pool)"))
+        .ok();
+        Self { cgroups, ready }
+    }
+
+    /// What the backend enforces.
+    pub(crate) fn support(&self) -> EnvelopeSupport {
+        self.cgroups.support()
+    }
+
+    /// How many cgroups are ready now.
+    #[cfg(test)]
+    fn ready(&self) -> usize {
+        self.ready.as_ref().map_or(0, MadeAhead::ready)
+    }
+
+    /// A fresh cgroup with `limits` applied: a ready one when there is one
+    /// (the thread is woken to make the next), else one made now.
+    pub(crate) fn take(&self, limits: &Limits) -> io::Result<RunCgroup> {
+        match self.ready.as_ref().and_then(MadeAhead::take) {
+            Some(mut run) => {
+                run.apply(limits)?;
+                Ok(run)
+            }
+            None => self.cgroups.create(limits),
+        }
+    }
+}
+
 /// One run's cgroup (one directory per v1 hierarchy, or one v2 directory).
 #[derive(Debug)]
 pub(crate) struct RunCgroup {
@@ -391,6 +441,29 @@ pub(crate) struct RunCgroup {
     /// v2), opened for writing: the monitor writes `0` to each to join.
     procs: Vec<OwnedFd>,
     v2: bool,
+    /// Whether swap has a file of its own (v2 `memory.swap.max`, v1
+    /// `memory.memsw.limit_in_bytes`).
+    swap_file: bool,
+    /// The limits written so far (`None`: none yet).
+    applied: Option<Applied>,
+}
+
+/// The values a run's cgroup holds, as written to its files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Applied {
+    memory: u64,
+    pids: u64,
+    cpu_quota_us: u64,
+}
+
+impl Applied {
+    fn of(limits: &Limits) -> Self {
+        Self {
+            memory: limits.memory,
+            pids: limits.processes.saturating_add(OWN_PROCESSES),
+            cpu_quota_us: limits.cpu_share.quota_us(CPU_PERIOD_US),
+        }
+    }
 }
 
 /// What the kernel counted for a run's cgroup.
@@ -405,6 +478,68 @@ pub(crate) struct CgroupEvents {
 }
 
 impl RunCgroup {
+    /// Writes `limits` to the cgroup's files: every file the first time,
+    /// afterwards only the values that differ from what the files hold.
+    /// Called before any process has joined the cgroup.
+    fn apply(&mut self, limits: &Limits) -> io::Result<()> {
+        let want = Applied::of(limits);
+        let had = self.applied.take();
+        if had == Some(want) {
+            self.applied = had;
+            return Ok(());
+        }
+        let first = had.is_none();
+        let changed = |f: fn(&Applied) -> u64| had.is_none_or(|h| f(&h) != f(&want));
+        for (controllers, dir) in &self.dirs {
+            for c in controllers {
+                match c {
+                    Controller::Memory if changed(|a| a.memory) => {
+                        if self.v2 {
+                            write(dir, "memory.max", want.memory)?;
+                            if first && self.swap_file {
+                                write(dir, "memory.swap.max", 0)?;
+                            }
+                        } else if self.swap_file {
+                            // v1 refuses a memory+swap limit below the
+                            // memory limit: raise the larger one first.
+                            let raise = had.is_some_and(|h| want.memory > h.memory);
+                            let order = if raise {
+                                ["memory.memsw.limit_in_bytes", "memory.limit_in_bytes"]
+                            } else {
+                                ["memory.limit_in_bytes", "memory.memsw.limit_in_bytes"]
+                            };
+                            for file in order {
+                                write(dir, file, want.memory)?;
+                            }
+                        } else {
+                            write(dir, "memory.limit_in_bytes", want.memory)?;
+                        }
+                    }
+                    Controller::Pids if changed(|a| a.pids) => {
+                        write(dir, "pids.max", want.pids)?;
+                    }
+                    Controller::Cpu if changed(|a| a.cpu_quota_us) => {
+                        if self.v2 {
+                            write_str(
+                                dir,
+                                "cpu.max",
+                                &format!("{} {CPU_PERIOD_US}", want.cpu_quota_us),
+                            )?;
+                        } else {
+                            if first {
+                                write(dir, "cpu.cfs_period_us", CPU_PERIOD_US)?;
+                            }
+                            write(dir, "cpu.cfs_quota_us", want.cpu_quota_us)?;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.applied = Some(want);
+        Ok(())
+    }
+
     /// The join files' descriptors, handed to the child plan.
     pub(crate) fn take_join_fds(&mut self) -> Vec<OwnedFd> {
         std::mem::take(&mut self.procs)
@@ -865,5 +1000,102 @@ mod tests {
         };
         assert_eq!(s.to_string(), "cgroup v1: memory (+swap), processes");
         assert_eq!(EnvelopeSupport::NONE.to_string(), "none: nothing");
+    }
+
+    /// What a run cgroup's file says, on whichever layout the host has.
+    fn read_limit(run: &RunCgroup, c: Controller) -> String {
+        let (v1, v2) = match c {
+            Controller::Memory => ("memory.limit_in_bytes", "memory.max"),
+            Controller::Pids => ("pids.max", "pids.max"),
+            Controller::Cpu => ("cpu.cfs_quota_us", "cpu.max"),
+        };
+        let dir = run.dir_of(c).unwrap();
+        let text = fs::read_to_string(dir.join(if run.v2 { v2 } else { v1 })).unwrap();
+        text.split_whitespace().next().unwrap().to_owned()
+    }
+
+    #[test]
+    fn pooled_cgroups_are_fresh_and_get_each_runs_own_limits() {
+        use crate::sandbox::limits::CpuShare;
+        // Needs a writable hierarchy (root on this project's CI machines);
+        // elsewhere there is no backend, and the pool is never made.
+        let Some(cgroups) = Cgroups::detect() else {
+            return;
+        };
+        let pool = CgroupPool::start(cgroups);
+        let ready = || pool.ready.as_ref().unwrap().ready();
+        let t0 = std::time::Instant::now();
+        while ready() < POOL_TARGET && t0.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(ready(), POOL_TARGET);
+        let has = |c| {
+            pool.support().backend != EnvelopeBackend::None
+                && match c {
+                    Controller::Memory => pool.support().memory,
+                    Controller::Pids => pool.support().processes,
+                    Controller::Cpu => pool.support().cpu,
+                }
+        };
+        // Narrower and wider than the defaults the pool wrote ahead.
+        let narrow = Limits {
+            memory: 64 << 20,
+            processes: 7,
+            cpu_share: CpuShare::cores(0.5).unwrap(),
+            ..Limits::default()
+        };
+        let wide = Limits {
+            memory: 3 << 30,
+            processes: 500,
+            cpu_share: CpuShare::cores(2.0).unwrap(),
+            ..Limits::default()
+        };
+        let mut taken = Vec::new();
+        for (limits, memory, pids, quota) in [
+            (narrow, 64u64 << 20, 9u64, 50_000u64),
+            (wide, 3 << 30, 502, 200_000),
+            (Limits::default(), 1 << 30, 66, 100_000),
+        ] {
+            let run = pool.take(&limits).unwrap();
+            assert!(
+                run.members().is_empty(),
+                "a pooled cgroup was joined before its run"
+            );
+            if has(Controller::Memory) {
+                assert_eq!(read_limit(&run, Controller::Memory), memory.to_string());
+            }
+            if has(Controller::Pids) {
+                assert_eq!(read_limit(&run, Controller::Pids), pids.to_string());
+            }
+            if has(Controller::Cpu) {
+                assert_eq!(read_limit(&run, Controller::Cpu), quota.to_string());
+            }
+            taken.push(run);
+        }
+        // Each one is a cgroup of its own.
+        let dirs: BTreeSet<PathBuf> = taken
+            .iter()
+            .flat_map(|r| r.dirs.iter().map(|(_, d)| d.clone()))
+            .collect();
+        assert_eq!(dirs.len(), taken.len() * taken[0].dirs.len());
+        // Dropping the pool removes the cgroups it still held.
+        let t0 = std::time::Instant::now();
+        while pool.ready() < POOL_TARGET && t0.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let held: Vec<PathBuf> = pool.ready.as_ref().unwrap().inspect(|ready| {
+            ready
+                .iter()
+                .flat_map(|r| r.dirs.iter().map(|(_, d)| d.clone()))
+                .collect()
+        });
+        assert!(!held.is_empty());
+        drop(pool);
+        for d in held {
+            assert!(!d.exists(), "a pooled cgroup outlived its pool");
+        }
+        for mut run in taken {
+            assert!(run.remove());
+        }
     }
 }

@@ -47,6 +47,7 @@
 //! # let _ = outcome; Ok(()) }
 //! ```
 
+mod ahead;
 mod cgroup;
 mod containment;
 mod disk;

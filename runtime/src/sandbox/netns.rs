@@ -37,8 +37,8 @@
 use std::ffi::CStr;
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
+use super::ahead::MadeAhead;
 use super::spawn::cvt;
 
 /// How many namespaces the pool keeps ready: enough for a burst of two
@@ -64,20 +64,7 @@ pub(crate) struct NetNs {
 /// Dropping the pool stops the thread.
 #[derive(Debug)]
 pub(crate) struct NetPool {
-    shared: Arc<Shared>,
-}
-
-#[derive(Debug)]
-struct Shared {
-    state: Mutex<State>,
-    wake: Condvar,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    ready: Vec<NetNs>,
-    /// The pool's owner is gone: the thread exits.
-    closed: bool,
+    ready: MadeAhead<NetNs>,
 }
 
 impl NetPool {
@@ -93,19 +80,22 @@ impl NetPool {
                 return None;
             }
         };
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State {
-                ready: vec![first],
-                closed: false,
-            }),
-            wake: Condvar::new(),
-        });
-        let worker = Arc::clone(&shared);
-        let spawned = std::thread::Builder::new()
-            .name("hardened-mcp-netns".to_owned())
-            .spawn(move || refill(&worker, &maps));
-        match spawned {
-            Ok(_) => Some(Self { shared }),
+        let mut signals_blocked = false;
+        let refill = move || {
+            if !signals_blocked {
+                block_all_signals();
+                signals_blocked = true;
+            }
+            make(&maps)
+        };
+        match MadeAhead::start(
+            "hardened-mcp-netns",
+            "network namespaces",
+            POOL_TARGET,
+            vec![first],
+            refill,
+        ) {
+            Ok(ready) => Some(Self { ready }),
             Err(e) => {
                 tracing::info!(error = %e, "network namespaces are made per launch (no pool)");
                 None
@@ -116,50 +106,7 @@ impl NetPool {
     /// A ready namespace, if there is one; wakes the thread to make the
     /// next.
     pub(crate) fn take(&self) -> Option<NetNs> {
-        let ns = self.shared.lock().ready.pop();
-        self.shared.wake.notify_one();
-        ns
-    }
-}
-
-impl Drop for NetPool {
-    fn drop(&mut self) {
-        self.shared.lock().closed = true;
-        self.shared.wake.notify_one();
-    }
-}
-
-impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// The refilling thread: keeps [`POOL_TARGET`] namespaces ready until the
-/// pool is dropped; stops making them at the first failure (the host
-/// changed its mind; launches make their own).
-fn refill(shared: &Shared, maps: &Maps) {
-    block_all_signals();
-    loop {
-        {
-            let mut state = shared.lock();
-            while !state.closed && state.ready.len() >= POOL_TARGET {
-                state = shared
-                    .wake
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner);
-            }
-            if state.closed {
-                return;
-            }
-        }
-        match make(maps) {
-            Ok(ns) => shared.lock().ready.push(ns),
-            Err(e) => {
-                tracing::warn!(error = %e, "network namespace pool stopped; launches make their own");
-                return;
-            }
-        }
+        self.ready.take()
     }
 }
 

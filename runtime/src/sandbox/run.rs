@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::cgroup::{CgroupEvents, Cgroups, EnvelopeSupport, RunCgroup};
+use super::cgroup::{CgroupEvents, CgroupPool, Cgroups, EnvelopeSupport, RunCgroup};
 use super::containment::{Containment, HostSupport, Requirements, TreeKill};
 use super::error::{ConfigError, SandboxError};
 use super::interp;
@@ -30,7 +30,8 @@ use super::progress::{ProgressParser, ProgressReport};
 use super::registry::{Solver, SolverRegistry};
 use super::seccomp::Filter;
 use super::spawn::{
-    self, CStrArray, ChildPlan, ExecPlan, ExitRecord, IdMaps, RECORD_LEN, RlimitPlan, ViewChild,
+    self, CStrArray, ChildPlan, CloneStack, ExecPlan, ExitRecord, IdMaps, RECORD_LEN, RlimitPlan,
+    ViewChild,
 };
 use super::view::{RunMounts, ViewPlan};
 use crate::concurrency::{ConcurrencyLimiter, Permit};
@@ -220,7 +221,7 @@ struct Inner {
     /// Network namespaces made ahead (with a private network only).
     net_pool: Option<NetPool>,
     /// The resource envelope's cgroups (`None`: no backend on this host).
-    cgroups: Option<Cgroups>,
+    cgroups: Option<CgroupPool>,
 }
 
 impl Sandbox {
@@ -256,13 +257,13 @@ impl Sandbox {
         };
         let host = probe_host(&config, filter.as_deref())?;
         let cgroups = if config.allow_cgroups {
-            Cgroups::detect()
+            Cgroups::detect().map(CgroupPool::start)
         } else {
             None
         };
         let envelope = cgroups
             .as_ref()
-            .map_or(EnvelopeSupport::NONE, Cgroups::support);
+            .map_or(EnvelopeSupport::NONE, CgroupPool::support);
         let containment = Containment::from_support(
             host,
             config.allow_pid_namespace,
@@ -461,7 +462,7 @@ impl Sandbox {
             tokio::net::unix::pipe::Receiver::from_owned_fd(reaped_rd).map_err(internal)?;
         let limits = request.limits;
         let mut cgroup = match &inner.cgroups {
-            Some(c) => Some(c.create(&limits).map_err(internal)?),
+            Some(c) => Some(c.take(&limits).map_err(internal)?),
             None => None,
         };
         let plan = ChildPlan {
@@ -486,6 +487,7 @@ impl Sandbox {
                 limits.address_space,
             ),
             exec,
+            stack: CloneStack::new().map_err(internal)?,
         };
         // The child side execs the solver itself (from a descriptor, with
         // the argument vector and environment of `exec`); the standard

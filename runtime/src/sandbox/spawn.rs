@@ -35,9 +35,14 @@
 //! Everything the child side touches is prepared before the fork
 //! ([`ChildPlan`]): the code after the fork only makes system calls on
 //! values it already holds, never allocates and never takes a lock. The
-//! nested forks are raw `clone(SIGCHLD)` system calls, which do not run the C
-//! library's `atfork` handlers (those take allocator locks that another
-//! server thread may have held at the moment of the first fork).
+//! init is forked with a raw `clone(SIGCHLD)` system call, which does not
+//! run the C library's `atfork` handlers (those take allocator locks that
+//! another server thread may have held at the moment of the first fork).
+//! The solver is started with `clone(CLONE_VM | CLONE_VFORK)` on a stack
+//! mapped before the first fork ([`CloneStack`]): it shares its parent's
+//! memory until its `exec`, while the parent waits, so the server's page
+//! tables (which the monitor and the init inherited) are not copied a
+//! third time.
 
 #![allow(unsafe_code)]
 
@@ -56,6 +61,9 @@ use super::view::{self, RunMounts, ViewPlan};
 /// Exit code of a monitor or init that lost track of its child (a kernel
 /// error that should not happen); the server treats the run as failed.
 const EXIT_LOST_CHILD: libc::c_int = 125;
+
+/// Exit code of a solver that could not harden itself or `exec`.
+const EXIT_SPAWN_FAILED: libc::c_int = 127;
 
 /// Exit code of a freshly forked init or solver whose parent had already
 /// died when it armed `PR_SET_PDEATHSIG` (so no signal would ever come).
@@ -271,6 +279,80 @@ pub(crate) struct ChildPlan {
     pub(crate) rlimits: RlimitPlan,
     /// What to `exec`.
     pub(crate) exec: ExecPlan,
+    /// The stack the solver starts on (see [`spawn_solver`]).
+    pub(crate) stack: CloneStack,
+}
+
+/// The stack of the solver's `clone(CLONE_VM | CLONE_VFORK)`: mapped in
+/// the server before the first fork (the processes after it allocate
+/// nothing), with an inaccessible guard page below it, so that an overflow
+/// faults instead of writing into the memory of the suspended parent.
+pub(crate) struct CloneStack {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+// SAFETY: the mapping is owned by this value alone; the server never reads
+// or writes it (only the forked processes' copies are used as a stack).
+unsafe impl Send for CloneStack {}
+// SAFETY: as above; `&CloneStack` gives access to nothing but its address.
+unsafe impl Sync for CloneStack {}
+
+impl std::fmt::Debug for CloneStack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CloneStack({} bytes)", self.len)
+    }
+}
+
+impl CloneStack {
+    /// Usable bytes: the solver makes a few dozen system calls from small
+    /// frames before `exec`; 128 KiB is many times what that needs.
+    const USABLE: usize = 128 * 1024;
+
+    /// Maps a fresh stack (its pages cost nothing until they are touched).
+    pub(crate) fn new() -> io::Result<Self> {
+        // SAFETY: sysconf with a constant name.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+            .ok()
+            .filter(|&p| p > 0)
+            .unwrap_or(4096);
+        let len = Self::USABLE + page;
+        // SAFETY: a fresh private anonymous mapping at an address the kernel
+        // picks; nothing else refers to it.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let stack = Self { base, len };
+        // The stack grows down: its lowest page is the guard.
+        // SAFETY: the first page of the mapping made above.
+        cvt(unsafe { libc::mprotect(base, page, libc::PROT_NONE) })?;
+        Ok(stack)
+    }
+
+    /// The top of the stack, 16-byte aligned, as the C library's `clone`
+    /// wants it (the stack grows down on every architecture this crate
+    /// builds for).
+    fn top(&self) -> *mut libc::c_void {
+        let end = (self.base as usize).saturating_add(self.len);
+        (end & !15) as *mut libc::c_void
+    }
+}
+
+impl Drop for CloneStack {
+    fn drop(&mut self) {
+        // SAFETY: unmaps the mapping this value owns, once.
+        unsafe { libc::munmap(self.base, self.len) };
+    }
 }
 
 /// Installs the child-side code of `plan` on `cmd`.
@@ -324,25 +406,97 @@ fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
     // With a PID namespace the child is pid 1 of it, and its parent (this
     // process) is outside: its `getppid()` is 0 whether we live or not.
     let watch = ParentWatch::prepare(plan.pid_namespace)?;
+    if !plan.pid_namespace {
+        // The process-group level: this process (the monitor) starts the
+        // solver itself.
+        let pid = spawn_solver(plan, watch)?;
+        monitor(pid, plan, watch.parent());
+    }
     let pid = raw_fork()?;
     if pid > 0 {
         monitor(pid, plan, watch.parent());
     }
     watch.child()?;
-    if plan.pid_namespace {
-        // This process is pid 1 of the new namespace.
-        if let Some(v) = &mut plan.view {
-            view::enter(&v.plan, &mut v.run)?;
-        }
-        let watch = ParentWatch::prepare(false)?;
-        let pid = raw_fork()?;
-        if pid > 0 {
-            init(pid, plan, watch.parent());
-        }
-        watch.child()?;
+    // This process is pid 1 of the new namespace.
+    if let Some(v) = &mut plan.view {
+        view::enter(&v.plan, &mut v.run)?;
     }
-    let fd = harden(plan)?;
-    exec(plan, fd)
+    let watch = ParentWatch::prepare(false)?;
+    let pid = spawn_solver(plan, watch)?;
+    init(pid, plan, watch.parent())
+}
+
+/// What the solver's `clone` child reads and writes; lives on the parent's
+/// stack, which the parent does not touch until the child has `exec`ed or
+/// exited (`CLONE_VFORK`).
+struct SolverArgs<'a> {
+    plan: &'a ChildPlan,
+    watch: ParentWatch,
+    /// The error that stopped the child before `exec` (0: none).
+    errno: libc::c_int,
+}
+
+/// Starts the solver as a `clone(CLONE_VM | CLONE_VFORK)` child on the
+/// plan's [`CloneStack`]: it shares this process's memory until its `exec`,
+/// so none of the server's page tables (which this process inherited) are
+/// copied, and this process is suspended until then. The child hardens
+/// itself and `exec`s. Returns its pid once it has, or the error that
+/// stopped it (the child has exited and is reaped; the caller's error
+/// reaches the server as the spawn's error, as the child's own did when it
+/// was forked).
+///
+/// The child changes only what is its own (session, working directory,
+/// credentials, Landlock domain, seccomp filter, rlimits, descriptor table:
+/// `CLONE_VM` shares none of these) and writes nothing of the shared memory
+/// but its own stack, `args` and `errno`, which this process does not read
+/// while it is suspended. Every signal has its default disposition here
+/// ([`reset_signals`]), so no handler runs in the child.
+fn spawn_solver(plan: &ChildPlan, watch: ParentWatch) -> io::Result<libc::pid_t> {
+    let mut args = SolverArgs {
+        plan,
+        watch,
+        errno: 0,
+    };
+    // SAFETY: `solver_entry` only reads `args.plan` and `args.watch` and
+    // writes `args.errno`, through the pointer to this frame's `args`, which
+    // outlives the child's use of it: `CLONE_VFORK` suspends this process
+    // until the child `exec`s or exits. The child runs on the plan's stack
+    // mapping, which nothing else uses.
+    let pid = cvt(unsafe {
+        libc::clone(
+            solver_entry,
+            plan.stack.top(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            std::ptr::from_mut(&mut args).cast::<libc::c_void>(),
+        )
+    })?;
+    if args.errno != 0 {
+        let mut ws: libc::c_int = 0;
+        // SAFETY: reaps our own exited child into a live local.
+        while unsafe { libc::waitpid(pid, &mut ws, 0) } < 0 && interrupted() {}
+        return Err(io::Error::from_raw_os_error(args.errno));
+    }
+    Ok(pid)
+}
+
+/// The solver before its `exec` (see [`spawn_solver`]). Returns (its exit
+/// code) only on failure, with the error in the arguments' `errno`.
+extern "C" fn solver_entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `SolverArgs` of `spawn_solver`, alive and not
+    // touched by the suspended parent until this child has exited.
+    let args = unsafe { &mut *arg.cast::<SolverArgs<'_>>() };
+    let plan = args.plan;
+    let r = args
+        .watch
+        .child()
+        .and_then(|()| harden(plan))
+        .and_then(|fd| exec(plan, fd));
+    args.errno = match r {
+        Err(e) => e.raw_os_error().filter(|&e| e != 0).unwrap_or(libc::EIO),
+        // `exec` returns only on failure.
+        Ok(()) => libc::EIO,
+    };
+    EXIT_SPAWN_FAILED
 }
 
 /// Moves this process (the monitor, a fresh single-threaded child of the

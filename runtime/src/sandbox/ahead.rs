@@ -1,0 +1,194 @@
+//! Kernel objects made ahead of the launches that use them, by a background
+//! thread: the network namespaces ([`super::netns`]) and the run cgroups
+//! ([`super::cgroup`]). Each object made is handed out once; when none is
+//! ready, a launch makes its own, so the pool only ever changes when the
+//! work is done, never what a run gets.
+
+use std::io;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+
+/// A pool of ready objects, refilled by a thread of its own up to a
+/// target. Dropping the pool stops the thread (waiting for the object it
+/// is making, if any) and drops what is ready.
+#[derive(Debug)]
+pub(crate) struct MadeAhead<T> {
+    shared: Arc<Shared<T>>,
+    /// Joined on drop, so that nothing the thread was making outlives the
+    /// pool.
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+#[derive(Debug)]
+struct Shared<T> {
+    state: Mutex<State<T>>,
+    wake: Condvar,
+}
+
+#[derive(Debug)]
+struct State<T> {
+    ready: Vec<T>,
+    /// The pool's owner is gone: the thread exits.
+    closed: bool,
+}
+
+impl<T: Send + 'static> MadeAhead<T> {
+    /// Starts the thread `name`, which keeps `target` objects ready, made
+    /// by `make`, beginning with `ready`. The thread stops at `make`'s
+    /// first error, which it logs as `what`: launches then make their own.
+    /// `Err` when the thread cannot start.
+    pub(crate) fn start<F>(
+        name: &str,
+        what: &'static str,
+        target: usize,
+        ready: Vec<T>,
+        make: F,
+    ) -> io::Result<Self>
+    where
+        F: FnMut() -> io::Result<T> + Send + 'static,
+    {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                ready,
+                closed: false,
+            }),
+            wake: Condvar::new(),
+        });
+        let worker = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(move || worker.refill(what, target, make))?;
+        Ok(Self {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// A ready object, if there is one; wakes the thread to make the next.
+    pub(crate) fn take(&self) -> Option<T> {
+        let taken = self.shared.lock().ready.pop();
+        self.shared.wake.notify_one();
+        taken
+    }
+
+    /// How many objects are ready now.
+    #[cfg(test)]
+    pub(crate) fn ready(&self) -> usize {
+        self.shared.lock().ready.len()
+    }
+
+    /// Runs `f` on the ready objects (for the tests).
+    #[cfg(test)]
+    pub(crate) fn inspect<R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
+        f(&self.shared.lock().ready)
+    }
+}
+
+impl<T> Drop for MadeAhead<T> {
+    fn drop(&mut self) {
+        self.shared.lock().closed = true;
+        self.shared.wake.notify_one();
+        // The thread ends at its next look at the state: at once when it
+        // waits, after the one object it is making otherwise (which it
+        // drops).
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            tracing::error!("a made-ahead pool's thread panicked");
+        }
+        let ready = std::mem::take(&mut self.shared.lock().ready);
+        // Dropped outside the lock (a run cgroup removes its directories).
+        drop(ready);
+    }
+}
+
+impl<T> Shared<T> {
+    fn lock(&self) -> MutexGuard<'_, State<T>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn refill<F>(&self, what: &'static str, target: usize, mut make: F)
+    where
+        F: FnMut() -> io::Result<T>,
+    {
+        loop {
+            {
+                let mut state = self.lock();
+                while !state.closed && state.ready.len() >= target {
+                    state = self
+                        .wake
+                        .wait(state)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+                if state.closed {
+                    return;
+                }
+            }
+            match make() {
+                Ok(made) => self.lock().ready.push(made),
+                Err(e) => {
+                    tracing::warn!(error = %e, pool = what, "pool stopped; launches make their own");
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    fn wait_for(pool: &MadeAhead<usize>, n: usize) {
+        let t0 = Instant::now();
+        while pool.ready() < n && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    #[test]
+    fn each_object_is_handed_out_once_and_the_pool_refills_to_its_target() {
+        let next = Arc::new(AtomicUsize::new(0));
+        let n = Arc::clone(&next);
+        let pool = MadeAhead::start("test-pool", "test", 3, Vec::new(), move || {
+            Ok(n.fetch_add(1, Ordering::SeqCst))
+        })
+        .unwrap();
+        wait_for(&pool, 3);
+        assert_eq!(pool.ready(), 3);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..20 {
+            if let Some(v) = pool.take() {
+                assert!(seen.insert(v), "{v} handed out twice");
+            }
+            wait_for(&pool, 3);
+        }
+        assert_eq!(seen.len(), 20);
+        // Never more than the target made ahead.
+        assert_eq!(next.load(Ordering::SeqCst), 23);
+    }
+
+    #[test]
+    fn a_failure_stops_the_thread_and_takes_then_come_back_empty() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let c = Arc::clone(&calls);
+        let pool = MadeAhead::start("test-pool", "test", 2, vec![7], move || {
+            c.fetch_add(1, Ordering::SeqCst);
+            Err::<usize, _>(io::Error::other("refused"))
+        })
+        .unwrap();
+        assert_eq!(pool.take(), Some(7));
+        let t0 = Instant::now();
+        while calls.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(pool.take(), None);
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            1,
+            "the thread went on after a failure"
+        );
+    }
+}
