@@ -178,8 +178,8 @@ async fn cpu_limit_stops_a_busy_solver() {
         wall_time: Duration::from_secs(20),
         ..Limits::default()
     };
-    // Busy for 3 s of wall time: past the 1 s CPU limit even on a loaded
-    // host, and the same probe the control runs.
+    // Busy for 3 s of its own CPU time (not wall time: a loaded host would
+    // leave it under the 1 s limit), the same probe the control runs.
     let probe = ["cpu", "3"];
     let o = sandboxed(&rundir, &probe, limits).await;
     assert_eq!(
