@@ -96,6 +96,9 @@ rules! {
     /// `std::env` reads and changes, `env!` of a non-Cargo variable, in a
     /// tool body.
     EnvInBody => "env-in-body",
+    /// `print!`, `println!`, the process's standard output or input
+    /// (`std::io::stdout`, `tokio::io::stdin`, ..) in a tool body.
+    StdioInBody => "stdio-in-body",
     // Parameters.
     /// A parameter that is not a plain name.
     ParameterNotAPlainName => "parameter-not-a-plain-name",

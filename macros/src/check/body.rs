@@ -183,6 +183,24 @@ const ENV_FUNCTIONS: &[&str] = &[
     "temp_dir",
 ];
 
+/// The process's standard streams that carry the stdio transport's
+/// messages, as the items that reach them (`std::io::stdout`,
+/// `tokio::io::stdin`, `io::Stdout`, ..): refused after an `io` segment.
+const STDIO_ITEMS: &[&str] = &[
+    "stdout",
+    "stdin",
+    "Stdout",
+    "Stdin",
+    "StdoutLock",
+    "StdinLock",
+];
+
+/// The same streams as the raw system-call crates name them.
+const SYS_STDIO: &[&str] = &["STDOUT_FILENO", "STDIN_FILENO", "stdout", "stdin"];
+
+/// Macros that write to standard output.
+const STDOUT_MACROS: &[&str] = &["print", "println"];
+
 /// Where the scanned code is: its text in the messages.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Place {
@@ -218,6 +236,7 @@ pub(super) enum Reach {
     Process,
     Net,
     Env,
+    Stdio,
 }
 
 /// Paths, methods, literals and macros a tool body must not use.
@@ -290,6 +309,13 @@ pub(super) fn path_reach(segs: &[String]) -> Option<Reach> {
     if is_env_path(segs) {
         return Some(Reach::Env);
     }
+    if segs
+        .windows(2)
+        .any(|w| w[0] == "io" && STDIO_ITEMS.contains(&w[1].as_str()))
+        || (sys && has(SYS_STDIO))
+    {
+        return Some(Reach::Stdio);
+    }
     None
 }
 
@@ -338,6 +364,18 @@ impl BodyScan<'_> {
                 ),
                 "read configuration once at startup into the server's own fields (never returned \
                  to callers); solvers get only the environment the sandbox sets",
+            ),
+            Reach::Stdio => (
+                Rule::StdioInBody,
+                format!(
+                    "over the stdio transport the server's standard output carries its messages \
+                     to the client and its standard input the client's: a line printed from a tool \
+                     corrupts the stream (the client drops the session or misreads a message), a \
+                     read takes the client's next message{extra}; this check is a guard rail, not \
+                     proof"
+                ),
+                "log with `tracing` (it writes to standard error) and return text in the tool's \
+                 output",
             ),
         };
         self.errors.rule(
@@ -420,6 +458,14 @@ impl<'ast> Visit<'ast> for BodyScan<'_> {
             // environment variables, baked into the binary and returned.
             "include_str" | "include_bytes" | "include" => {
                 self.refuse(Reach::Fs, at(&m.path), &format!("{name}!"));
+                return;
+            }
+            // In `check(..)` and `cost` the purity rule refuses every
+            // macro with an effect, these included: one error, not two.
+            n if STDOUT_MACROS.contains(&n) => {
+                if self.place == Place::Body {
+                    self.refuse(Reach::Stdio, at(&m.path), &format!("{name}!"));
+                }
                 return;
             }
             "env" | "option_env" => {
@@ -571,6 +617,53 @@ mod tests {
             ("let s = \"/bin/sh\";", Rule::ShellInBody),
         ] {
             assert!(fired(src).contains(&rule), "{src}: {:?}", fired(src));
+        }
+    }
+
+    #[test]
+    fn the_standard_streams_are_refused_and_standard_error_is_not() {
+        for src in [
+            "println!(\"{}\", x);",
+            "print!(\"progress\");",
+            "std::println!(\"x\");",
+            "let t = async { println!(\"x\") };",
+            "let o = std::io::stdout();",
+            "std::io::stdout().lock().write_all(b\"x\");",
+            "io::stdout().flush();",
+            "let mut l = String::new(); std::io::stdin().read_line(&mut l);",
+            "use std::io::stdout;",
+            "use std::io::{stdin, Read};",
+            "tokio::io::stdout().write_all(b\"x\").await;",
+            "let r = tokio::io::stdin();",
+            "let h: std::io::StdoutLock<'_> = o;",
+            "libc::write(libc::STDOUT_FILENO, p, n);",
+            "writeln!(std::io::stdout(), \"x\");",
+            "let ok = xs.iter().all(|x| { print!(\"{x}\"); true });",
+        ] {
+            assert!(
+                fired(src).contains(&Rule::StdioInBody),
+                "{src}: {:?}",
+                fired(src)
+            );
+        }
+        // Standard error is the server's log stream; names that merely
+        // look alike reach no stream.
+        for src in [
+            "eprintln!(\"x\");",
+            "dbg!(x);",
+            "std::io::stderr().write_all(b\"x\");",
+            "tracing::info!(\"x\");",
+            "let stdout = out.clone(); stdout.len();",
+            "let s = format!(\"{}\", stdin_lines);",
+            "writeln!(buf, \"x\");",
+            "self.stdout_log.snapshot();",
+            "let t = o.stdout.total_bytes;",
+        ] {
+            assert!(
+                !fired(src).contains(&Rule::StdioInBody),
+                "{src}: {:?}",
+                fired(src)
+            );
         }
     }
 
