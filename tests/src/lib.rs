@@ -6,6 +6,7 @@ pub mod http_load;
 pub mod log_capture;
 pub mod macros_fixture;
 pub mod node;
+pub mod oauth_issuer;
 pub mod python;
 pub mod slurm;
 pub mod tr_support;

@@ -21,32 +21,17 @@ use tokio_util::sync::CancellationToken;
 
 const KEY: &[u8] = include_bytes!("../fixtures/oauth/es256-a.pem");
 
-/// A fake authorization server: its metadata and JWKS.
+/// A fake authorization server whose JWKS holds key `a`.
 async fn issuer() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let issuer = format!("http://{}", listener.local_addr().unwrap());
-    let meta = json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks")});
     let mut jwk =
         Jwk::from_encoding_key(&EncodingKey::from_ec_pem(KEY).unwrap(), Algorithm::ES256).unwrap();
     jwk.common.key_id = Some("a".to_owned());
     let jwks = serde_json::to_string(&JwkSet { keys: vec![jwk] }).unwrap();
-    let app = axum::Router::new()
-        .route(
-            "/.well-known/oauth-authorization-server",
-            axum::routing::get(move || {
-                let meta = meta.clone();
-                async move { axum::Json(meta) }
-            }),
-        )
-        .route(
-            "/jwks",
-            axum::routing::get(move || {
-                let jwks = jwks.clone();
-                async move { jwks }
-            }),
-        );
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    issuer
+    hardened_mcp_tests::oauth_issuer::serve(move || {
+        let jwks = jwks.clone();
+        async move { jwks }
+    })
+    .await
 }
 
 struct Calc;

@@ -68,44 +68,28 @@ fn rsa_token(pem: &[u8], kid: &str, alg: Algorithm, claims: &Value) -> String {
 }
 
 async fn start_issuer(state: Arc<Issuer>) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let issuer = format!("http://{addr}");
-    let meta = json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks")});
-    let app = axum::Router::new()
-        .route(
-            "/.well-known/oauth-authorization-server",
-            axum::routing::get(move || {
-                let meta = meta.clone();
-                async move { axum::Json(meta) }
-            }),
-        )
-        .route(
-            "/jwks",
-            axum::routing::get(move || {
-                let state = Arc::clone(&state);
-                async move {
-                    state.fetches.fetch_add(1, Ordering::SeqCst);
-                    if state.slow.load(Ordering::SeqCst) {
-                        tokio::time::sleep(Duration::from_secs(3)).await;
-                    }
-                    if state.huge.load(Ordering::SeqCst) {
-                        return "x".repeat(4 << 20);
-                    }
-                    let mut keys = vec![
-                        jwk(KEY_A, "a"),
-                        rsa_jwk(RSA_2048, "r2048", Algorithm::RS256),
-                        rsa_jwk(RSA_4096, "r4096", Algorithm::PS256),
-                    ];
-                    if state.rotated.load(Ordering::SeqCst) {
-                        keys.push(jwk(KEY_B, "b"));
-                    }
-                    serde_json::to_string(&JwkSet { keys }).unwrap()
-                }
-            }),
-        );
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    issuer
+    hardened_mcp_tests::oauth_issuer::serve(move || {
+        let state = Arc::clone(&state);
+        async move {
+            state.fetches.fetch_add(1, Ordering::SeqCst);
+            if state.slow.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+            }
+            if state.huge.load(Ordering::SeqCst) {
+                return "x".repeat(4 << 20);
+            }
+            let mut keys = vec![
+                jwk(KEY_A, "a"),
+                rsa_jwk(RSA_2048, "r2048", Algorithm::RS256),
+                rsa_jwk(RSA_4096, "r4096", Algorithm::PS256),
+            ];
+            if state.rotated.load(Ordering::SeqCst) {
+                keys.push(jwk(KEY_B, "b"));
+            }
+            serde_json::to_string(&JwkSet { keys }).unwrap()
+        }
+    })
+    .await
 }
 
 fn now() -> i64 {
