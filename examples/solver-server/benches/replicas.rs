@@ -27,19 +27,21 @@ use std::time::{Duration, Instant};
 use hardened_mcp::identity::CallerId;
 use hardened_mcp::runs::RunRoot;
 use hardened_mcp::sandbox::Containment;
-use hardened_mcp::transport::{BearerAuth, HttpConfig, HttpServer, RunningHttpServer};
+use hardened_mcp::transport::RunningHttpServer;
 use hardened_mcp_tests::tr_support::{HttpClient, call};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
-use solver_server::cli::CommonOptions;
 use tokio_util::sync::CancellationToken;
 
+#[path = "../tests/support/http_fixture.rs"]
+#[allow(dead_code)]
+mod http_fixture;
 #[path = "support/plain_status.rs"]
 mod plain_status;
 use plain_status::PlainStatus;
 
-const ALICE: &str = "alice-tok-Q7rT2vX9pL4mN8kJ";
+use http_fixture::ALICE;
 const CALLERS: usize = 8;
 const WINDOW: Duration = Duration::from_secs(3);
 
@@ -57,24 +59,11 @@ async fn hardened(
     dir: &std::path::Path,
     n: usize,
 ) -> (Vec<RunningHttpServer>, Side, Containment) {
-    let common = CommonOptions {
-        run_root: Some(root.to_path_buf()),
-        solver: Some(env!("CARGO_BIN_EXE_heat1d").into()),
-        ..CommonOptions::default()
-    };
     let mut servers = Vec::new();
     let mut containment = None;
     for _ in 0..n {
-        let heat = solver_server::app::build(&common, dir).unwrap();
-        containment.get_or_insert_with(|| heat.service().containment());
-        let config = HttpConfig::new()
-            .auth(BearerAuth::parse(&format!("alice={ALICE}")).unwrap())
-            .sse_keep_alive(None);
-        let server = HttpServer::new(move || Ok(heat.clone()), config)
-            .unwrap()
-            .start(CancellationToken::new())
-            .await
-            .unwrap();
+        let (server, c) = http_fixture::serve(root, dir).await;
+        containment.get_or_insert(c);
         servers.push(server);
     }
     // One finished run of alice's, started through the first replica.

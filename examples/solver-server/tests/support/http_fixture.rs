@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use hardened_mcp::sandbox::Containment;
 use hardened_mcp::transport::{BearerAuth, HttpConfig, HttpServer, RunningHttpServer};
 use hardened_mcp_tests::tr_support::{HttpClient, call};
 use serde_json::{Value, json};
@@ -20,15 +21,21 @@ pub struct Fixture {
     _dir: tempfile::TempDir,
 }
 
-/// Starts the server, opens alice's session and runs one small solve.
-pub async fn start() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
+/// The solver server over HTTP on loopback, over the run root `root`
+/// (scratch files in `dir`), with alice's bearer token and no SSE
+/// keep-alive; several calls over one `root` make replicas of one server.
+/// Also answers the containment its runs get.
+pub async fn serve(
+    root: &std::path::Path,
+    dir: &std::path::Path,
+) -> (RunningHttpServer, Containment) {
     let common = CommonOptions {
-        run_root: Some(dir.path().join("runs")),
+        run_root: Some(root.to_path_buf()),
         solver: Some(env!("CARGO_BIN_EXE_heat1d").into()),
         ..CommonOptions::default()
     };
-    let heat = solver_server::app::build(&common, dir.path()).unwrap();
+    let heat = solver_server::app::build(&common, dir).unwrap();
+    let containment = heat.service().containment();
     let config = HttpConfig::new()
         .auth(BearerAuth::parse(&format!("alice={ALICE}")).unwrap())
         .sse_keep_alive(None);
@@ -37,6 +44,13 @@ pub async fn start() -> Fixture {
         .start(CancellationToken::new())
         .await
         .unwrap();
+    (server, containment)
+}
+
+/// Starts the server, opens alice's session and runs one small solve.
+pub async fn start() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = serve(&dir.path().join("runs"), dir.path()).await;
     let mut alice = HttpClient::new(server.local_addr(), Some(ALICE));
     alice.connect().await;
     let cells = 64u32;
