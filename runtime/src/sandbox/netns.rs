@@ -39,7 +39,7 @@ use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 use super::ahead::MadeAhead;
-use super::spawn::cvt;
+use super::spawn::{cvt, wait_for};
 
 /// How many namespaces the pool keeps ready: enough for a burst of two
 /// launches on the small machines this runs on, without holding kernel
@@ -187,18 +187,7 @@ fn make(maps: &Maps) -> io::Result<NetNs> {
             std::ptr::from_mut(&mut args).cast::<libc::c_void>(),
         )
     })?;
-    let mut ws: libc::c_int = 0;
-    loop {
-        // SAFETY: waits for our own child; `ws` is a live local.
-        let r = unsafe { libc::waitpid(pid, &mut ws, 0) };
-        if r == pid {
-            break;
-        }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
-            return Err(e);
-        }
-    }
+    let ws = wait_for(pid)?;
     drop(stack);
     // SAFETY: the child opened these descriptors in the table it shared
     // with this process and nothing else owns them; -1 means not opened.

@@ -471,9 +471,8 @@ fn spawn_solver(plan: &ChildPlan, watch: ParentWatch) -> io::Result<libc::pid_t>
         )
     })?;
     if args.errno != 0 {
-        let mut ws: libc::c_int = 0;
-        // SAFETY: reaps our own exited child into a live local.
-        while unsafe { libc::waitpid(pid, &mut ws, 0) } < 0 && interrupted() {}
+        // The child has exited: reap it (its status says nothing more).
+        let _ = wait_for(pid);
         return Err(io::Error::from_raw_os_error(args.errno));
     }
     Ok(pid)
@@ -1072,6 +1071,23 @@ fn exit(code: libc::c_int) -> ! {
     unsafe { libc::_exit(code) }
 }
 
+/// Waits for this process's child `pid` to end and returns its wait
+/// status, waiting again when a signal interrupts the wait. System calls
+/// only: usable in a child of a forked multithreaded process.
+pub(super) fn wait_for(pid: libc::pid_t) -> io::Result<libc::c_int> {
+    let mut ws: libc::c_int = 0;
+    loop {
+        // SAFETY: waits for our own child into a live local.
+        let r = unsafe { libc::waitpid(pid, &mut ws, 0) };
+        if r == pid {
+            return Ok(ws);
+        }
+        if r >= 0 || !interrupted() {
+            return Err(io::Error::last_os_error());
+        }
+    }
+}
+
 fn interrupted() -> bool {
     io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
 }
@@ -1106,17 +1122,7 @@ pub(crate) fn probe_cgroup_join(procs: &[OwnedFd]) -> bool {
         // descriptors the caller owns.
         exit(if join_cgroup(procs).is_ok() { 0 } else { 1 });
     }
-    let mut ws: libc::c_int = 0;
-    loop {
-        // SAFETY: pointer to a live local; `pid` is our child.
-        let r = unsafe { libc::waitpid(pid, &mut ws, 0) };
-        if r == pid {
-            return libc::WIFEXITED(ws) && libc::WEXITSTATUS(ws) == 0;
-        }
-        if !interrupted() {
-            return false;
-        }
-    }
+    wait_for(pid).is_ok_and(|ws| libc::WIFEXITED(ws) && libc::WEXITSTATUS(ws) == 0)
 }
 
 /// What the host supports, found by doing it in a throwaway child: user
@@ -1185,17 +1191,9 @@ pub(crate) fn probe_host(
             Err(_) => exit(MARK | probe_seccomp(filter)),
         }
     }
-    let mut ws: libc::c_int = 0;
-    loop {
-        // SAFETY: pointer to a live local; `pid` is our child.
-        let r = unsafe { libc::waitpid(pid, &mut ws, 0) };
-        if r == pid {
-            break;
-        }
-        if !interrupted() {
-            return (false, false, false);
-        }
-    }
+    let Ok(ws) = wait_for(pid) else {
+        return (false, false, false);
+    };
     if !libc::WIFEXITED(ws) || libc::WEXITSTATUS(ws) & MARK == 0 {
         return (false, false, false);
     }
@@ -1271,17 +1269,7 @@ pub(crate) fn probe_pid_namespace() -> bool {
             Err(_) => exit(3),
         }
     }
-    let mut ws: libc::c_int = 0;
-    loop {
-        // SAFETY: pointer to a live local; `pid` is our child.
-        let r = unsafe { libc::waitpid(pid, &mut ws, 0) };
-        if r == pid {
-            return ws == 0;
-        }
-        if !interrupted() {
-            return false;
-        }
-    }
+    wait_for(pid).is_ok_and(|ws| ws == 0)
 }
 
 /// The Landlock ABI version the kernel offers, 0 when Landlock is absent or
