@@ -191,6 +191,40 @@ async fn leftovers_die_when_the_solver_exits() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// The solver exits while its leftovers are still forking (two breeders,
+/// each in a session of its own, starting holders without pause, none of
+/// them holding a log pipe, so the logs end with the solver): the answer
+/// comes only once every one of them is dead, those born during the kill
+/// included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leftovers_forking_while_the_solver_exits_die_before_the_answer() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (dir, rundir) = run_dir();
+    let lock = dir.path().join("tree.lock");
+    let out = sb
+        .run(
+            &caller("s"),
+            &rundir,
+            forker("storm", &lock, Duration::from_secs(30)),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.termination, Termination::Exited(0));
+    let stdout = String::from_utf8_lossy(out.stdout.head.as_untrusted_bytes()).into_owned();
+    let holders: usize = stdout
+        .strip_prefix("READY ")
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    // The positive control: the storm was under way (holders alive and
+    // holding the lock) when the solver exited.
+    assert!(holders >= 4, "{stdout:?}");
+    assert!(lock_is_free(&lock), "a holder outlived the answer");
+    let left = processes_named("sbx_forker");
+    assert!(left.is_empty(), "{left:?}");
+}
+
 /// The monitor is reaped in the background right after the answer (its
 /// exit tears the run's namespaces down): its pid is gone soon after.
 fn reaped_within(pid: u32, limit: Duration) -> bool {

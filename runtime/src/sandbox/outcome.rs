@@ -124,8 +124,9 @@ pub struct Outcome {
     pub limit: Option<LimitHit>,
     /// Wall time from launch to the end of the tree.
     pub wall_time: Duration,
-    /// CPU time of the solver and its reaped descendants (`None` when the
-    /// tree was killed before reporting it).
+    /// CPU time of the solver and its reaped descendants: with a PID
+    /// namespace, of every process of the run (`None` when the tree was
+    /// killed before reporting it).
     pub cpu_time: Option<Duration>,
     /// Captured standard output (untrusted bytes).
     pub stdout: CapturedLog,

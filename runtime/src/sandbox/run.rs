@@ -460,6 +460,8 @@ impl Sandbox {
             pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map_err(internal)?;
         let reaped =
             tokio::net::unix::pipe::Receiver::from_owned_fd(reaped_rd).map_err(internal)?;
+        let status =
+            tokio::net::unix::pipe::Receiver::from_owned_fd(status_rd).map_err(internal)?;
         let limits = request.limits;
         let mut cgroup = match &inner.cgroups {
             Some(c) => Some(c.take(&limits).map_err(internal)?),
@@ -529,7 +531,8 @@ impl Sandbox {
         Ok(SandboxedRun(Box::new(LocalRun {
             child,
             control: Some(control_wr),
-            status: status_rd,
+            status: Some(status),
+            record: None,
             reaped,
             run_dir,
             readers,
@@ -667,7 +670,11 @@ impl SandboxedRun {
 struct LocalRun {
     child: tokio::process::Child,
     control: Option<OwnedFd>,
-    status: OwnedFd,
+    /// Read end of the status pipe ([`ChildPlan::status`]); `None` once it
+    /// has given its record or hung up without one.
+    status: Option<tokio::net::unix::pipe::Receiver>,
+    /// The solver's exit record, once read.
+    record: Option<ExitRecord>,
     /// Read end of the monitor's "tree dead" pipe ([`ChildPlan::reaped`]).
     reaped: tokio::net::unix::pipe::Receiver,
     run_dir: OwnedFd,
@@ -700,7 +707,7 @@ impl LocalRun {
             cgroup: self.cgroup.0.as_ref(),
         };
         let ended = tokio::select! {
-            r = tree_dead(&mut self.reaped, &mut self.child) => r,
+            r = tree_dead(&mut self.reaped, &mut self.status, &mut self.record, &mut self.child) => r,
             () = tokio::time::sleep_until(deadline) => { timed_out = true; false }
             () = self.cancel.cancelled() => { cancelled = true; false }
             hit = watch.exceeded() => { disk_hit = Some(hit); false }
@@ -709,7 +716,7 @@ impl LocalRun {
             self.kill_and_reap().await;
         }
         let wall_time = self.started.elapsed();
-        let record = self.read_record();
+        let record = self.record.or_else(|| self.read_record());
         if record.is_some() {
             // The solver ended on its own before the kill took effect.
             timed_out = false;
@@ -782,7 +789,12 @@ impl LocalRun {
         self.control = None;
         if tokio::time::timeout(
             self.kill_grace,
-            tree_dead(&mut self.reaped, &mut self.child),
+            tree_dead(
+                &mut self.reaped,
+                &mut self.status,
+                &mut self.record,
+                &mut self.child,
+            ),
         )
         .await
         .is_err()
@@ -797,9 +809,10 @@ impl LocalRun {
         }
     }
 
+    /// The record, if one is in the status pipe by now (without waiting).
     fn read_record(&self) -> Option<ExitRecord> {
         let mut buf = [0u8; RECORD_LEN + 1];
-        match rustix::io::read(&self.status, &mut buf) {
+        match self.status.as_ref()?.try_read(&mut buf) {
             Ok(n) => ExitRecord::decode(&buf[..n]),
             Err(_) => None,
         }
@@ -1002,26 +1015,69 @@ impl Drop for CgroupGuard {
     }
 }
 
-/// Waits until the solver's whole tree is dead: the monitor says so
-/// once it has reaped its child, before its own exit (which tears the
-/// run's namespaces down: kernel work the caller need not wait for;
-/// the monitor is reaped in the background when the run is dropped). A
-/// monitor that ends without saying it is waited for. `false`: the
-/// monitor could not be waited for.
+/// Waits until the solver's whole tree is dead. Either of two words says
+/// so:
+///
+/// * the solver's exit record on the status pipe: with a PID namespace the
+///   init writes it only once it has killed and reaped every other process
+///   of the run; at the process-group level the monitor writes it once it
+///   has reaped the solver and killed its group. The record is kept in
+///   `record`; the init's and the monitor's own exits (tearing down their
+///   copies of the server's memory and the run's namespaces) come after
+///   the answer, and the monitor is reaped in the background;
+/// * the monitor's byte on `reaped`, once it has reaped its child: the only
+///   word after a kill, which leaves no record.
+///
+/// A status pipe that hangs up without a record is dropped (`status`
+/// becomes `None`) and the monitor's word awaited; a monitor that ends
+/// without saying anything is waited for. `false`: the monitor could not
+/// be waited for.
 async fn tree_dead(
     reaped: &mut tokio::net::unix::pipe::Receiver,
+    status: &mut Option<tokio::net::unix::pipe::Receiver>,
+    record: &mut Option<ExitRecord>,
     child: &mut tokio::process::Child,
 ) -> bool {
     let mut byte = [0u8; 1];
+    let mut buf = [0u8; RECORD_LEN + 1];
     loop {
-        if reaped.readable().await.is_err() {
-            break;
-        }
-        match reaped.try_read(&mut byte) {
-            Ok(1) => return true,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            // End of file (the monitor died without a word) or an error.
-            _ => break,
+        let status_ready = async {
+            match status.as_ref() {
+                Some(s) => s.readable().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            r = reaped.readable() => {
+                if r.is_err() {
+                    break;
+                }
+                match reaped.try_read(&mut byte) {
+                    Ok(1) => return true,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    // End of file (the monitor died without a word) or an error.
+                    _ => break,
+                }
+            }
+            r = status_ready => {
+                let Some(s) = status.as_ref() else { continue };
+                match r.and_then(|()| s.try_read(&mut buf)) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    // A record is written whole (it is smaller than
+                    // PIPE_BUF) and is the last thing written.
+                    Ok(n) if n > 0 => match ExitRecord::decode(&buf[..n]) {
+                        Some(r) => {
+                            *record = Some(r);
+                            *status = None;
+                            return true;
+                        }
+                        None => *status = None,
+                    },
+                    // Hung up without a record: the monitor will say.
+                    _ => *status = None,
+                }
+            }
         }
     }
     child.wait().await.is_ok()

@@ -16,12 +16,14 @@
 //!   run, or the server died), it sends `SIGKILL` to the init. The init is its
 //!   unreaped child, so that pid cannot have been reused.
 //! * The **init** is pid 1 of the namespace: it builds the private
-//!   file-system view and enters it ([`view`](super::view)), forks the
-//!   solver, reaps every
-//!   process of the namespace, and when the solver exits it writes one
-//!   fixed-size [`ExitRecord`] to the status pipe and exits. When pid 1 of a
-//!   PID namespace exits, for whatever reason, the kernel kills every process
-//!   in it, including grandchildren that called `setsid` and double-forked.
+//!   file-system view and enters it ([`view`](super::view)), starts the
+//!   solver and reaps every process of the namespace. When the solver
+//!   exits, it kills every other process of the namespace (grandchildren
+//!   that called `setsid` and double-forked included), reaps them all, and
+//!   only then writes one fixed-size [`ExitRecord`] to the status pipe and
+//!   exits: the record means the whole tree is dead, and the server answers
+//!   on it. When pid 1 of a PID namespace exits for any other reason (the
+//!   monitor's kill), the kernel kills every process in it.
 //! * The **solver** hardens itself (`setsid`, working directory in the run
 //!   directory, rlimits, no-new-privs, no capabilities, Landlock,
 //!   `close_range(CLOEXEC)`, the seccomp filter last) and `exec`s the solver
@@ -81,8 +83,9 @@ const RECORD_MAGIC: u32 = 0x5342_5852;
 pub(crate) struct ExitRecord {
     /// The raw `wait` status of the solver process.
     pub(crate) wait_status: i32,
-    /// User + system CPU time of the solver and every descendant reaped
-    /// before it exited.
+    /// User + system CPU time of the solver and of every descendant its
+    /// parent reaped: with a PID namespace, every process of the run (the
+    /// init kills and reaps what the solver left before it reports).
     pub(crate) cpu: Duration,
 }
 
@@ -940,12 +943,18 @@ fn monitor(child: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
     }
 }
 
-/// Pid 1 of the namespace: reaps everything, reports the solver's end.
+/// Pid 1 of the namespace: reaps everything; when the solver ends, kills
+/// every other process of the namespace, reaps them all, and only then
+/// reports the solver's end. The record is therefore the proof that the
+/// whole tree is dead, and the server answers on it: the init's own exit
+/// (the teardown of its copy of the server's address space) and the
+/// monitor's reaping of it happen after the answer, not before.
 /// `alive` is the write end of the solver's [`ParentWatch`] pipe.
 fn init(solver: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
     let status = plan.status.as_raw_fd();
     close_all_except([status, alive]);
     let mut cpu_us: u64 = 0;
+    let mut solver_status: Option<libc::c_int> = None;
     loop {
         let mut ws: libc::c_int = 0;
         // SAFETY: an all-zero rusage is a valid value.
@@ -955,14 +964,29 @@ fn init(solver: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
         if r > 0 {
             cpu_us = cpu_us.saturating_add(rusage_us(&ru));
             if r == solver {
-                write_record(status, ws, cpu_us);
-                // Exiting pid 1 kills whatever the solver left behind.
-                exit(0);
+                solver_status = Some(ws);
+                // Every process of the namespace but this one. A process
+                // forking at this moment either has its child counted here or
+                // sees its own SIGKILL pending and fails the fork (the
+                // kernel checks under the same lock), so one pass kills all;
+                // orphans are re-parented to this process and reaped below.
+                // SAFETY: kill with integer arguments.
+                unsafe { libc::kill(-1, libc::SIGKILL) };
             }
-        } else if !interrupted() {
+        } else if interrupted() {
+        } else if let (Some(ws), true) = (solver_status, no_children()) {
+            // Nothing of the run is left: every process it started has
+            // exited and been reaped.
+            write_record(status, ws, cpu_us);
+            exit(0);
+        } else {
             exit(EXIT_LOST_CHILD);
         }
     }
+}
+
+fn no_children() -> bool {
+    io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD)
 }
 
 fn kill_tree(child: libc::pid_t, pid_namespace: bool) {

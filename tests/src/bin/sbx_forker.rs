@@ -5,7 +5,12 @@
 //! starts a grandchild holder before exiting (a double fork out of the
 //! session). Once both holders hold the lock (each leaves a `held.<pid>`
 //! marker next to the lock file), prints `READY` and then sleeps forever
-//! (`hang`) or exits 0 (`exit`). Internal modes: `hold`, `detach`.
+//! (`hang`) or exits 0 (`exit`). `storm` starts two breeders instead, each
+//! in a session of its own, which start holders without pause (a failed
+//! start is retried: the run's process ceiling does not stop them) and
+//! never wait; breeders and their holders hold neither log pipe (their end
+//! does not show in the logs' end); it exits 0 while they are forking. Internal modes: `hold`,
+//! `detach`, `breed`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -74,6 +79,48 @@ fn main() {
             }
             spawn_self("hold", &lock);
             std::process::exit(0);
+        }
+        "breed" => {
+            if rustix::process::setsid().is_err() {
+                std::process::exit(24);
+            }
+            let _f = lock_shared(&lock);
+            let exe = std::env::current_exe().unwrap_or_else(|_| std::process::exit(22));
+            loop {
+                // Never waited for: the holders outlive the breeder's loop.
+                #[allow(clippy::zombie_processes)]
+                let _ = Command::new(&exe)
+                    .arg("hold")
+                    .arg(&lock)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn();
+            }
+        }
+        "storm" => {
+            let _f = lock_shared(&lock);
+            for _ in 0..2 {
+                // Off the log pipes: the logs' end says nothing of them.
+                #[allow(clippy::zombie_processes)]
+                Command::new(std::env::current_exe().unwrap_or_else(|_| std::process::exit(22)))
+                    .arg("breed")
+                    .arg(&lock)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap_or_else(|_| std::process::exit(23));
+            }
+            for _ in 0..500 {
+                if markers(&dir) >= 4 {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let mut out = std::io::stdout();
+            let _ = writeln!(out, "READY {}", markers(&dir));
+            let _ = out.flush();
         }
         "hang" | "exit" => {
             let _f = lock_shared(&lock);
