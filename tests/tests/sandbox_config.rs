@@ -9,8 +9,8 @@ mod support;
 use std::os::unix::fs::PermissionsExt;
 
 use hardened_mcp::sandbox::{
-    ConfigError, Limits, Requirements, RunRequest, SandboxConfig, SandboxError, SolverRegistry,
-    TreeKill,
+    ConfigError, Limits, MAX_MADE_AHEAD, Requirements, RunRequest, SandboxConfig, SandboxError,
+    SolverRegistry, TreeKill,
 };
 use support::*;
 use tokio_util::sync::CancellationToken;
@@ -110,6 +110,25 @@ fn bad_ids_and_duplicates_are_refused() {
         .build()
         .unwrap_err();
     assert_eq!(e, ConfigError::DuplicateSolver("a".into()));
+}
+
+#[test]
+fn more_made_ahead_than_the_ceiling_refuses_to_start() {
+    let with = |made_ahead| {
+        hardened_mcp::sandbox::Sandbox::new(
+            registry(),
+            SandboxConfig {
+                made_ahead,
+                ..SandboxConfig::default()
+            },
+        )
+    };
+    assert_eq!(
+        with(MAX_MADE_AHEAD + 1).unwrap_err(),
+        ConfigError::InvalidLimit("made_ahead")
+    );
+    assert!(with(MAX_MADE_AHEAD).is_ok());
+    assert!(with(0).is_ok());
 }
 
 #[test]

@@ -497,6 +497,60 @@ async fn run_cgroups_are_removed_and_stale_ones_swept() {
     std::fs::remove_dir(&foreign).unwrap();
 }
 
+/// `made_ahead: 0` (a process that launches one run): no cgroup is made
+/// before a launch asks, and the run still gets its own, with the same
+/// containment as the default.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_made_ahead_still_gives_each_run_its_envelope() {
+    let _serial = SERIAL.lock().await;
+    // The positive control: by default, cgroups are made ahead.
+    let default = sandbox();
+    let t0 = std::time::Instant::now();
+    while my_run_cgroups().is_empty() && t0.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(!my_run_cgroups().is_empty(), "the default makes none ahead");
+    let containment = default.containment().to_string();
+    drop(default);
+    assert_eq!(my_run_cgroups(), Vec::<PathBuf>::new());
+
+    let registry = SolverRegistry::builder()
+        .solver("hog", HOG)
+        .build()
+        .unwrap();
+    let sb = Sandbox::new(
+        registry,
+        SandboxConfig {
+            made_ahead: 0,
+            ..SandboxConfig::default()
+        },
+    )
+    .expect("this host enforces the envelope");
+    assert_eq!(sb.containment().to_string(), containment);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(my_run_cgroups(), Vec::<PathBuf>::new(), "made ahead");
+    let (_path, dir) = run_dir();
+    let running = sb
+        .launch(
+            &caller("one"),
+            &dir,
+            RunRequest::new("hog").args(["forks", "3"]),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let cgroups = my_run_cgroups();
+    assert!(!cgroups.is_empty(), "the run has no cgroup");
+    assert!(cgroups.iter().all(|d| has_members(d)), "{cgroups:?}");
+    assert!(running.wait().await.success());
+    drop(sb);
+    let t0 = std::time::Instant::now();
+    while !my_run_cgroups().is_empty() && t0.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(my_run_cgroups(), Vec::<PathBuf>::new());
+}
+
 fn my_pid_namespace() -> u64 {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self/ns/pid").unwrap().ino()

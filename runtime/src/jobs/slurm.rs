@@ -1087,6 +1087,8 @@ async fn run_spec(spec: &RunSpec, caller: &CallerId, run_dir: &RunDir) -> Result
         },
         per_caller_runs: 1,
         global_runs: Some(1),
+        // One run per helper: nothing to make ahead for a next launch.
+        made_ahead: 0,
         ..SandboxConfig::default()
     };
     let sandbox = Sandbox::new(registry, config).map_err(|e| format!("sandbox: {e}"))?;

@@ -367,13 +367,9 @@ impl Cgroups {
     }
 }
 
-/// How many run cgroups the pool keeps ready: a burst of two launches, as
-/// the network namespace pool.
-const POOL_TARGET: usize = 2;
-
 /// Run cgroups made ahead of the runs that use them, with the default
 /// limits already written ([`Limits::default`]); a background thread keeps
-/// [`POOL_TARGET`] ready. Making one costs a launch about 0.13 ms
+/// [`SandboxConfig::made_ahead`](super::SandboxConfig::made_ahead) ready. Making one costs a launch about 0.13 ms
 /// (`mkdir` in each hierarchy, the limit writes, the join files opened:
 /// docs/benchmarks.md); taking one costs only the writes of the limits in
 /// which the run differs from the default.
@@ -392,15 +388,22 @@ pub(crate) struct CgroupPool {
 }
 
 impl CgroupPool {
-    /// Starts the refilling thread (without it, every launch makes its
-    /// cgroup).
-    pub(crate) fn start(cgroups: Cgroups) -> Self {
+    /// Starts the thread that keeps `target` cgroups ready; none for a
+    /// `target` of 0, or when the thread cannot start: then every launch
+    /// makes its cgroup.
+    pub(crate) fn start(cgroups: Cgroups, target: usize) -> Self {
         let cgroups = Arc::new(cgroups);
+        if target == 0 {
+            return Self {
+                cgroups,
+                ready: None,
+            };
+        }
         let maker = Arc::clone(&cgroups);
         let ready = MadeAhead::start(
             "hardened-mcp-cgroups",
             "run cgroups",
-            POOL_TARGET,
+            target,
             Vec::new(),
             move || maker.create(&Limits::default()),
         )
@@ -1015,6 +1018,22 @@ mod tests {
     }
 
     #[test]
+    fn a_pool_of_none_holds_nothing_and_launches_make_their_own() {
+        let Some(cgroups) = Cgroups::detect() else {
+            return;
+        };
+        let pool = CgroupPool::start(cgroups, 0);
+        assert!(pool.ready.is_none(), "a thread for nothing made ahead");
+        let mut run = pool.take(&Limits::default()).unwrap();
+        assert!(!run.dirs.is_empty());
+        assert!(run.dirs.iter().all(|(_, d)| d.is_dir()));
+        assert!(run.members().is_empty());
+        let dirs: Vec<PathBuf> = run.dirs.iter().map(|(_, d)| d.clone()).collect();
+        assert!(run.remove());
+        assert!(dirs.iter().all(|d| !d.exists()));
+    }
+
+    #[test]
     fn pooled_cgroups_are_fresh_and_get_each_runs_own_limits() {
         use crate::sandbox::limits::CpuShare;
         // Needs a writable hierarchy (root on this project's CI machines);
@@ -1022,13 +1041,14 @@ mod tests {
         let Some(cgroups) = Cgroups::detect() else {
             return;
         };
-        let pool = CgroupPool::start(cgroups);
+        const TARGET: usize = 2;
+        let pool = CgroupPool::start(cgroups, TARGET);
         let ready = || pool.ready.as_ref().unwrap().ready();
         let t0 = std::time::Instant::now();
-        while ready() < POOL_TARGET && t0.elapsed() < std::time::Duration::from_secs(10) {
+        while ready() < TARGET && t0.elapsed() < std::time::Duration::from_secs(10) {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        assert_eq!(ready(), POOL_TARGET);
+        assert_eq!(ready(), TARGET);
         let has = |c| {
             pool.support().backend != EnvelopeBackend::None
                 && match c {
@@ -1080,7 +1100,7 @@ mod tests {
         assert_eq!(dirs.len(), taken.len() * taken[0].dirs.len());
         // Dropping the pool removes the cgroups it still held.
         let t0 = std::time::Instant::now();
-        while pool.ready() < POOL_TARGET && t0.elapsed() < std::time::Duration::from_secs(10) {
+        while pool.ready() < TARGET && t0.elapsed() < std::time::Duration::from_secs(10) {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let held: Vec<PathBuf> = pool.ready.as_ref().unwrap().inspect(|ready| {

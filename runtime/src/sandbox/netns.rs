@@ -41,11 +41,6 @@ use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use super::ahead::MadeAhead;
 use super::spawn::{cvt, wait_for};
 
-/// How many namespaces the pool keeps ready: enough for a burst of two
-/// launches on the small machines this runs on, without holding kernel
-/// memory for namespaces nobody asked for.
-const POOL_TARGET: usize = 2;
-
 /// Stack of the namespace-making child. It makes a handful of system calls
 /// through the C library; 64 KiB is far more than that needs.
 const CHILD_STACK: usize = 64 * 1024;
@@ -69,9 +64,11 @@ pub(crate) struct NetPool {
 
 impl NetPool {
     /// Makes one namespace now (to find out whether the host allows it)
-    /// and starts the refilling thread. `None` when the host refuses or the
-    /// thread cannot start; launches then make their own namespaces.
-    pub(crate) fn start() -> Option<Self> {
+    /// and starts the thread that keeps `target` ready
+    /// ([`SandboxConfig::made_ahead`](super::SandboxConfig::made_ahead)).
+    /// `None` when the host refuses or the thread cannot start; launches
+    /// then make their own namespaces.
+    pub(crate) fn start(target: usize) -> Option<Self> {
         let maps = Maps::identity();
         let first = match make(&maps) {
             Ok(ns) => ns,
@@ -91,7 +88,7 @@ impl NetPool {
         match MadeAhead::start(
             "hardened-mcp-netns",
             "network namespaces",
-            POOL_TARGET,
+            target,
             vec![first],
             refill,
         ) {
@@ -275,7 +272,7 @@ mod tests {
 
     #[test]
     fn pool_hands_out_each_namespace_once() {
-        let Some(pool) = NetPool::start() else {
+        let Some(pool) = NetPool::start(2) else {
             return;
         };
         // Every namespace taken stays open (so no inode is reused) and
