@@ -174,6 +174,35 @@ async fn a_server_secret_in_etc_is_not_visible() {
     succeeds(run.path(), &["contains", "/etc/passwd", "root:"]);
 }
 
+/// The init (pid 1 of the run's namespace, the one process of the run's
+/// `/proc` besides the solver's own) runs in a copy of the server's memory:
+/// neither that memory nor its environment is readable (two layers hold:
+/// the copy is non-dumpable, and the init is outside the solver's Landlock
+/// domain; with either alone the probe is refused). The control reads both
+/// from a same-uid process of the host.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inits_copy_of_the_server_memory_is_not_readable() {
+    let (run, dir) = run_dir();
+    let sb = sandbox();
+    for args in [&["mem", "1"][..], &["contains", "/proc/1/environ", "PATH="]] {
+        let o = confined_in(&sb, &dir, args).await;
+        assert_eq!(o.termination, Termination::Exited(1), "{args:?}: {o:?}");
+    }
+    let mut victim = Command::new("sleep")
+        .arg("30")
+        .env("PATH", "/usr/bin:/bin")
+        .spawn()
+        .unwrap();
+    let pid = victim.id().to_string();
+    let environ = format!("/proc/{pid}/environ");
+    let mem = control(run.path(), &["mem", &pid]);
+    let env = control(run.path(), &["contains", &environ, "PATH="]);
+    let _ = victim.kill();
+    let _ = victim.wait();
+    assert_eq!(mem, 0, "control could not read a process's memory");
+    assert_eq!(env, 0, "control could not read a process's environment");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_host_proc_and_sys_are_not_visible() {
     let (run, dir) = run_dir();

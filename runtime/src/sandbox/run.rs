@@ -508,6 +508,7 @@ impl Sandbox {
             ),
             exec,
             stack: CloneStack::new().map_err(internal)?,
+            init_stack: CloneStack::new().map_err(internal)?,
         };
         // The child side execs the solver itself (from a descriptor, with
         // the argument vector and environment of `exec`); the standard

@@ -10,7 +10,7 @@
 //! * The **monitor** is the process the server's `tokio::process::Child`
 //!   owns. It moves its working directory to the run directory (by
 //!   descriptor), `unshare`s a user + PID (+ mount, for the file-system
-//!   view) namespace, maps the solver's ids in it, forks the init, closes
+//!   view) namespace, maps the solver's ids in it, starts the init, closes
 //!   every descriptor except its control pipe and waits. When the control pipe
 //!   hangs up (the server dropped its end: timeout, cancellation, drop of the
 //!   run, or the server died), it sends `SIGKILL` to the init. The init is its
@@ -37,23 +37,29 @@
 //! Everything the child side touches is prepared before the fork
 //! ([`ChildPlan`]): the code after the fork only makes system calls on
 //! values it already holds, never allocates and never takes a lock. The
-//! init is forked with a raw `clone(SIGCHLD)` system call, which does not
-//! run the C library's `atfork` handlers (those take allocator locks that
-//! another server thread may have held at the moment of the first fork).
-//! The solver is started with `clone(CLONE_VM | CLONE_VFORK)` on a stack
-//! mapped before the first fork ([`CloneStack`]): it shares its parent's
-//! memory until its `exec`, while the parent waits, so the server's page
-//! tables (which the monitor and the init inherited) are not copied a
-//! third time.
+//! server's fork of the monitor is the only copy of the server's memory a
+//! launch makes. The init is started with `clone(CLONE_VM)` on a stack
+//! mapped before that fork ([`CloneStack`]): it shares the monitor's memory
+//! (a private, non-dumpable copy of the server's) for its whole life, so
+//! that copy is neither copied again nor torn down twice; the two run side
+//! by side, and the monitor then keeps off the C library's per-thread
+//! state ([`spawn_init`]). The solver is started with
+//! `clone(CLONE_VM | CLONE_VFORK)` on another such stack: it shares its
+//! parent's memory until its `exec`, while the parent waits.
 
 #![allow(unsafe_code)]
 
 use std::ffi::{CString, OsStr};
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
+
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
+use rustix::process::{Pid, PidfdFlags, Signal, WaitOptions};
 
 use super::landlock::ViewRules;
 use super::netns::NetNs;
@@ -284,6 +290,8 @@ pub(crate) struct ChildPlan {
     pub(crate) exec: ExecPlan,
     /// The stack the solver starts on (see [`spawn_solver`]).
     pub(crate) stack: CloneStack,
+    /// The stack the init runs on (see [`spawn_init`]).
+    pub(crate) init_stack: CloneStack,
 }
 
 /// The stack of the solver's `clone(CLONE_VM | CLONE_VFORK)`: mapped in
@@ -409,24 +417,162 @@ fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
     // With a PID namespace the child is pid 1 of it, and its parent (this
     // process) is outside: its `getppid()` is 0 whether we live or not.
     let watch = ParentWatch::prepare(plan.pid_namespace)?;
+    let fds = MonitorFds::of(plan);
     if !plan.pid_namespace {
         // The process-group level: this process (the monitor) starts the
         // solver itself.
         let pid = spawn_solver(plan, watch)?;
-        monitor(pid, plan, watch.parent());
+        monitor(pid, fds, watch.parent());
     }
-    let pid = raw_fork()?;
-    if pid > 0 {
-        monitor(pid, plan, watch.parent());
+    // From the init's start on, this process and the init share their
+    // memory: this process no longer touches `plan`, and makes its system
+    // calls without the C library's `errno` (see `spawn_init`).
+    let pid = spawn_init(plan, watch)?;
+    monitor(pid, fds, watch.parent())
+}
+
+/// The descriptors the monitor keeps, copied out of the plan before the
+/// init starts (the monitor does not read the plan after that).
+#[derive(Debug, Clone, Copy)]
+struct MonitorFds {
+    control: RawFd,
+    /// `-1` with a PID namespace: the init reports, not the monitor.
+    status: RawFd,
+    reaped: RawFd,
+    pid_namespace: bool,
+}
+
+impl MonitorFds {
+    fn of(plan: &ChildPlan) -> Self {
+        Self {
+            control: plan.control.as_raw_fd(),
+            status: if plan.pid_namespace {
+                -1
+            } else {
+                plan.status.as_raw_fd()
+            },
+            reaped: plan.reaped.as_raw_fd(),
+            pid_namespace: plan.pid_namespace,
+        }
     }
-    watch.child()?;
-    // This process is pid 1 of the new namespace.
-    if let Some(v) = &mut plan.view {
-        view::enter(&v.plan, &mut v.run)?;
+}
+
+/// What the init's `clone` child reads and writes; lives in the monitor's
+/// frame of [`spawn_init`], which does not return before the init has
+/// either failed (and said so in `errno`) or closed its copy of the
+/// `ready` pipe's write end, which its descriptor table holds from the
+/// `clone` on (it touches these no more after either).
+struct InitArgs {
+    plan: *mut ChildPlan,
+    watch: ParentWatch,
+    /// The error that stopped the init before the solver's `exec` (0:
+    /// none).
+    errno: AtomicI32,
+}
+
+/// Starts the init, pid 1 of the namespace this process created, as a
+/// `clone(CLONE_VM)` child on the plan's [`ChildPlan::init_stack`]: it
+/// shares this process's memory, so the server's page tables (which this
+/// process inherited) are not copied again, nor torn down again at the
+/// init's exit. Waits until the init has started the solver (which has
+/// `exec`ed) or failed; returns its pid, or its error (the init has exited
+/// and is reaped; the error reaches the server as the spawn's error).
+///
+/// The two processes run side by side after the `clone`, each on its own
+/// stack, with descriptor tables, credentials, namespaces and signal
+/// dispositions of their own (none of those is shared without their
+/// `CLONE_*` flag). What they share is memory: the init owns `plan` from
+/// here on (this process copied what it keeps into [`MonitorFds`]), and
+/// the C library's per-thread state, `errno` first, is the init's: this
+/// process makes its system calls through rustix, which returns errors
+/// as values and writes no `errno`, or through calls that cannot fail
+/// with the arguments given (`close_range` over a valid range, `_exit`).
+fn spawn_init(plan: &mut ChildPlan, watch: ParentWatch) -> io::Result<libc::pid_t> {
+    let mut ends: [libc::c_int; 2] = [-1, -1];
+    // SAFETY: pipe2 writes two descriptors into a live local array.
+    cvt(unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    let [ready_rd, ready_wr] = ends;
+    let stack = plan.init_stack.top();
+    let args = InitArgs {
+        plan: std::ptr::from_mut(plan),
+        watch,
+        errno: AtomicI32::new(0),
+    };
+    // SAFETY: `init_entry` reads `args` and writes `args.errno` through the
+    // pointer to this frame's `args`, which outlives every such access:
+    // this function returns only once the init has hung up `ready` (after
+    // which it touches `args` no more) or exited. The init runs on the
+    // plan's init stack, which nothing else uses.
+    let pid = unsafe {
+        libc::clone(
+            init_entry,
+            stack,
+            libc::CLONE_VM | libc::SIGCHLD,
+            std::ptr::from_ref(&args).cast_mut().cast::<libc::c_void>(),
+        )
+    };
+    if pid < 0 {
+        // No init: nothing shares this memory yet.
+        let e = io::Error::last_os_error();
+        close_fd(ready_rd);
+        close_fd(ready_wr);
+        return Err(e);
     }
-    let watch = ParentWatch::prepare(false)?;
-    let pid = spawn_solver(plan, watch)?;
-    init(pid, plan, watch.parent())
+    close_fd(ready_wr);
+    // SAFETY: a descriptor this process owns, closed below.
+    let ready = unsafe { BorrowedFd::borrow_raw(ready_rd) };
+    let mut byte = [0u8; 1];
+    // Nothing is ever written, and a signal is waited past: the loop ends
+    // at the hang-up (or at a pipe that cannot be read: the init's word in
+    // `errno`, read below, decides either way).
+    while let Ok(1..) | Err(Errno::INTR) = rustix::io::read(ready, &mut byte) {}
+    close_fd(ready_rd);
+    let e = args.errno.load(Ordering::SeqCst);
+    if e != 0 {
+        reap_quietly(pid);
+        return Err(io::Error::from_raw_os_error(e));
+    }
+    Ok(pid)
+}
+
+/// The init before it becomes [`init`]: arms its parent watch, builds and
+/// enters the view, starts the solver. On failure it stores the error in
+/// the arguments' `errno` and exits.
+extern "C" fn init_entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `InitArgs` of `spawn_init`, alive until this
+    // process hangs up `ready` or exits.
+    let args = unsafe { &*arg.cast::<InitArgs>() };
+    // SAFETY: the monitor no longer touches the plan (see `spawn_init`):
+    // this process is its only user.
+    let plan = unsafe { &mut *args.plan };
+    let started = args.watch.child().and_then(|()| {
+        // This process is pid 1 of the new namespace.
+        if let Some(v) = &mut plan.view {
+            view::enter(&v.plan, &mut v.run)?;
+        }
+        let watch = ParentWatch::prepare(false)?;
+        let pid = spawn_solver(plan, watch)?;
+        Ok((pid, watch))
+    });
+    match started {
+        // `init` closes every descriptor but its own two, `ready` with
+        // them: the monitor's wait ends.
+        Ok((pid, watch)) => init(pid, plan, watch.parent()),
+        Err(e) => {
+            let errno = e.raw_os_error().filter(|&e| e != 0).unwrap_or(libc::EIO);
+            args.errno.store(errno, Ordering::SeqCst);
+            exit(EXIT_SPAWN_FAILED)
+        }
+    }
+}
+
+/// Waits for this process's child `pid` to end, without `errno` (see
+/// [`spawn_init`]); its status says nothing the caller needs.
+fn reap_quietly(pid: libc::pid_t) {
+    let Some(pid) = Pid::from_raw(pid) else {
+        return;
+    };
+    while let Err(Errno::INTR) = rustix::process::waitpid(Some(pid), WaitOptions::empty()) {}
 }
 
 /// What the solver's `clone` child reads and writes; lives on the parent's
@@ -875,71 +1021,109 @@ fn exec(plan: &ChildPlan, fd: RawFd) -> io::Result<()> {
 }
 
 /// The monitor: waits for its child, kills the tree when the control pipe
-/// hangs up. Never returns.
-/// `alive` is the write end of the child's [`ParentWatch`] pipe.
-fn monitor(child: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
-    let control = plan.control.as_raw_fd();
-    let status = if plan.pid_namespace {
-        -1
-    } else {
-        plan.status.as_raw_fd()
+/// hangs up. Never returns. `alive` is the write end of the child's
+/// [`ParentWatch`] pipe.
+///
+/// With a PID namespace its child is the init, which shares its memory
+/// ([`spawn_init`]): every system call here goes through rustix (no
+/// `errno`), or cannot fail.
+fn monitor(child: libc::pid_t, fds: MonitorFds, alive: RawFd) -> ! {
+    close_all_except([fds.control, fds.status, alive, fds.reaped]);
+    let Some(pid) = Pid::from_raw(child) else {
+        exit(EXIT_LOST_CHILD);
     };
-    let reaped = plan.reaped.as_raw_fd();
-    close_all_except([control, status, alive, reaped]);
-    // SAFETY: pidfd_open with integer arguments; a failure returns -1.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, child, 0) } as RawFd;
+    // SAFETY: descriptors this process owns and keeps open until it exits.
+    let (control, reaped) = unsafe {
+        (
+            BorrowedFd::borrow_raw(fds.control),
+            BorrowedFd::borrow_raw(fds.reaped),
+        )
+    };
+    // Without pidfds (Linux < 5.3) the child is polled for.
+    let pidfd = rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok();
     let mut killed = false;
     loop {
-        let mut fds = [
-            libc::pollfd {
-                fd: if killed { -1 } else { control },
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: pidfd,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        let timeout = if pidfd < 0 { POLL_FALLBACK_MS } else { -1 };
-        // SAFETY: `fds` is a live array of two pollfd.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout) };
-        if n < 0 && !interrupted() && !killed {
-            kill_tree(child, plan.pid_namespace);
+        let (failed, hung_up) = wait_for_word(control, pidfd.as_ref(), killed);
+        if !killed && (failed || hung_up) {
+            kill_tree(pid, fds.pid_namespace);
             killed = true;
         }
-        if !killed && fds[0].revents != 0 {
-            kill_tree(child, plan.pid_namespace);
-            killed = true;
-        }
-        let mut ws: libc::c_int = 0;
-        // SAFETY: an all-zero rusage is a valid value.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: pointers to live locals.
-        let r = unsafe { libc::wait4(child, &mut ws, libc::WNOHANG, &mut ru) };
-        if r == child {
-            if !plan.pid_namespace {
+        let Some(ended) = reap(pid, fds.pid_namespace) else {
+            exit(EXIT_LOST_CHILD);
+        };
+        if let Some((ws, cpu_us)) = ended {
+            if !fds.pid_namespace {
                 // Stragglers of the solver's process group; the group id
                 // stays reserved while any member is alive.
-                // SAFETY: kill with integer arguments.
-                unsafe { libc::kill(-child, libc::SIGKILL) };
+                let _ = rustix::process::kill_process_group(pid, Signal::KILL);
                 // After a kill the server reports the run as killed: no
                 // record, as in the namespace case.
                 if !killed {
-                    write_record(status, ws, rusage_us(&ru));
+                    write_record(fds.status, ws, cpu_us);
                 }
             }
             // With a PID namespace, the init's end (reaped just now) is the
             // end of every process in it: the kernel killed and waited for
             // them before the init could be reaped.
-            // SAFETY: a one-byte write from a static buffer.
-            unsafe { libc::write(reaped, [1u8].as_ptr().cast(), 1) };
+            let _ = rustix::io::write(reaped, &[1u8]);
             exit(0);
         }
-        if r < 0 && !interrupted() {
-            exit(EXIT_LOST_CHILD);
+    }
+}
+
+/// Waits until the control pipe hangs up (unless `killed`: then it is no
+/// longer watched) or the child may have ended. Returns whether the wait
+/// failed (the caller kills rather than run unwatched) and whether the
+/// control pipe hung up.
+fn wait_for_word(control: BorrowedFd<'_>, pidfd: Option<&OwnedFd>, killed: bool) -> (bool, bool) {
+    let poll_ms = Timespec {
+        tv_sec: 0,
+        tv_nsec: i64::from(POLL_FALLBACK_MS) * 1_000_000,
+    };
+    let from = usize::from(killed);
+    let (r, hung_up) = match pidfd {
+        Some(p) => {
+            let mut set = [
+                PollFd::from_borrowed_fd(control, PollFlags::IN),
+                PollFd::new(p, PollFlags::IN),
+            ];
+            let r = rustix::event::poll(&mut set[from..], None);
+            (r, !killed && !set[0].revents().is_empty())
         }
+        None => {
+            let mut set = [PollFd::from_borrowed_fd(control, PollFlags::IN)];
+            let r = rustix::event::poll(&mut set[from..], Some(&poll_ms));
+            (r, !killed && !set[0].revents().is_empty())
+        }
+    };
+    (matches!(r, Err(e) if e != Errno::INTR), hung_up)
+}
+
+/// Reaps `pid` if it has ended: `Some(Some((wait status, CPU µs)))`;
+/// `Some(None)` while it runs; `None` when it cannot be waited for. With a
+/// PID namespace (the init shares this memory) through rustix, and without
+/// the CPU time, which the init's record carries; at the process-group
+/// level (no process shares this memory) with `wait4`, for the solver's
+/// CPU time.
+fn reap(pid: Pid, pid_namespace: bool) -> Option<Option<(libc::c_int, u64)>> {
+    if pid_namespace {
+        return match rustix::process::waitpid(Some(pid), WaitOptions::NOHANG) {
+            Ok(Some((_, status))) => Some(Some((status.as_raw(), 0))),
+            Ok(None) | Err(Errno::INTR) => Some(None),
+            Err(_) => None,
+        };
+    }
+    let mut ws: libc::c_int = 0;
+    // SAFETY: an all-zero rusage is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pointers to live locals.
+    let r = unsafe { libc::wait4(pid.as_raw_nonzero().get(), &mut ws, libc::WNOHANG, &mut ru) };
+    if r == pid.as_raw_nonzero().get() {
+        Some(Some((ws, rusage_us(&ru))))
+    } else if r >= 0 || interrupted() {
+        Some(None)
+    } else {
+        None
     }
 }
 
@@ -989,15 +1173,13 @@ fn no_children() -> bool {
     io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD)
 }
 
-fn kill_tree(child: libc::pid_t, pid_namespace: bool) {
-    // SAFETY: kill with integer arguments. `child` is our unreaped child, so
-    // its pid (and, after its setsid, its process-group id) is not reused.
-    unsafe {
-        if !pid_namespace {
-            libc::kill(-child, libc::SIGKILL);
-        }
-        libc::kill(child, libc::SIGKILL);
+fn kill_tree(child: Pid, pid_namespace: bool) {
+    // `child` is our unreaped child, so its pid (and, after its setsid, its
+    // process-group id) is not reused.
+    if !pid_namespace {
+        let _ = rustix::process::kill_process_group(child, Signal::KILL);
     }
+    let _ = rustix::process::kill_process(child, Signal::KILL);
 }
 
 fn write_record(fd: RawFd, wait_status: libc::c_int, cpu_us: u64) {
@@ -1005,10 +1187,11 @@ fn write_record(fd: RawFd, wait_status: libc::c_int, cpu_us: u64) {
         return;
     }
     let rec = ExitRecord::encode(wait_status, cpu_us);
-    // SAFETY: writes from a live stack buffer. A record is smaller than
-    // PIPE_BUF, so the write is atomic; a failure leaves no record, which
-    // the server reads as "killed".
-    unsafe { libc::write(fd, rec.as_ptr().cast(), rec.len()) };
+    // SAFETY: a descriptor the caller owns and keeps open.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    // A record is smaller than PIPE_BUF, so the write is atomic; a failure
+    // leaves no record, which the server reads as "killed".
+    let _ = rustix::io::write(fd, &rec);
 }
 
 fn rusage_us(ru: &libc::rusage) -> u64 {
@@ -1038,11 +1221,16 @@ fn close_all_except<const N: usize>(mut keep: [RawFd; N]) {
     close_range(low, libc::c_uint::MAX);
 }
 
+/// Closes a descriptor this process owns, through rustix: no `errno`
+/// written (see [`spawn_init`]), and a failure leaves nothing to do.
 fn close_fd(fd: RawFd) {
     // SAFETY: close of a descriptor this process owns and no longer uses.
-    unsafe { libc::close(fd) };
+    unsafe { rustix::io::close(fd) };
 }
 
+/// `close_range(first, last, 0)`. The callers pass `first <= last`, with
+/// which the call cannot fail, so the C library's wrapper writes no
+/// `errno` (see [`spawn_init`]).
 fn close_range(first: libc::c_uint, last: libc::c_uint) {
     // SAFETY: close_range with integer arguments; the only descriptors this
     // process still needs are outside the range.

@@ -15,7 +15,9 @@
 //! 0 only if all `max-bytes` were written), `reopen-fd <n>` (reopens an
 //! inherited descriptor for writing through /proc/self/fd and writes),
 //! `netns <hold-ms>` (prints the inode of its network namespace and stays
-//! alive that long; not an attack: what the test compares across runs).
+//! alive that long; not an attack: what the test compares across runs),
+//! `mem <pid>` (reads the first mapping of that process's memory through
+//! `/proc/<pid>/maps` and `/proc/<pid>/mem`).
 
 use std::ffi::CString;
 use std::io::Write;
@@ -79,6 +81,22 @@ fn main() {
                 verdict(fd >= 0 && libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) == 0)
             }
             "read" => verdict(std::fs::read(arg(2)).is_ok_and(|b| !b.is_empty())),
+            "mem" => {
+                use std::os::unix::fs::FileExt;
+                let pid = num(2);
+                let start = std::fs::read_to_string(format!("/proc/{pid}/maps"))
+                    .ok()
+                    .and_then(|m| {
+                        let first = m.lines().next()?.split('-').next()?.to_owned();
+                        u64::from_str_radix(&first, 16).ok()
+                    });
+                let mut buf = [0u8; 16];
+                verdict(start.is_some_and(|at| {
+                    std::fs::File::open(format!("/proc/{pid}/mem"))
+                        .and_then(|f| f.read_exact_at(&mut buf, at))
+                        .is_ok()
+                }))
+            }
             "contains" => {
                 let text = arg(3).as_bytes();
                 verdict(
