@@ -176,10 +176,11 @@ async fn a_server_secret_in_etc_is_not_visible() {
 
 /// The init (pid 1 of the run's namespace, the one process of the run's
 /// `/proc` besides the solver's own) runs in a copy of the server's memory:
-/// neither that memory nor its environment is readable (two layers hold:
-/// the copy is non-dumpable, and the init is outside the solver's Landlock
-/// domain; with either alone the probe is refused). The control reads both
-/// from a same-uid process of the host.
+/// neither that memory nor its environment is readable (two layers hold
+/// it: the copy is non-dumpable, and the init is outside the solver's
+/// Landlock domain, which alone refused the probe when the copy was made
+/// dumpable for a trial). The control reads both from a same-uid process of
+/// the host.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_inits_copy_of_the_server_memory_is_not_readable() {
     let (run, dir) = run_dir();
