@@ -9,7 +9,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use hardened_mcp::sandbox::{
-    Limits, RunRequest, SandboxedRun, Termination, TreeKill, VIEW_RUN_DIR,
+    Limits, Outcome, RunRequest, SandboxedRun, Termination, TreeKill, VIEW_RUN_DIR,
 };
 use support::*;
 use tokio_util::sync::CancellationToken;
@@ -170,6 +170,15 @@ async fn dropping_the_run_kills_the_whole_tree() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leftovers_die_when_the_solver_exits() {
     let _serial = SERIAL.lock().await;
+    let (dir, out) = forker_to_its_end("exit").await;
+    assert!(out.success());
+    assert!(out.cpu_time.is_some());
+    assert_ready_with_two_holders(out.stdout.head.as_untrusted_bytes(), dir.path());
+    assert_tree_dead(&dir.path().join("tree.lock"));
+}
+
+/// Runs the forker in `mode` to its end (it exits 0 on its own).
+async fn forker_to_its_end(mode: &str) -> (RunPath, Outcome) {
     let sb = sandbox();
     let (dir, rundir) = run_dir();
     let lock = dir.path().join("tree.lock");
@@ -177,16 +186,18 @@ async fn leftovers_die_when_the_solver_exits() {
         .run(
             &caller("e"),
             &rundir,
-            forker("exit", &lock, Duration::from_secs(30)),
+            forker(mode, &lock, Duration::from_secs(30)),
             &CancellationToken::new(),
         )
         .await
         .unwrap();
     assert_eq!(out.termination, Termination::Exited(0));
-    assert!(out.success());
-    assert!(out.cpu_time.is_some());
-    assert_ready_with_two_holders(out.stdout.head.as_untrusted_bytes(), dir.path());
-    assert!(lock_is_free(&lock));
+    (dir, out)
+}
+
+/// Right after the answer: no holder of `lock` and no forker is alive.
+fn assert_tree_dead(lock: &std::path::Path) {
+    assert!(lock_is_free(lock), "a holder outlived the answer");
     let left = processes_named("sbx_forker");
     assert!(left.is_empty(), "{left:?}");
 }
@@ -199,19 +210,7 @@ async fn leftovers_die_when_the_solver_exits() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leftovers_forking_while_the_solver_exits_die_before_the_answer() {
     let _serial = SERIAL.lock().await;
-    let sb = sandbox();
-    let (dir, rundir) = run_dir();
-    let lock = dir.path().join("tree.lock");
-    let out = sb
-        .run(
-            &caller("s"),
-            &rundir,
-            forker("storm", &lock, Duration::from_secs(30)),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(out.termination, Termination::Exited(0));
+    let (dir, out) = forker_to_its_end("storm").await;
     let stdout = String::from_utf8_lossy(out.stdout.head.as_untrusted_bytes()).into_owned();
     let holders: usize = stdout
         .strip_prefix("READY ")
@@ -220,9 +219,7 @@ async fn leftovers_forking_while_the_solver_exits_die_before_the_answer() {
     // The positive control: the storm was under way (holders alive and
     // holding the lock) when the solver exited.
     assert!(holders >= 4, "{stdout:?}");
-    assert!(lock_is_free(&lock), "a holder outlived the answer");
-    let left = processes_named("sbx_forker");
-    assert!(left.is_empty(), "{left:?}");
+    assert_tree_dead(&dir.path().join("tree.lock"));
 }
 
 /// The monitor is reaped in the background right after the answer (its

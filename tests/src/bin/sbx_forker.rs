@@ -59,6 +59,20 @@ fn markers(dir: &Path) -> usize {
     })
 }
 
+/// Waits (up to 5 s) until `holders` holders have left their marker in
+/// `dir`, then prints `READY <markers>`.
+fn ready_when_held(dir: &Path, holders: usize) {
+    for _ in 0..500 {
+        if markers(dir) >= holders {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "READY {}", markers(dir));
+    let _ = out.flush();
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (Some(mode), Some(lock)) = (args.get(1), args.get(2)) else {
@@ -112,29 +126,13 @@ fn main() {
                     .spawn()
                     .unwrap_or_else(|_| std::process::exit(23));
             }
-            for _ in 0..500 {
-                if markers(&dir) >= 4 {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            let mut out = std::io::stdout();
-            let _ = writeln!(out, "READY {}", markers(&dir));
-            let _ = out.flush();
+            ready_when_held(&dir, 4);
         }
         "hang" | "exit" => {
             let _f = lock_shared(&lock);
             spawn_self("hold", &lock);
             spawn_self("detach", &lock);
-            for _ in 0..500 {
-                if markers(&dir) >= 2 {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            let mut out = std::io::stdout();
-            let _ = writeln!(out, "READY {}", markers(&dir));
-            let _ = out.flush();
+            ready_when_held(&dir, 2);
             if mode == "hang" {
                 sleep_forever();
             }
