@@ -19,7 +19,7 @@ use std::time::Duration;
 use hardened_mcp::runs::RunDir;
 use hardened_mcp::sandbox::{
     CpuShare, EnvelopeBackend, LimitHit, Limits, Outcome, RunRequest, Sandbox, SandboxConfig,
-    SandboxError, SolverRegistry, Termination,
+    SandboxError, SandboxedRun, SolverRegistry, Termination,
 };
 use support::{caller, run_dir};
 use tokio_util::sync::CancellationToken;
@@ -31,11 +31,15 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const MIB: u64 = 1 << 20;
 
 fn sandbox() -> Sandbox {
+    sandbox_with(SandboxConfig::default())
+}
+
+fn sandbox_with(config: SandboxConfig) -> Sandbox {
     let registry = SolverRegistry::builder()
         .solver("hog", HOG)
         .build()
         .unwrap();
-    Sandbox::new(registry, SandboxConfig::default()).expect("this host enforces the envelope")
+    Sandbox::new(registry, config).expect("this host enforces the envelope")
 }
 
 /// A small envelope: what each attack is tried against.
@@ -442,15 +446,7 @@ async fn run_cgroups_are_removed_and_stale_ones_swept() {
     let _serial = SERIAL.lock().await;
     let sb = sandbox();
     let (_path, dir) = run_dir();
-    let running = sb
-        .launch(
-            &caller("attacker"),
-            &dir,
-            RunRequest::new("hog").args(["forks", "3"]),
-            &CancellationToken::new(),
-        )
-        .unwrap();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let running = forking_run(&sb, &dir).await;
     // The run's own cgroups are the ones with members; the others are
     // made ahead for the next runs, never joined.
     let (live, ahead): (Vec<PathBuf>, Vec<PathBuf>) =
@@ -505,50 +501,57 @@ async fn nothing_made_ahead_still_gives_each_run_its_envelope() {
     let _serial = SERIAL.lock().await;
     // The positive control: by default, cgroups are made ahead.
     let default = sandbox();
-    let t0 = std::time::Instant::now();
-    while my_run_cgroups().is_empty() && t0.elapsed() < Duration::from_secs(5) {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(!my_run_cgroups().is_empty(), "the default makes none ahead");
+    assert!(
+        settles(|| !my_run_cgroups().is_empty()).await,
+        "the default makes none ahead"
+    );
     let containment = default.containment().to_string();
     drop(default);
     assert_eq!(my_run_cgroups(), Vec::<PathBuf>::new());
 
-    let registry = SolverRegistry::builder()
-        .solver("hog", HOG)
-        .build()
-        .unwrap();
-    let sb = Sandbox::new(
-        registry,
-        SandboxConfig {
-            made_ahead: 0,
-            ..SandboxConfig::default()
-        },
-    )
-    .expect("this host enforces the envelope");
+    let sb = sandbox_with(SandboxConfig {
+        made_ahead: 0,
+        ..SandboxConfig::default()
+    });
     assert_eq!(sb.containment().to_string(), containment);
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(my_run_cgroups(), Vec::<PathBuf>::new(), "made ahead");
     let (_path, dir) = run_dir();
-    let running = sb
-        .launch(
-            &caller("one"),
-            &dir,
-            RunRequest::new("hog").args(["forks", "3"]),
-            &CancellationToken::new(),
-        )
-        .unwrap();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let running = forking_run(&sb, &dir).await;
     let cgroups = my_run_cgroups();
     assert!(!cgroups.is_empty(), "the run has no cgroup");
     assert!(cgroups.iter().all(|d| has_members(d)), "{cgroups:?}");
     assert!(running.wait().await.success());
     drop(sb);
-    let t0 = std::time::Instant::now();
-    while !my_run_cgroups().is_empty() && t0.elapsed() < Duration::from_secs(5) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    settles(|| my_run_cgroups().is_empty()).await;
     assert_eq!(my_run_cgroups(), Vec::<PathBuf>::new());
+}
+
+/// A run of the hog that forks three processes, 200 ms after its launch
+/// (its processes have joined its cgroup by then).
+async fn forking_run(sb: &Sandbox, dir: &RunDir) -> SandboxedRun {
+    let running = sb
+        .launch(
+            &caller("attacker"),
+            dir,
+            RunRequest::new("hog").args(["forks", "3"]),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    running
+}
+
+/// Whether `cond` holds within 5 s (polled every 10 ms).
+async fn settles(cond: impl Fn() -> bool) -> bool {
+    let t0 = std::time::Instant::now();
+    while !cond() {
+        if t0.elapsed() > Duration::from_secs(5) {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    true
 }
 
 fn my_pid_namespace() -> u64 {

@@ -66,9 +66,12 @@ impl NetPool {
     /// Makes one namespace now (to find out whether the host allows it)
     /// and starts the thread that keeps `target` ready
     /// ([`SandboxConfig::made_ahead`](super::SandboxConfig::made_ahead)).
-    /// `None` when the host refuses or the thread cannot start; launches
-    /// then make their own namespaces.
+    /// `None` for a `target` of 0, when the host refuses or when the thread
+    /// cannot start; launches then make their own namespaces.
     pub(crate) fn start(target: usize) -> Option<Self> {
+        if target == 0 {
+            return None;
+        }
         let maps = Maps::identity();
         let first = match make(&maps) {
             Ok(ns) => ns,

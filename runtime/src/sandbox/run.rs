@@ -324,7 +324,7 @@ impl Sandbox {
         )?;
         let limiter = ConcurrencyLimiter::new(config.global_runs, config.per_caller_runs);
         let filter = filter.filter(|_| containment.seccomp);
-        let net_pool = if containment.private_network && config.made_ahead > 0 {
+        let net_pool = if containment.private_network {
             start_net_pool(&config, filter.as_deref())
         } else {
             None
@@ -507,8 +507,7 @@ impl Sandbox {
                 limits.address_space,
             ),
             exec,
-            stack: CloneStack::new().map_err(internal)?,
-            init_stack: CloneStack::new().map_err(internal)?,
+            stacks: CloneStack::new().map_err(internal)?,
         };
         // The child side execs the solver itself (from a descriptor, with
         // the argument vector and environment of `exec`); the standard
@@ -735,7 +734,7 @@ impl LocalRun {
             self.kill_and_reap().await;
         }
         let wall_time = self.started.elapsed();
-        let record = self.record.or_else(|| self.read_record());
+        let record = self.record.or_else(|| take_record(&mut self.status));
         if record.is_some() {
             // The solver ended on its own before the kill took effect.
             timed_out = false;
@@ -825,15 +824,6 @@ impl LocalRun {
             if let Err(e) = self.child.wait().await {
                 tracing::error!(error = %e, "reaping the sandbox monitor failed");
             }
-        }
-    }
-
-    /// The record, if one is in the status pipe by now (without waiting).
-    fn read_record(&self) -> Option<ExitRecord> {
-        let mut buf = [0u8; RECORD_LEN + 1];
-        match self.status.as_ref()?.try_read(&mut buf) {
-            Ok(n) => ExitRecord::decode(&buf[..n]),
-            Err(_) => None,
         }
     }
 
@@ -1058,7 +1048,6 @@ async fn tree_dead(
     child: &mut tokio::process::Child,
 ) -> bool {
     let mut byte = [0u8; 1];
-    let mut buf = [0u8; RECORD_LEN + 1];
     loop {
         let status_ready = async {
             match status.as_ref() {
@@ -1080,26 +1069,32 @@ async fn tree_dead(
                 }
             }
             r = status_ready => {
-                let Some(s) = status.as_ref() else { continue };
-                match r.and_then(|()| s.try_read(&mut buf)) {
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                    // A record is written whole (it is smaller than
-                    // PIPE_BUF) and is the last thing written.
-                    Ok(n) if n > 0 => match ExitRecord::decode(&buf[..n]) {
-                        Some(r) => {
-                            *record = Some(r);
-                            *status = None;
-                            return true;
-                        }
-                        None => *status = None,
-                    },
-                    // Hung up without a record: the monitor will say.
-                    _ => *status = None,
+                if r.is_err() {
+                    *status = None;
+                }
+                // Hung up without a record: the monitor will say.
+                if let Some(r) = take_record(status) {
+                    *record = Some(r);
+                    return true;
                 }
             }
         }
     }
     child.wait().await.is_ok()
+}
+
+/// The exit record, if the status pipe holds it now (without waiting). The
+/// pipe is dropped (`None`) once it has given its record, hung up, or held
+/// something that is not one: a record is written whole (it is smaller than
+/// `PIPE_BUF`) and is the last thing written.
+fn take_record(status: &mut Option<tokio::net::unix::pipe::Receiver>) -> Option<ExitRecord> {
+    let mut buf = [0u8; RECORD_LEN + 1];
+    let read = status.as_ref()?.try_read(&mut buf);
+    if matches!(&read, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock) {
+        return None;
+    }
+    *status = None;
+    read.ok().and_then(|n| ExitRecord::decode(&buf[..n]))
 }
 
 /// A duplicate of the run directory's descriptor, refused if the directory

@@ -288,16 +288,17 @@ pub(crate) struct ChildPlan {
     pub(crate) rlimits: RlimitPlan,
     /// What to `exec`.
     pub(crate) exec: ExecPlan,
-    /// The stack the solver starts on (see [`spawn_solver`]).
-    pub(crate) stack: CloneStack,
-    /// The stack the init runs on (see [`spawn_init`]).
-    pub(crate) init_stack: CloneStack,
+    /// The stacks the init and the solver run on (see [`spawn_init`] and
+    /// [`spawn_solver`]).
+    pub(crate) stacks: CloneStack,
 }
 
-/// The stack of the solver's `clone(CLONE_VM | CLONE_VFORK)`: mapped in
+/// The stacks of a launch's `clone` children, the init's
+/// (`clone(CLONE_VM)`, [`spawn_init`]) and the solver's
+/// (`clone(CLONE_VM | CLONE_VFORK)`, [`spawn_solver`]): one mapping made in
 /// the server before the first fork (the processes after it allocate
-/// nothing), with an inaccessible guard page below it, so that an overflow
-/// faults instead of writing into the memory of the suspended parent.
+/// nothing), each stack with an inaccessible guard page below it, so that
+/// an overflow faults instead of writing into the memory it shares.
 pub(crate) struct CloneStack {
     base: *mut libc::c_void,
     len: usize,
@@ -316,18 +317,21 @@ impl std::fmt::Debug for CloneStack {
 }
 
 impl CloneStack {
-    /// Usable bytes: the solver makes a few dozen system calls from small
-    /// frames before `exec`; 128 KiB is many times what that needs.
+    /// Usable bytes of each stack: the init and the solver make a few dozen
+    /// system calls from small frames; 128 KiB is many times what that
+    /// needs.
     const USABLE: usize = 128 * 1024;
 
-    /// Maps a fresh stack (its pages cost nothing until they are touched).
+    /// Maps fresh stacks (their pages cost nothing until they are touched):
+    /// the init's in the lower half, the solver's in the upper.
     pub(crate) fn new() -> io::Result<Self> {
         // SAFETY: sysconf with a constant name.
         let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
             .ok()
             .filter(|&p| p > 0)
             .unwrap_or(4096);
-        let len = Self::USABLE + page;
+        let half = Self::USABLE + page;
+        let len = 2 * half;
         // SAFETY: a fresh private anonymous mapping at an address the kernel
         // picks; nothing else refers to it.
         let base = unsafe {
@@ -343,18 +347,28 @@ impl CloneStack {
         if base == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        let stack = Self { base, len };
-        // The stack grows down: its lowest page is the guard.
-        // SAFETY: the first page of the mapping made above.
-        cvt(unsafe { libc::mprotect(base, page, libc::PROT_NONE) })?;
-        Ok(stack)
+        let stacks = Self { base, len };
+        // A stack grows down: the lowest page of each half is its guard.
+        for lowest in [base, base.wrapping_byte_add(half)] {
+            // SAFETY: the first page of a half of the mapping made above.
+            cvt(unsafe { libc::mprotect(lowest, page, libc::PROT_NONE) })?;
+        }
+        Ok(stacks)
     }
 
-    /// The top of the stack, 16-byte aligned, as the C library's `clone`
-    /// wants it (the stack grows down on every architecture this crate
-    /// builds for).
-    fn top(&self) -> *mut libc::c_void {
-        let end = (self.base as usize).saturating_add(self.len);
+    /// The top of the init's stack (see [`CloneStack::solver_top`]).
+    fn init_top(&self) -> *mut libc::c_void {
+        Self::aligned((self.base as usize).saturating_add(self.len / 2))
+    }
+
+    /// The top of the solver's stack, 16-byte aligned, as the C library's
+    /// `clone` wants it (the stack grows down on every architecture this
+    /// crate builds for).
+    fn solver_top(&self) -> *mut libc::c_void {
+        Self::aligned((self.base as usize).saturating_add(self.len))
+    }
+
+    fn aligned(end: usize) -> *mut libc::c_void {
         (end & !15) as *mut libc::c_void
     }
 }
@@ -471,7 +485,7 @@ struct InitArgs {
 }
 
 /// Starts the init, pid 1 of the namespace this process created, as a
-/// `clone(CLONE_VM)` child on the plan's [`ChildPlan::init_stack`]: it
+/// `clone(CLONE_VM)` child on the init's half of [`ChildPlan::stacks`]: it
 /// shares this process's memory, so the server's page tables (which this
 /// process inherited) are not copied again, nor torn down again at the
 /// init's exit. Waits until the init has started the solver (which has
@@ -492,7 +506,7 @@ fn spawn_init(plan: &mut ChildPlan, watch: ParentWatch) -> io::Result<libc::pid_
     // SAFETY: pipe2 writes two descriptors into a live local array.
     cvt(unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) })?;
     let [ready_rd, ready_wr] = ends;
-    let stack = plan.init_stack.top();
+    let stack = plan.stacks.init_top();
     let args = InitArgs {
         plan: std::ptr::from_mut(plan),
         watch,
@@ -501,8 +515,8 @@ fn spawn_init(plan: &mut ChildPlan, watch: ParentWatch) -> io::Result<libc::pid_
     // SAFETY: `init_entry` reads `args` and writes `args.errno` through the
     // pointer to this frame's `args`, which outlives every such access:
     // this function returns only once the init has hung up `ready` (after
-    // which it touches `args` no more) or exited. The init runs on the
-    // plan's init stack, which nothing else uses.
+    // which it touches `args` no more) or exited. The init runs on its
+    // half of the plan's stacks, which nothing else uses.
     let pid = unsafe {
         libc::clone(
             init_entry,
@@ -529,7 +543,8 @@ fn spawn_init(plan: &mut ChildPlan, watch: ParentWatch) -> io::Result<libc::pid_
     close_fd(ready_rd);
     let e = args.errno.load(Ordering::SeqCst);
     if e != 0 {
-        reap_quietly(pid);
+        // Its status says nothing more.
+        let _ = wait_for(pid);
         return Err(io::Error::from_raw_os_error(e));
     }
     Ok(pid)
@@ -564,15 +579,6 @@ extern "C" fn init_entry(arg: *mut libc::c_void) -> libc::c_int {
             exit(EXIT_SPAWN_FAILED)
         }
     }
-}
-
-/// Waits for this process's child `pid` to end, without `errno` (see
-/// [`spawn_init`]); its status says nothing the caller needs.
-fn reap_quietly(pid: libc::pid_t) {
-    let Some(pid) = Pid::from_raw(pid) else {
-        return;
-    };
-    while let Err(Errno::INTR) = rustix::process::waitpid(Some(pid), WaitOptions::empty()) {}
 }
 
 /// What the solver's `clone` child reads and writes; lives on the parent's
@@ -614,7 +620,7 @@ fn spawn_solver(plan: &ChildPlan, watch: ParentWatch) -> io::Result<libc::pid_t>
     let pid = cvt(unsafe {
         libc::clone(
             solver_entry,
-            plan.stack.top(),
+            plan.stacks.solver_top(),
             libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
             std::ptr::from_mut(&mut args).cast::<libc::c_void>(),
         )
@@ -1116,9 +1122,10 @@ fn reap(pid: Pid, pid_namespace: bool) -> Option<Option<(libc::c_int, u64)>> {
     let mut ws: libc::c_int = 0;
     // SAFETY: an all-zero rusage is a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let raw = pid.as_raw_nonzero().get();
     // SAFETY: pointers to live locals.
-    let r = unsafe { libc::wait4(pid.as_raw_nonzero().get(), &mut ws, libc::WNOHANG, &mut ru) };
-    if r == pid.as_raw_nonzero().get() {
+    let r = unsafe { libc::wait4(raw, &mut ws, libc::WNOHANG, &mut ru) };
+    if r == raw {
         Some(Some((ws, rusage_us(&ru))))
     } else if r >= 0 || interrupted() {
         Some(None)
@@ -1157,20 +1164,18 @@ fn init(solver: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
                 // SAFETY: kill with integer arguments.
                 unsafe { libc::kill(-1, libc::SIGKILL) };
             }
-        } else if interrupted() {
-        } else if let (Some(ws), true) = (solver_status, no_children()) {
-            // Nothing of the run is left: every process it started has
-            // exited and been reaped.
-            write_record(status, ws, cpu_us);
-            exit(0);
-        } else {
-            exit(EXIT_LOST_CHILD);
+        } else if !interrupted() {
+            match solver_status {
+                // No child left: every process the run started has exited
+                // and been reaped.
+                Some(ws) if last_error_is(libc::ECHILD) => {
+                    write_record(status, ws, cpu_us);
+                    exit(0);
+                }
+                _ => exit(EXIT_LOST_CHILD),
+            }
         }
     }
-}
-
-fn no_children() -> bool {
-    io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD)
 }
 
 fn kill_tree(child: Pid, pid_namespace: bool) {
@@ -1285,23 +1290,28 @@ fn exit(code: libc::c_int) -> ! {
 
 /// Waits for this process's child `pid` to end and returns its wait
 /// status, waiting again when a signal interrupts the wait. System calls
-/// only: usable in a child of a forked multithreaded process.
+/// only, through rustix (no `errno`: usable in a monitor whose memory the
+/// init shares, [`spawn_init`]), so also in a child of a forked
+/// multithreaded process.
 pub(super) fn wait_for(pid: libc::pid_t) -> io::Result<libc::c_int> {
-    let mut ws: libc::c_int = 0;
+    let pid = Pid::from_raw(pid).ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
     loop {
-        // SAFETY: waits for our own child into a live local.
-        let r = unsafe { libc::waitpid(pid, &mut ws, 0) };
-        if r == pid {
-            return Ok(ws);
-        }
-        if r >= 0 || !interrupted() {
-            return Err(io::Error::last_os_error());
+        match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
+            Ok(Some((_, status))) => return Ok(status.as_raw()),
+            Err(Errno::INTR) => {}
+            Ok(None) => return Err(io::Error::from_raw_os_error(libc::ECHILD)),
+            Err(e) => return Err(e.into()),
         }
     }
 }
 
 fn interrupted() -> bool {
-    io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+    last_error_is(libc::EINTR)
+}
+
+/// Whether the C library's last error (`errno`) is `code`.
+fn last_error_is(code: libc::c_int) -> bool {
+    io::Error::last_os_error().raw_os_error() == Some(code)
 }
 
 /// A C-library return value as a result: negative means `errno`.
