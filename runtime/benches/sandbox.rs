@@ -126,6 +126,72 @@ fn spawn_wait(c: &mut Criterion) {
         });
     }
     g.finish();
+    spawn_wait_spaced(c, &rt, &who, &run_dir, &token, &full, &pg);
+}
+
+/// Pause before each timed launch of [`spawn_wait_spaced`]: longer than
+/// the pools need to make the next network namespace and run cgroup, and
+/// than the kernel's teardown of the last run's namespaces.
+const IDLE: Duration = Duration::from_millis(20);
+
+/// The same launches one at a time, each after [`IDLE`] (not timed), the
+/// bare spawn alike: the latency of a launch on a server that is not
+/// already busy launching, where the back-to-back loop of [`spawn_wait`]
+/// also charges each launch with the work the previous one left to the
+/// pools' threads and the kernel on the same cores.
+fn spawn_wait_spaced(
+    c: &mut Criterion,
+    rt: &tokio::runtime::Runtime,
+    who: &CallerId,
+    run_dir: &hardened_mcp::runs::RunDir,
+    token: &CancellationToken,
+    full: &Sandbox,
+    pg: &Sandbox,
+) {
+    let mut g = c.benchmark_group("spawn_wait_true_spaced");
+    g.sample_size(40).measurement_time(Duration::from_secs(8));
+    g.bench_function("bare_tokio_command", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                std::thread::sleep(IDLE);
+                let start = std::time::Instant::now();
+                rt.block_on(async {
+                    let st = tokio::process::Command::new(TRUE)
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .status()
+                        .await
+                        .unwrap();
+                    assert!(st.success());
+                });
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+    for (name, sb) in [("sandbox_full", full), ("sandbox_process_group", pg)] {
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    std::thread::sleep(IDLE);
+                    let start = std::time::Instant::now();
+                    rt.block_on(async {
+                        let o = sb
+                            .run(who, run_dir, RunRequest::new("true"), token)
+                            .await
+                            .unwrap();
+                        assert!(o.success());
+                    });
+                    total += start.elapsed();
+                }
+                total
+            })
+        });
+    }
+    g.finish();
 }
 
 fn log_capture(c: &mut Criterion) {

@@ -1,11 +1,11 @@
 //! The seccomp-bpf filter every solver runs under: system calls a numerical
 //! solver never needs, refused with `EPERM` so that a solver which tries one
 //! fails cleanly (an error return, not a signal). Compiled once at start
-//! and installed by the solver as its last step before `exec`, as two
-//! programs: a table of the calls refused whatever their arguments, searched
-//! by number ([`table`]: a binary search, cheap for the kernel to install),
-//! and seccompiler's program (Firecracker's filter compiler) of the calls
-//! refused by their arguments.
+//! and installed by the solver as its last step before `exec`, as one
+//! program ([`table`]): a binary search on the call number, whose leaves
+//! answer at once or check one argument (cheap for the kernel to install
+//! and to run). Tested against seccompiler's (Firecracker's filter
+//! compiler) compilation of the same rules.
 //!
 //! Refused (`EPERM`):
 //!
@@ -36,24 +36,17 @@
 //! until it is added here. Landlock, the file-system view and the
 //! namespaces do not depend on this filter.
 
-use std::collections::BTreeMap;
-
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
-};
-
 mod table;
 
 /// `CLONE_NEW*` flags: a `clone` with any of them is refused.
-const NAMESPACE_FLAGS: [u64; 8] = [
-    libc::CLONE_NEWNS as u64,
-    libc::CLONE_NEWUSER as u64,
-    libc::CLONE_NEWPID as u64,
-    libc::CLONE_NEWNET as u64,
-    libc::CLONE_NEWIPC as u64,
-    libc::CLONE_NEWUTS as u64,
-    libc::CLONE_NEWCGROUP as u64,
+const NAMESPACE_FLAGS: [u32; 8] = [
+    libc::CLONE_NEWNS as u32,
+    libc::CLONE_NEWUSER as u32,
+    libc::CLONE_NEWPID as u32,
+    libc::CLONE_NEWNET as u32,
+    libc::CLONE_NEWIPC as u32,
+    libc::CLONE_NEWUTS as u32,
+    libc::CLONE_NEWCGROUP as u32,
     0x80, // CLONE_NEWTIME
 ];
 
@@ -61,14 +54,17 @@ const NAMESPACE_FLAGS: [u64; 8] = [
 /// `ADDR_NO_RANDOMIZE` (its own address-space layout: `setarch -R`), and
 /// the query `0xffffffff`. Refused: `READ_IMPLIES_EXEC` and the other
 /// execution domains.
-const PERSONALITY_ALLOWED: [u64; 4] = [0, 8, 0x0004_0000, 0xffff_ffff];
+const PERSONALITY_ALLOWED: [u32; 4] = [0, 8, 0x0004_0000, 0xffff_ffff];
 
 /// Socket families a solver may open.
-const SOCKET_FAMILIES: [u64; 3] = [
-    libc::AF_UNIX as u64,
-    libc::AF_INET as u64,
-    libc::AF_INET6 as u64,
+const SOCKET_FAMILIES: [u32; 3] = [
+    libc::AF_UNIX as u32,
+    libc::AF_INET as u32,
+    libc::AF_INET6 as u32,
 ];
+
+/// `socketpair` families a solver may use.
+const SOCKETPAIR_FAMILIES: [u32; 1] = [libc::AF_UNIX as u32];
 
 /// System calls refused whatever their arguments.
 const DENIED: &[libc::c_long] = &[
@@ -125,78 +121,141 @@ const DENIED: &[libc::c_long] = &[
 ];
 
 /// `ioctl` requests refused (they push input into a terminal).
-const DENIED_IOCTLS: [u64; 2] = [libc::TIOCSTI, libc::TIOCLINUX];
+const DENIED_IOCTLS: [u32; 2] = [libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
 
-/// One compiled BPF program. (seccompiler supports 64-bit architectures
-/// only, where a system call number, `c_long`, is its `i64`.)
+/// The calls refused by their arguments.
+const BY_ARGUMENT: [(libc::c_long, ArgCheck); 5] = [
+    (
+        libc::SYS_clone,
+        ArgCheck::AnyBit {
+            arg: 0,
+            mask: {
+                let mut mask = 0;
+                let mut i = 0;
+                while i < NAMESPACE_FLAGS.len() {
+                    mask |= NAMESPACE_FLAGS[i];
+                    i += 1;
+                }
+                mask
+            },
+        },
+    ),
+    (
+        libc::SYS_personality,
+        ArgCheck::Unless {
+            arg: 0,
+            allowed: &PERSONALITY_ALLOWED,
+        },
+    ),
+    (
+        libc::SYS_socket,
+        ArgCheck::Unless {
+            arg: 0,
+            allowed: &SOCKET_FAMILIES,
+        },
+    ),
+    (
+        libc::SYS_socketpair,
+        ArgCheck::Unless {
+            arg: 0,
+            allowed: &SOCKETPAIR_FAMILIES,
+        },
+    ),
+    (
+        libc::SYS_ioctl,
+        ArgCheck::OneOf {
+            arg: 1,
+            refused: &DENIED_IOCTLS,
+        },
+    ),
+];
+
+/// One compiled BPF program.
 pub(crate) type Program = Vec<libc::sock_filter>;
 
-/// The compiled filter: programs installed in order (each one only adds
-/// refusals; the kernel applies the strictest answer of all).
+/// The compiled filter: one program.
 pub(crate) struct Filter {
-    programs: Vec<Program>,
+    program: Program,
 }
 
 impl std::fmt::Debug for Filter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Filter")
-            .field(
-                "instructions",
-                &self.programs.iter().map(Vec::len).collect::<Vec<_>>(),
-            )
+            .field("instructions", &self.program.len())
             .finish()
     }
 }
 
-/// Why the filter could not be compiled (an architecture seccompiler does
-/// not know, or a rule it refused).
+/// Why the filter could not be compiled (an architecture this crate does
+/// not know, or a program whose jumps do not fit classic BPF).
 #[derive(Debug, thiserror::Error)]
 #[error("seccomp filter not compiled: {0}")]
 pub(crate) struct FilterError(String);
 
 impl Filter {
-    /// Compiles the filter for the architecture this crate was built for:
-    /// the number table (calls refused whatever their arguments, `clone3`,
-    /// x32 calls) and seccompiler's program of the calls refused by their
-    /// arguments.
+    /// Compiles the filter for the architecture this crate was built for.
     pub(crate) fn compile() -> Result<Self, FilterError> {
-        let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(err)?;
-        let mut entries: Vec<(u32, Verdict)> = DENIED
-            .iter()
-            .map(|&nr| (nr as u32, Verdict::Eperm))
-            .collect();
-        entries.push((libc::SYS_clone3 as u32, Verdict::Enosys));
-        entries.push((libc::SYS_fallocate as u32, Verdict::Eopnotsupp));
-        let table = table::compile(audit_arch(arch), &entries)?;
-        let by_argument = SeccompFilter::new(
-            argument_rules().map_err(err)?,
-            SeccompAction::Allow,
-            SeccompAction::Errno(libc::EPERM as u32),
-            arch,
-        )
-        .map_err(err)?;
-        let by_argument = BpfProgram::try_from(by_argument)
-            .map_err(err)?
-            .into_iter()
-            .map(|i| libc::sock_filter {
-                code: i.code,
-                jt: i.jt,
-                jf: i.jf,
-                k: i.k,
-            })
-            .collect();
-        Ok(Self {
-            programs: vec![table, by_argument],
-        })
+        let arch = audit_arch(std::env::consts::ARCH)?;
+        let program = table::compile(arch, &entries())?;
+        Ok(Self { program })
     }
 
-    /// The programs, in installation order.
-    pub(crate) fn programs(&self) -> &[Program] {
-        &self.programs
+    /// The program to install.
+    pub(crate) fn program(&self) -> &Program {
+        &self.program
     }
 }
 
-/// What the number table answers for a call it lists.
+/// Every listed call and its answer.
+fn entries() -> Vec<(u32, Answer)> {
+    let mut entries: Vec<(u32, Answer)> = DENIED
+        .iter()
+        .map(|&nr| (nr as u32, Answer::Always(Verdict::Eperm)))
+        .collect();
+    entries.push((libc::SYS_clone3 as u32, Answer::Always(Verdict::Enosys)));
+    entries.push((
+        libc::SYS_fallocate as u32,
+        Answer::Always(Verdict::Eopnotsupp),
+    ));
+    entries.extend(
+        BY_ARGUMENT
+            .iter()
+            .map(|&(nr, check)| (nr as u32, Answer::ByArgument(check))),
+    );
+    entries
+}
+
+/// What the filter answers for a call it lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// The same answer whatever the arguments.
+    Always(Verdict),
+    /// Refused (`EPERM`) or allowed by one argument.
+    ByArgument(ArgCheck),
+}
+
+/// A check of the low 32 bits of one argument: what the kernel reads of an
+/// `int` or `unsigned int` argument, and of `clone`'s flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ArgCheck {
+    /// Refused when any bit of `mask` is set.
+    AnyBit { arg: u8, mask: u32 },
+    /// Refused unless the argument is one of `allowed`.
+    Unless { arg: u8, allowed: &'static [u32] },
+    /// Refused when the argument is one of `refused`.
+    OneOf { arg: u8, refused: &'static [u32] },
+}
+
+impl ArgCheck {
+    /// The index of the argument checked.
+    pub(crate) fn arg(&self) -> u8 {
+        match *self {
+            Self::AnyBit { arg, .. } | Self::Unless { arg, .. } | Self::OneOf { arg, .. } => arg,
+        }
+    }
+}
+
+/// A fixed answer of the filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Verdict {
     /// `EPERM`: refused.
@@ -209,64 +268,16 @@ pub(crate) enum Verdict {
     Eopnotsupp,
 }
 
-/// The `AUDIT_ARCH_*` value of `arch` (`seccomp_data.arch`).
-fn audit_arch(arch: TargetArch) -> u32 {
+/// The `AUDIT_ARCH_*` value (`seccomp_data.arch`) of the architecture
+/// named as `std::env::consts::ARCH` names it.
+fn audit_arch(arch: &str) -> Result<u32, FilterError> {
     const ARCH_64: u32 = 0x8000_0000;
     const ARCH_LE: u32 = 0x4000_0000;
     let machine = match arch {
-        TargetArch::x86_64 => 62,
-        TargetArch::aarch64 => 183,
-        TargetArch::riscv64 => 243,
+        "x86_64" => 62,
+        "aarch64" => 183,
+        "riscv64" => 243,
+        other => return Err(FilterError(format!("no seccomp filter for {other}"))),
     };
-    machine | ARCH_64 | ARCH_LE
-}
-
-fn err(e: impl std::fmt::Display) -> FilterError {
-    FilterError(e.to_string())
-}
-
-/// The calls refused by their arguments (seccompiler's rules; the
-/// program is short, so its linear chain of comparisons costs little).
-fn argument_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompiler::BackendError> {
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    let arg = |index: u8, op: SeccompCmpOp, value: u64| {
-        SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value)
-    };
-    // clone: any namespace flag in the first argument (one rule per flag,
-    // rules of a call are alternatives).
-    let mut clone = Vec::new();
-    for flag in NAMESPACE_FLAGS {
-        clone.push(SeccompRule::new(vec![arg(
-            0,
-            SeccompCmpOp::MaskedEq(flag),
-            flag,
-        )?])?);
-    }
-    rules.insert(libc::SYS_clone, clone);
-    // personality: anything but the allowed values (conditions of a rule
-    // must all hold).
-    let personality = PERSONALITY_ALLOWED
-        .iter()
-        .map(|&v| arg(0, SeccompCmpOp::Ne, v))
-        .collect::<Result<Vec<_>, _>>()?;
-    rules.insert(libc::SYS_personality, vec![SeccompRule::new(personality)?]);
-    let socket = SOCKET_FAMILIES
-        .iter()
-        .map(|&v| arg(0, SeccompCmpOp::Ne, v))
-        .collect::<Result<Vec<_>, _>>()?;
-    rules.insert(libc::SYS_socket, vec![SeccompRule::new(socket)?]);
-    rules.insert(
-        libc::SYS_socketpair,
-        vec![SeccompRule::new(vec![arg(
-            0,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )?])?],
-    );
-    let mut ioctl = Vec::new();
-    for request in DENIED_IOCTLS {
-        ioctl.push(SeccompRule::new(vec![arg(1, SeccompCmpOp::Eq, request)?])?);
-    }
-    rules.insert(libc::SYS_ioctl, ioctl);
-    Ok(rules)
+    Ok(machine | ARCH_64 | ARCH_LE)
 }

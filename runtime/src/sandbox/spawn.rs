@@ -1423,24 +1423,23 @@ pub(crate) fn probe_host(
     (bits & PID_NS != 0, bits & VIEW != 0, bits & SECCOMP != 0)
 }
 
-/// Installs the programs of `filter`, in order (no-new-privs must be set).
+/// Installs `filter` (no-new-privs must be set).
 fn install_filter(filter: &Filter) -> io::Result<()> {
-    for program in filter.programs() {
-        let prog = libc::sock_fprog {
-            len: program.len() as libc::c_ushort,
-            filter: program.as_ptr().cast_mut(),
-        };
-        // SAFETY: seccomp(SET_MODE_FILTER) with a live program; the kernel
-        // copies it.
-        cvt_long(unsafe {
-            libc::syscall(
-                libc::SYS_seccomp,
-                libc::SECCOMP_SET_MODE_FILTER,
-                0 as libc::c_uint,
-                &prog as *const libc::sock_fprog,
-            )
-        })?;
-    }
+    let program = filter.program();
+    let prog = libc::sock_fprog {
+        len: program.len() as libc::c_ushort,
+        filter: program.as_ptr().cast_mut(),
+    };
+    // SAFETY: seccomp(SET_MODE_FILTER) with a live program; the kernel
+    // copies it.
+    cvt_long(unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            0 as libc::c_uint,
+            &prog as *const libc::sock_fprog,
+        )
+    })?;
     Ok(())
 }
 

@@ -1,25 +1,32 @@
-//! The number table: a BPF program that answers by system call number
-//! alone, with a binary search over the listed numbers.
+//! The filter's one BPF program: a binary search over the listed system
+//! call numbers, each leaf either a fixed answer or a short check of one
+//! argument.
 //!
-//! Why not seccompiler for these too: it compiles a list of calls to a
-//! chain of comparisons, one per call. When a filter is installed, the
-//! kernel runs it once for every system call number of every architecture
-//! it serves (to cache the calls it always allows), so a chain of about
-//! fifty comparisons costs tens of thousands of emulated instructions per
-//! solver launch: measurably a tenth of a millisecond and more on the
-//! machines in `docs/benchmarks.md`. A search costs about six comparisons
-//! per number, at launch and on every call the solver makes.
+//! Why not seccompiler: it compiles a list of calls to a chain of
+//! comparisons, one per call. When a filter is installed, the kernel runs
+//! it once for every system call number of every architecture it serves
+//! (to cache the calls it always allows), so a chain of about fifty
+//! comparisons costs tens of thousands of emulated instructions per solver
+//! launch: measurably a tenth of a millisecond and more on the machines in
+//! `docs/benchmarks.md`. A search costs about six comparisons per number,
+//! at launch and on every call the solver makes. And one program is
+//! installed (converted, checked and compiled by the kernel) once: the
+//! argument checks seccompiler would compile live in the same program.
+//! seccompiler stays the oracle: the tests compare this program with its
+//! compilation of the same rules for every number.
 //!
 //! Layout (x86-64; other architectures lack the x32 step):
 //!
 //! ```text
 //!   A = arch;  if A != AUDIT_ARCH  -> KILL_PROCESS
 //!   A = nr;    if A >= X32_BIT     -> EPERM
-//!   search tree over the listed numbers -> EPERM | ENOSYS
+//!   search tree over the listed numbers -> EPERM | ENOSYS | EOPNOTSUPP
+//!                                        | the number's argument check
 //!   ALLOW
+//!   argument checks: A = low word of one argument; compare -> ALLOW | EPERM
 //! ```
 
-use super::{FilterError, Program, Verdict};
+use super::{Answer, ArgCheck, FilterError, Program, Verdict};
 
 /// x32-ABI system calls are the x86-64 numbers with bit 30 set: refused
 /// before anything else, since they would name listed calls by other
@@ -35,10 +42,16 @@ const LEAF: usize = 3;
 /// Offsets of `struct seccomp_data`.
 const NR_OFFSET: u32 = 0;
 const ARCH_OFFSET: u32 = 4;
+const ARGS_OFFSET: u32 = 16;
+
+/// Offset of the low 32 bits within a 64-bit argument: what the kernel
+/// reads of an `int` or `unsigned int` argument, and of `clone`'s flags.
+const LOW_WORD: u32 = if cfg!(target_endian = "big") { 4 } else { 0 };
 
 const LD_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
 const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
 const JGE: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
+const JSET: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
 const JA: u16 = (libc::BPF_JMP | libc::BPF_JA) as u16;
 const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
 
@@ -67,11 +80,11 @@ enum Op {
     Label(usize),
 }
 
-/// Compiles the table: `entries` (number, verdict), in any order, numbers
-/// distinct; `audit_arch` is the only architecture allowed.
-pub(crate) fn compile(audit_arch: u32, entries: &[(u32, Verdict)]) -> Result<Program, FilterError> {
+/// Compiles the program: `entries` (number, answer), in any order,
+/// numbers distinct; `audit_arch` is the only architecture allowed.
+pub(crate) fn compile(audit_arch: u32, entries: &[(u32, Answer)]) -> Result<Program, FilterError> {
     let mut sorted = entries.to_vec();
-    sorted.sort_unstable();
+    sorted.sort_unstable_by_key(|&(nr, _)| nr);
     if sorted.windows(2).any(|w| w[0].0 == w[1].0) {
         return Err(FilterError("a system call listed twice".to_owned()));
     }
@@ -93,21 +106,45 @@ pub(crate) fn compile(audit_arch: u32, entries: &[(u32, Verdict)]) -> Result<Pro
             jf: Target::Next,
         });
     }
-    let mut labels = 0;
-    search(&sorted, &mut ops, &mut labels);
+    // The argument checks' labels come first, in the order of `sorted`;
+    // the search numbers its own after them.
+    let checks: Vec<ArgCheck> = sorted
+        .iter()
+        .filter_map(|&(_, answer)| match answer {
+            Answer::ByArgument(check) => Some(check),
+            Answer::Always(_) => None,
+        })
+        .collect();
+    let mut labels = checks.len();
+    let mut next_check = 0;
+    let leaves: Vec<(u32, Target)> = sorted
+        .iter()
+        .map(|&(nr, answer)| match answer {
+            Answer::Always(v) => (nr, Target::Verdict(v)),
+            Answer::ByArgument(_) => {
+                next_check += 1;
+                (nr, Target::Label(next_check - 1))
+            }
+        })
+        .collect();
+    search(&leaves, &mut ops, &mut labels);
+    for (label, check) in checks.iter().enumerate() {
+        ops.push(Op::Label(label));
+        argument_check(check, &mut ops);
+    }
     assemble(&ops)
 }
 
 /// Appends the search over `entries` (sorted by number): a range of at
 /// most [`LEAF`] numbers compares each, then allows; a larger one splits
 /// at its middle number (`>=` goes right).
-fn search(entries: &[(u32, Verdict)], ops: &mut Vec<Op>, labels: &mut usize) {
+fn search(entries: &[(u32, Target)], ops: &mut Vec<Op>, labels: &mut usize) {
     if entries.len() <= LEAF {
-        for &(nr, verdict) in entries {
+        for &(nr, target) in entries {
             ops.push(Op::Jump {
                 code: JEQ,
                 k: nr,
-                jt: Target::Verdict(verdict),
+                jt: target,
                 jf: Target::Next,
             });
         }
@@ -126,6 +163,47 @@ fn search(entries: &[(u32, Verdict)], ops: &mut Vec<Op>, labels: &mut usize) {
     search(&entries[..mid], ops, labels);
     ops.push(Op::Label(right));
     search(&entries[mid..], ops, labels);
+}
+
+/// Appends one argument check: loads the low word of the argument, then
+/// answers `EPERM` or allows.
+fn argument_check(check: &ArgCheck, ops: &mut Vec<Op>) {
+    let eperm = Target::Verdict(Verdict::Eperm);
+    ops.push(Op::Load(
+        ARGS_OFFSET + 8 * u32::from(check.arg()) + LOW_WORD,
+    ));
+    match *check {
+        ArgCheck::AnyBit { mask, .. } => {
+            ops.push(Op::Jump {
+                code: JSET,
+                k: mask,
+                jt: eperm,
+                jf: Target::Allow,
+            });
+        }
+        ArgCheck::Unless { allowed, .. } => {
+            for &v in allowed {
+                ops.push(Op::Jump {
+                    code: JEQ,
+                    k: v,
+                    jt: Target::Allow,
+                    jf: Target::Next,
+                });
+            }
+            ops.push(Op::Always(eperm));
+        }
+        ArgCheck::OneOf { refused, .. } => {
+            for &v in refused {
+                ops.push(Op::Jump {
+                    code: JEQ,
+                    k: v,
+                    jt: eperm,
+                    jf: Target::Next,
+                });
+            }
+            ops.push(Op::Always(Target::Allow));
+        }
+    }
 }
 
 /// Resolves jump targets to offsets and appends the returns.
@@ -212,10 +290,61 @@ fn insn(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
 mod tests {
     use std::collections::BTreeMap;
 
-    use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
+    };
 
-    use super::super::{DENIED, Filter, argument_rules};
+    use super::super::{
+        DENIED, DENIED_IOCTLS, Filter, NAMESPACE_FLAGS, PERSONALITY_ALLOWED, SOCKET_FAMILIES,
+        SOCKETPAIR_FAMILIES, audit_arch,
+    };
     use super::*;
+
+    fn arch() -> u32 {
+        audit_arch(std::env::consts::ARCH).unwrap()
+    }
+
+    /// The calls refused by their arguments as seccompiler rules, written
+    /// from the same lists as the filter but in seccompiler's terms (one
+    /// masked comparison per namespace flag, chains of `!=`).
+    fn argument_rules() -> BTreeMap<i64, Vec<SeccompRule>> {
+        let arg = |index: u8, op: SeccompCmpOp, value: u32| {
+            SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, u64::from(value)).unwrap()
+        };
+        let all_ne = |values: &[u32]| {
+            vec![
+                SeccompRule::new(
+                    values
+                        .iter()
+                        .map(|&v| arg(0, SeccompCmpOp::Ne, v))
+                        .collect(),
+                )
+                .unwrap(),
+            ]
+        };
+        let mut rules = BTreeMap::new();
+        rules.insert(
+            libc::SYS_clone,
+            NAMESPACE_FLAGS
+                .iter()
+                .map(|&f| {
+                    SeccompRule::new(vec![arg(0, SeccompCmpOp::MaskedEq(u64::from(f)), f)]).unwrap()
+                })
+                .collect(),
+        );
+        rules.insert(libc::SYS_personality, all_ne(&PERSONALITY_ALLOWED));
+        rules.insert(libc::SYS_socket, all_ne(&SOCKET_FAMILIES));
+        rules.insert(libc::SYS_socketpair, all_ne(&SOCKETPAIR_FAMILIES));
+        rules.insert(
+            libc::SYS_ioctl,
+            DENIED_IOCTLS
+                .iter()
+                .map(|&r| SeccompRule::new(vec![arg(1, SeccompCmpOp::Eq, r)]).unwrap())
+                .collect(),
+        );
+        rules
+    }
 
     /// A classic-BPF interpreter for the instructions seccompiler and the
     /// table emit, over a `seccomp_data` (nr, arch, args). Test-only: the
@@ -252,6 +381,7 @@ mod tests {
                         c if c == (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) => acc == i.k,
                         c if c == (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) => acc >= i.k,
                         c if c == (libc::BPF_JMP | libc::BPF_JGT | libc::BPF_K) => acc > i.k,
+                        c if c == (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) => acc & i.k != 0,
                         c => panic!("instruction {c:#x}"),
                     };
                     pc += usize::from(if taken { i.jt } else { i.jf });
@@ -284,7 +414,7 @@ mod tests {
     /// its chain; `clone3` in a program of its own), as before the table.
     fn reference() -> Vec<Program> {
         let arch = TargetArch::try_from(std::env::consts::ARCH).unwrap();
-        let mut rules = argument_rules().unwrap();
+        let mut rules = argument_rules();
         for &nr in DENIED {
             rules.insert(nr, Vec::<SeccompRule>::new());
         }
@@ -325,8 +455,8 @@ mod tests {
     }
 
     #[test]
-    fn table_answers_as_seccompiler_does_for_every_call() {
-        let arch = super::super::audit_arch(TargetArch::try_from(std::env::consts::ARCH).unwrap());
+    fn the_program_answers_as_seccompiler_does_for_every_call() {
+        let arch = arch();
         let filter = Filter::compile().unwrap();
         let reference = reference();
         let mut numbers: Vec<u32> = (0..1024).collect();
@@ -373,7 +503,7 @@ mod tests {
             for &a0 in &interesting {
                 for &a1 in &[0u64, libc::TIOCSTI, libc::TIOCLINUX, libc::TCGETS] {
                     let args = [a0, a1, 0, 0, 0, 0];
-                    let got = strictest(filter.programs().iter().map(|p| run(p, nr, arch, args)));
+                    let got = run(filter.program(), nr, arch, args);
                     let want = strictest(reference.iter().map(|p| run(p, nr, arch, args)));
                     assert_eq!(got, want, "nr {nr:#x} args {args:x?}");
                     compared += 1;
@@ -383,28 +513,17 @@ mod tests {
         assert!(compared > 100_000);
         // Another architecture's calls are killed, whatever the number.
         for nr in [0u32, 1, 101, 300] {
-            let r = strictest(
-                filter
-                    .programs()
-                    .iter()
-                    .map(|p| run(p, nr, 0x4000_0003, [0; 6])),
-            );
+            let r = run(filter.program(), nr, 0x4000_0003, [0; 6]);
             assert_eq!(r, libc::SECCOMP_RET_KILL_PROCESS);
         }
     }
 
     #[test]
     fn refusals_are_the_documented_ones() {
-        let arch = super::super::audit_arch(TargetArch::try_from(std::env::consts::ARCH).unwrap());
+        let arch = arch();
         let filter = Filter::compile().unwrap();
-        let answer = |nr: libc::c_long, args: [u64; 6]| {
-            strictest(
-                filter
-                    .programs()
-                    .iter()
-                    .map(|p| run(p, nr as u32, arch, args)),
-            )
-        };
+        let answer =
+            |nr: libc::c_long, args: [u64; 6]| run(filter.program(), nr as u32, arch, args);
         let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
         for &nr in DENIED {
             assert_eq!(answer(nr, [0; 6]), eperm, "{nr}");
@@ -425,19 +544,65 @@ mod tests {
         ] {
             assert_eq!(answer(nr, [0; 6]), libc::SECCOMP_RET_ALLOW, "{nr}");
         }
+        let a = |a0: i64, a1: u64| [a0 as u64, a1, 0, 0, 0, 0];
+        let allow = libc::SECCOMP_RET_ALLOW;
+        let clone = libc::SYS_clone;
+        let sigchld = i64::from(libc::SIGCHLD);
+        assert_eq!(answer(clone, a(sigchld, 0)), allow);
+        let thread = i64::from(libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_SIGHAND);
+        assert_eq!(answer(clone, a(thread, 0)), allow);
+        for ns in [
+            libc::CLONE_NEWUSER,
+            libc::CLONE_NEWNS,
+            libc::CLONE_NEWNET,
+            0x80,
+        ] {
+            assert_eq!(
+                answer(clone, a(i64::from(ns) | sigchld, 0)),
+                eperm,
+                "{ns:#x}"
+            );
+        }
+        let socket = libc::SYS_socket;
+        for family in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6] {
+            assert_eq!(answer(socket, a(i64::from(family), 0)), allow, "{family}");
+        }
+        for family in [libc::AF_NETLINK, libc::AF_PACKET, libc::AF_VSOCK] {
+            assert_eq!(answer(socket, a(i64::from(family), 0)), eperm, "{family}");
+        }
+        let unix = i64::from(libc::AF_UNIX);
+        assert_eq!(answer(libc::SYS_socketpair, a(unix, 0)), allow);
+        let inet = i64::from(libc::AF_INET);
+        assert_eq!(answer(libc::SYS_socketpair, a(inet, 0)), eperm);
+        assert_eq!(answer(libc::SYS_personality, a(0, 0)), allow);
+        assert_eq!(answer(libc::SYS_personality, a(0xffff_ffff, 0)), allow);
+        // READ_IMPLIES_EXEC.
+        assert_eq!(answer(libc::SYS_personality, a(0x0040_0000, 0)), eperm);
+        assert_eq!(answer(libc::SYS_ioctl, a(1, libc::TCGETS)), allow);
+        assert_eq!(answer(libc::SYS_ioctl, a(1, libc::TIOCSTI)), eperm);
+        assert_eq!(answer(libc::SYS_ioctl, a(1, libc::TIOCLINUX)), eperm);
+        // The upper half of a 64-bit argument is not what the kernel reads.
+        assert_eq!(
+            answer(libc::SYS_ioctl, a(1, libc::TIOCSTI | 1 << 32)),
+            eperm
+        );
     }
 
     #[test]
     fn the_search_is_short() {
-        let arch = super::super::audit_arch(TargetArch::try_from(std::env::consts::ARCH).unwrap());
-        let entries: Vec<(u32, Verdict)> = DENIED
+        let arch = arch();
+        let entries: Vec<(u32, Answer)> = DENIED
             .iter()
-            .map(|&nr| (nr as u32, Verdict::Eperm))
+            .map(|&nr| (nr as u32, Answer::Always(Verdict::Eperm)))
             .collect();
         let program = compile(arch, &entries).unwrap();
         // About two instructions per entry: no chain of comparisons hidden
         // behind the search.
         assert!(program.len() < 2 * entries.len() + 16, "{}", program.len());
-        assert!(compile(arch, &[(1, Verdict::Eperm), (1, Verdict::Enosys)]).is_err());
+        let twice = [
+            (1, Answer::Always(Verdict::Eperm)),
+            (1, Answer::Always(Verdict::Enosys)),
+        ];
+        assert!(compile(arch, &twice).is_err());
     }
 }
