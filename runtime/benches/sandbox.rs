@@ -10,59 +10,15 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hardened_mcp::identity::CallerId;
 use hardened_mcp::runs::RunRoot;
-use hardened_mcp::sandbox::{
-    Limits, Requirements, RunRequest, Sandbox, SandboxConfig, SolverRegistry,
-};
+use hardened_mcp::sandbox::{Limits, RunRequest, Sandbox};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
-const TRUE: &str = "/usr/bin/true";
-const HEAD: &str = "/usr/bin/head";
+#[path = "support/levels.rs"]
+mod levels;
+use levels::{HEAD, Level, TRUE, sandbox};
+
 const LOG_BYTES: u64 = 64 << 20;
-
-/// The sandbox at one of four levels: `Full` (the default: namespaces,
-/// private view with its own network, seccomp, Landlock, a cgroup per run
-/// and the disk monitor), `NoCgroup` (the same without the run's cgroup),
-/// `HostNetwork` (the same as `Full` without the network namespace),
-/// `ProcessGroup` (the explicit opt-out without namespaces: Landlock,
-/// seccomp, rlimits, the run's cgroup where the host has one).
-#[derive(Clone, Copy)]
-enum Level {
-    Full,
-    NoCgroup,
-    HostNetwork,
-    ProcessGroup,
-}
-
-fn sandbox(level: Level) -> Sandbox {
-    let registry = SolverRegistry::builder()
-        .solver("true", TRUE)
-        .solver("head", HEAD)
-        .build()
-        .unwrap();
-    let base = SandboxConfig {
-        per_caller_runs: 64,
-        ..SandboxConfig::default()
-    };
-    let config = match level {
-        Level::Full => base,
-        Level::NoCgroup => SandboxConfig {
-            allow_cgroups: false,
-            require: Requirements::without_envelope(),
-            ..base
-        },
-        Level::HostNetwork => SandboxConfig {
-            host_network: true,
-            ..base
-        },
-        Level::ProcessGroup => SandboxConfig {
-            allow_pid_namespace: false,
-            require: Requirements::none(),
-            ..base
-        },
-    };
-    Sandbox::new(registry, config).unwrap()
-}
 
 fn spawn_wait(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()

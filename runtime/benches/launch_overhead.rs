@@ -1,0 +1,166 @@
+//! The launch's cost over a bare spawn, measured in pairs: each sandboxed
+//! spawn + wait of `/usr/bin/true` is timed next to a bare
+//! `tokio::process::Command` spawn + wait of the same binary (alternately
+//! first and second), and the result is the median of the pairs'
+//! differences with its 95 % confidence interval.
+//!
+//! Why not criterion's two separate measurements: on a shared host the
+//! bare spawn alone drifts by a factor of two within minutes
+//! (`docs/benchmarks.md`), so the difference of two medians taken seconds
+//! apart mixes the drift into the overhead. A pair is taken within a few
+//! milliseconds, under the same load.
+//!
+//! ```sh
+//! cargo bench --profile release -p hardened-mcp --features sandbox --bench launch_overhead
+//! LAUNCH_PAIRS=1000 cargo bench ... # more pairs, a narrower interval
+//! ```
+//!
+//! Issue 24's target for the default launch: within +2 ms of a bare spawn.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use hardened_mcp::identity::CallerId;
+use hardened_mcp::runs::{RunDir, RunRoot};
+use hardened_mcp::sandbox::{RunRequest, Sandbox};
+use tokio_util::sync::CancellationToken;
+
+#[path = "support/levels.rs"]
+mod levels;
+use levels::{Level, TRUE, sandbox};
+
+/// The default launch's target over a bare spawn (issue 24, point 8).
+const TARGET: Duration = Duration::from_millis(2);
+
+/// Pairs measured per level unless `LAUNCH_PAIRS` says otherwise.
+const PAIRS: usize = 400;
+
+/// Pairs run first and not counted (pools filled, caches warm).
+const WARM_UP: usize = 40;
+
+struct Bench {
+    rt: tokio::runtime::Runtime,
+    who: CallerId,
+    run_dir: RunDir,
+    token: CancellationToken,
+}
+
+impl Bench {
+    fn bare(&self) -> Duration {
+        let start = Instant::now();
+        self.rt.block_on(async {
+            let st = tokio::process::Command::new(TRUE)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .await
+                .unwrap();
+            assert!(st.success());
+        });
+        start.elapsed()
+    }
+
+    fn sandboxed(&self, sb: &Sandbox) -> Duration {
+        let start = Instant::now();
+        self.rt.block_on(async {
+            let o = sb
+                .run(
+                    &self.who,
+                    &self.run_dir,
+                    RunRequest::new("true"),
+                    &self.token,
+                )
+                .await
+                .unwrap();
+            assert!(o.success());
+        });
+        start.elapsed()
+    }
+
+    /// (bare, sandboxed) times of `n` pairs, alternately bare first.
+    fn pairs(&self, sb: &Sandbox, n: usize) -> Vec<(Duration, Duration)> {
+        (0..n)
+            .map(|i| {
+                if i % 2 == 0 {
+                    let b = self.bare();
+                    (b, self.sandboxed(sb))
+                } else {
+                    let s = self.sandboxed(sb);
+                    (self.bare(), s)
+                }
+            })
+            .collect()
+    }
+}
+
+fn ms(d: f64) -> String {
+    format!("{:.3} ms", d * 1e3)
+}
+
+fn median(sorted: &[f64]) -> f64 {
+    sorted[sorted.len() / 2]
+}
+
+fn main() {
+    let n = std::env::var("LAUNCH_PAIRS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n >= 20)
+        .unwrap_or(PAIRS);
+    let dir = tempfile::tempdir().unwrap();
+    let root = RunRoot::open(dir.path().join("runs")).unwrap();
+    let who = CallerId::local();
+    let (_handle, run_dir) = root.create(&who).unwrap();
+    let bench = Bench {
+        rt: tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap(),
+        who,
+        run_dir,
+        token: CancellationToken::new(),
+    };
+    println!("{n} pairs per level, each a bare spawn + wait and a sandboxed one of {TRUE}");
+    for level in [Level::Full, Level::ProcessGroup] {
+        let sb = sandbox(level);
+        bench.pairs(&sb, WARM_UP);
+        let pairs = bench.pairs(&sb, n);
+        let mut bare: Vec<f64> = pairs.iter().map(|p| p.0.as_secs_f64()).collect();
+        let mut boxed: Vec<f64> = pairs.iter().map(|p| p.1.as_secs_f64()).collect();
+        let mut diff: Vec<f64> = pairs
+            .iter()
+            .map(|(b, s)| s.as_secs_f64() - b.as_secs_f64())
+            .collect();
+        for v in [&mut bare, &mut boxed, &mut diff] {
+            v.sort_by(f64::total_cmp);
+        }
+        // Ranks of a 95 % interval for the median: n/2 ± 1.96·√n/2
+        // (the binomial distribution of the count below the median).
+        let half = 0.98 * (n as f64).sqrt();
+        let lo = ((n as f64 / 2.0 - half).floor().max(0.0)) as usize;
+        let hi = ((n as f64 / 2.0 + half).ceil() as usize).min(n - 1);
+        let target = TARGET.as_secs_f64();
+        let verdict = if diff[hi] <= target {
+            "within the target"
+        } else if diff[lo] > target {
+            "over the target"
+        } else {
+            "the interval holds the target: undecided"
+        };
+        println!(
+            "{level:?}: bare {} sandboxed {} | over bare: median {} (95 % {} to {}), \
+             quartiles {} to {} | +{} target: {verdict}",
+            ms(median(&bare)),
+            ms(median(&boxed)),
+            ms(median(&diff)),
+            ms(diff[lo]),
+            ms(diff[hi]),
+            ms(diff[n / 4]),
+            ms(diff[3 * n / 4]),
+            ms(target),
+        );
+    }
+}

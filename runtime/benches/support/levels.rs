@@ -1,0 +1,56 @@
+//! The sandbox levels the launch benchmarks compare (`sandbox.rs`,
+//! `launch_overhead.rs`).
+
+use hardened_mcp::sandbox::{Requirements, Sandbox, SandboxConfig, SolverRegistry};
+
+/// The solver every launch benchmark runs.
+pub const TRUE: &str = "/usr/bin/true";
+
+/// The solver of the log benchmarks.
+pub const HEAD: &str = "/usr/bin/head";
+
+/// The sandbox at one of four levels: `Full` (the default: namespaces,
+/// private view with its own network, seccomp, Landlock, a cgroup per run
+/// and the disk monitor), `NoCgroup` (the same without the run's cgroup),
+/// `HostNetwork` (the same as `Full` without the network namespace),
+/// `ProcessGroup` (the explicit opt-out without namespaces: Landlock,
+/// seccomp, rlimits, the run's cgroup where the host has one).
+#[derive(Clone, Copy, Debug)]
+#[allow(dead_code)] // Each bench uses the levels it compares.
+pub enum Level {
+    Full,
+    NoCgroup,
+    HostNetwork,
+    ProcessGroup,
+}
+
+/// A sandbox at `level` with `true` and `head` registered.
+pub fn sandbox(level: Level) -> Sandbox {
+    let registry = SolverRegistry::builder()
+        .solver("true", TRUE)
+        .solver("head", HEAD)
+        .build()
+        .unwrap();
+    let base = SandboxConfig {
+        per_caller_runs: 64,
+        ..SandboxConfig::default()
+    };
+    let config = match level {
+        Level::Full => base,
+        Level::NoCgroup => SandboxConfig {
+            allow_cgroups: false,
+            require: Requirements::without_envelope(),
+            ..base
+        },
+        Level::HostNetwork => SandboxConfig {
+            host_network: true,
+            ..base
+        },
+        Level::ProcessGroup => SandboxConfig {
+            allow_pid_namespace: false,
+            require: Requirements::none(),
+            ..base
+        },
+    };
+    Sandbox::new(registry, config).unwrap()
+}
