@@ -305,6 +305,10 @@ pub enum ConfigError {
         /// What the host offers.
         available: &'static str,
     },
+    /// The sandbox could not allocate what it keeps for its launches (the
+    /// text names it; the OS error is in the server log).
+    #[error("the sandbox could not allocate {0} (see the server log)")]
+    Resource(&'static str),
     /// The host's Landlock ABI is below the configured minimum.
     #[error("the host's Landlock ABI {available} is below the required ABI {required}")]
     LandlockUnavailable {

@@ -237,6 +237,8 @@ struct Inner {
     net_pool: Option<NetPool>,
     /// The resource envelope's cgroups (`None`: no backend on this host).
     cgroups: Option<CgroupPool>,
+    /// The stacks every launch's init and solver run on (their own copies).
+    stacks: Arc<CloneStack>,
 }
 
 impl Sandbox {
@@ -329,6 +331,10 @@ impl Sandbox {
         } else {
             None
         };
+        let stacks = CloneStack::new().map(Arc::new).map_err(|e| {
+            tracing::error!(error = %e, "sandbox: the launches' clone stacks not mapped");
+            ConfigError::Resource("the launches' clone stacks")
+        })?;
         Ok(Self {
             inner: Arc::new(Inner {
                 registry,
@@ -340,6 +346,7 @@ impl Sandbox {
                 limiter,
                 net_pool,
                 cgroups,
+                stacks,
             }),
         })
     }
@@ -507,7 +514,7 @@ impl Sandbox {
                 limits.address_space,
             ),
             exec,
-            stacks: CloneStack::new().map_err(internal)?,
+            stacks: Arc::clone(&inner.stacks),
         };
         // The child side execs the solver itself (from a descriptor, with
         // the argument vector and environment of `exec`); the standard

@@ -289,16 +289,21 @@ pub(crate) struct ChildPlan {
     /// What to `exec`.
     pub(crate) exec: ExecPlan,
     /// The stacks the init and the solver run on (see [`spawn_init`] and
-    /// [`spawn_solver`]).
-    pub(crate) stacks: CloneStack,
+    /// [`spawn_solver`]): the sandbox's one mapping.
+    pub(crate) stacks: Arc<CloneStack>,
 }
 
 /// The stacks of a launch's `clone` children, the init's
 /// (`clone(CLONE_VM)`, [`spawn_init`]) and the solver's
-/// (`clone(CLONE_VM | CLONE_VFORK)`, [`spawn_solver`]): one mapping made in
-/// the server before the first fork (the processes after it allocate
-/// nothing), each stack with an inaccessible guard page below it, so that
-/// an overflow faults instead of writing into the memory it shares.
+/// (`clone(CLONE_VM | CLONE_VFORK)`, [`spawn_solver`]): one mapping, made
+/// once by the sandbox at start and shared by every launch, each stack with
+/// an inaccessible guard page below it, so that an overflow faults instead
+/// of writing into the memory it shares. The server never touches it: each
+/// launch's monitor inherits its own private copy at the fork (untouched
+/// pages, so nothing is copied), and only that copy is ever used as a
+/// stack. No launch maps, protects or unmaps anything in the server (each
+/// of which, in a process of many threads, interrupts every CPU that runs
+/// one of them to flush its TLB).
 pub(crate) struct CloneStack {
     base: *mut libc::c_void,
     len: usize,
