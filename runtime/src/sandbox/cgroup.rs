@@ -294,6 +294,7 @@ impl Cgroups {
             v2,
             swap_file,
             applied: None,
+            counters: Counters::default(),
         };
         match &self.layout {
             Layout::V2 { runs, .. } => {
@@ -325,6 +326,22 @@ impl Cgroups {
                 .open(dir.join(join_file))?;
             run.procs.push(OwnedFd::from(f));
         }
+        let open = |c: Controller, file: &str| {
+            run.dir_of(c)
+                .and_then(|d| fs::File::open(d.join(file)).ok())
+        };
+        run.counters = Counters {
+            memory: open(
+                Controller::Memory,
+                if run.v2 {
+                    "memory.events"
+                } else {
+                    "memory.oom_control"
+                },
+            ),
+            pids: open(Controller::Pids, "pids.events"),
+            cpu: open(Controller::Cpu, "cpu.stat"),
+        };
         Ok(run)
     }
 
@@ -449,6 +466,24 @@ pub(crate) struct RunCgroup {
     swap_file: bool,
     /// The limits written so far (`None`: none yet).
     applied: Option<Applied>,
+    /// The files of the kernel's counters read at the run's end
+    /// ([`RunCgroup::events`]), opened with the directories, off the
+    /// launch's path.
+    counters: Counters,
+}
+
+/// The counter files of a run's cgroup, open (`None`: the host has no such
+/// file; its counter reads 0). Each is read once, at the run's end: the
+/// kernel generates a cgroup file's text when it is read, not when it is
+/// opened.
+#[derive(Debug, Default)]
+struct Counters {
+    /// `memory.events` (v2) or `memory.oom_control` (v1): `oom_kill`.
+    memory: Option<fs::File>,
+    /// `pids.events`: `max`.
+    pids: Option<fs::File>,
+    /// `cpu.stat`: `throttled_usec` (v2) or `throttled_time` (v1, ns).
+    cpu: Option<fs::File>,
 }
 
 /// The values a run's cgroup holds, as written to its files.
@@ -557,24 +592,19 @@ impl RunCgroup {
 
     /// The kernel's counters of the run's limits.
     pub(crate) fn events(&self) -> CgroupEvents {
-        let key = |c: Controller, file: &str, key: &str| {
-            self.dir_of(c)
-                .and_then(|d| fs::read_to_string(d.join(file)).ok())
-                .and_then(|s| keyed(&s, key))
+        let key = |file: &Option<fs::File>, key: &str| {
+            file.as_ref()
+                .and_then(|f| keyed(&read_counters(f)?, key))
                 .unwrap_or(0)
         };
-        let oom = if self.v2 {
-            key(Controller::Memory, "memory.events", "oom_kill")
-        } else {
-            key(Controller::Memory, "memory.oom_control", "oom_kill")
-        };
+        let c = &self.counters;
         CgroupEvents {
-            oom_kills: oom,
-            pids_refused: key(Controller::Pids, "pids.events", "max"),
+            oom_kills: key(&c.memory, "oom_kill"),
+            pids_refused: key(&c.pids, "max"),
             throttled_us: if self.v2 {
-                key(Controller::Cpu, "cpu.stat", "throttled_usec")
+                key(&c.cpu, "throttled_usec")
             } else {
-                key(Controller::Cpu, "cpu.stat", "throttled_time") / 1000
+                key(&c.cpu, "throttled_time") / 1000
             },
         }
     }
@@ -631,6 +661,29 @@ fn write_str(dir: &Path, file: &str, value: &str) -> io::Result<()> {
 }
 
 /// The value of `key` in a `key value` per line file.
+/// The text of an open counter file, read from its start (a few lines of
+/// `key value`; more than [`COUNTERS_MAX`] bytes is not a counter file).
+fn read_counters(file: &fs::File) -> Option<String> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; COUNTERS_MAX];
+    let mut len = 0;
+    loop {
+        let free = buf.get_mut(len..).filter(|b| !b.is_empty())?;
+        match file.read_at(free, len as u64) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    buf.truncate(len);
+    String::from_utf8(buf).ok()
+}
+
+/// The longest counter file read: `cpu.stat` of a recent kernel holds
+/// about ten lines.
+const COUNTERS_MAX: usize = 4096;
+
 fn keyed(text: &str, key: &str) -> Option<u64> {
     text.lines().find_map(|l| {
         let (k, v) = l.split_once(' ')?;
@@ -959,6 +1012,21 @@ mod tests {
         );
         assert_eq!(dir_under(mem, "/a/../.."), None);
         assert!(own[3].0.is_empty());
+    }
+
+    #[test]
+    fn counters_are_read_from_the_start_each_time() {
+        use std::io::Write;
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(b"low 0\nmax 3\n").unwrap();
+        // The descriptor's offset is at the end: each read starts at 0.
+        assert_eq!(read_counters(&f).as_deref(), Some("low 0\nmax 3\n"));
+        f.write_all(b"oom_kill 2\n").unwrap();
+        let text = read_counters(&f).unwrap();
+        assert_eq!(keyed(&text, "oom_kill"), Some(2));
+        // Longer than any counter file: not read as one.
+        f.write_all(&[b'x'; COUNTERS_MAX]).unwrap();
+        assert_eq!(read_counters(&f), None);
     }
 
     #[test]
