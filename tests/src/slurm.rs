@@ -16,7 +16,7 @@ const SETTLE: Duration = Duration::from_secs(20);
 /// `mixed`, and `completing` (a cancelled job's processes still being
 /// reaped, which the tests that cancel jobs cause for a second or two) all
 /// accept new jobs, which then queue. Only a node the controller will not
-/// schedule on counts as none; see [`usable`].
+/// schedule on counts as none; see `usable`.
 pub fn cluster() -> bool {
     let required = std::env::var_os("HARDENED_MCP_REQUIRE_SLURM").is_some();
     let Some(first) = states() else {
