@@ -140,15 +140,7 @@ pub(crate) fn compile(audit_arch: u32, entries: &[(u32, Answer)]) -> Result<Prog
 /// at its middle number (`>=` goes right).
 fn search(entries: &[(u32, Target)], ops: &mut Vec<Op>, labels: &mut usize) {
     if entries.len() <= LEAF {
-        for &(nr, target) in entries {
-            ops.push(Op::Jump {
-                code: JEQ,
-                k: nr,
-                jt: target,
-                jf: Target::Next,
-            });
-        }
-        ops.push(Op::Always(Target::Allow));
+        compare_each(ops, entries.iter().copied(), Target::Allow);
         return;
     }
     let mid = entries.len() / 2;
@@ -182,28 +174,30 @@ fn argument_check(check: &ArgCheck, ops: &mut Vec<Op>) {
             });
         }
         ArgCheck::Unless { allowed, .. } => {
-            for &v in allowed {
-                ops.push(Op::Jump {
-                    code: JEQ,
-                    k: v,
-                    jt: Target::Allow,
-                    jf: Target::Next,
-                });
-            }
-            ops.push(Op::Always(eperm));
+            compare_each(ops, allowed.iter().map(|&v| (v, Target::Allow)), eperm);
         }
         ArgCheck::OneOf { refused, .. } => {
-            for &v in refused {
-                ops.push(Op::Jump {
-                    code: JEQ,
-                    k: v,
-                    jt: eperm,
-                    jf: Target::Next,
-                });
-            }
-            ops.push(Op::Always(Target::Allow));
+            compare_each(ops, refused.iter().map(|&v| (v, eperm)), Target::Allow);
         }
     }
+}
+
+/// Appends, for each `(value, target)`, a jump to `target` when the
+/// accumulator equals `value`, then a jump to `otherwise`.
+fn compare_each(
+    ops: &mut Vec<Op>,
+    cases: impl IntoIterator<Item = (u32, Target)>,
+    otherwise: Target,
+) {
+    for (k, target) in cases {
+        ops.push(Op::Jump {
+            code: JEQ,
+            k,
+            jt: target,
+            jf: Target::Next,
+        });
+    }
+    ops.push(Op::Always(otherwise));
 }
 
 /// Resolves jump targets to offsets and appends the returns.
