@@ -18,17 +18,16 @@
 //! Issue 24's target for the default launch: within +2 ms of a bare spawn.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use hardened_mcp::identity::CallerId;
 use hardened_mcp::runs::{RunDir, RunRoot};
-use hardened_mcp::sandbox::{RunRequest, Sandbox};
+use hardened_mcp::sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
 #[path = "support/levels.rs"]
 mod levels;
-use levels::{Level, TRUE, sandbox};
+use levels::{Level, TRUE, bare_true, sandbox, sandboxed_true};
 
 /// The default launch's target over a bare spawn (issue 24, point 8).
 const TARGET: Duration = Duration::from_millis(2);
@@ -49,33 +48,14 @@ struct Bench {
 impl Bench {
     fn bare(&self) -> Duration {
         let start = Instant::now();
-        self.rt.block_on(async {
-            let st = tokio::process::Command::new(TRUE)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .await
-                .unwrap();
-            assert!(st.success());
-        });
+        self.rt.block_on(bare_true());
         start.elapsed()
     }
 
     fn sandboxed(&self, sb: &Sandbox) -> Duration {
         let start = Instant::now();
-        self.rt.block_on(async {
-            let o = sb
-                .run(
-                    &self.who,
-                    &self.run_dir,
-                    RunRequest::new("true"),
-                    &self.token,
-                )
-                .await
-                .unwrap();
-            assert!(o.success());
-        });
+        self.rt
+            .block_on(sandboxed_true(sb, &self.who, &self.run_dir, &self.token));
         start.elapsed()
     }
 

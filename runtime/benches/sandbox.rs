@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 #[path = "support/levels.rs"]
 mod levels;
-use levels::{HEAD, Level, TRUE, sandbox};
+use levels::{HEAD, Level, TRUE, bare_true, sandbox, sandboxed_true};
 
 const LOG_BYTES: u64 = 64 << 20;
 
@@ -38,18 +38,7 @@ fn spawn_wait(c: &mut Criterion) {
     let mut g = c.benchmark_group("spawn_wait_true");
     g.sample_size(40).measurement_time(Duration::from_secs(6));
     g.bench_function("bare_tokio_command", |b| {
-        b.iter(|| {
-            rt.block_on(async {
-                let st = tokio::process::Command::new(TRUE)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status()
-                    .await
-                    .unwrap();
-                assert!(st.success());
-            })
-        })
+        b.iter(|| rt.block_on(bare_true()))
     });
     g.bench_function("bare_tokio_command_piped", |b| {
         b.iter(|| {
@@ -70,15 +59,7 @@ fn spawn_wait(c: &mut Criterion) {
         ("sandbox_process_group", &pg),
     ] {
         g.bench_function(name, |b| {
-            b.iter(|| {
-                rt.block_on(async {
-                    let o = sb
-                        .run(&who, &run_dir, RunRequest::new("true"), &token)
-                        .await
-                        .unwrap();
-                    assert!(o.success());
-                })
-            })
+            b.iter(|| rt.block_on(sandboxed_true(sb, &who, &run_dir, &token)))
         });
     }
     g.finish();
@@ -112,16 +93,7 @@ fn spawn_wait_spaced(
             for _ in 0..iters {
                 std::thread::sleep(IDLE);
                 let start = std::time::Instant::now();
-                rt.block_on(async {
-                    let st = tokio::process::Command::new(TRUE)
-                        .stdin(Stdio::null())
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null())
-                        .status()
-                        .await
-                        .unwrap();
-                    assert!(st.success());
-                });
+                rt.block_on(bare_true());
                 total += start.elapsed();
             }
             total
@@ -134,13 +106,7 @@ fn spawn_wait_spaced(
                 for _ in 0..iters {
                     std::thread::sleep(IDLE);
                     let start = std::time::Instant::now();
-                    rt.block_on(async {
-                        let o = sb
-                            .run(who, run_dir, RunRequest::new("true"), token)
-                            .await
-                            .unwrap();
-                        assert!(o.success());
-                    });
+                    rt.block_on(sandboxed_true(sb, who, run_dir, token));
                     total += start.elapsed();
                 }
                 total

@@ -1,7 +1,12 @@
 //! The sandbox levels the launch benchmarks compare (`sandbox.rs`,
-//! `launch_overhead.rs`).
+//! `launch_overhead.rs`), and the two launches they time.
 
-use hardened_mcp::sandbox::{Requirements, Sandbox, SandboxConfig, SolverRegistry};
+use std::process::Stdio;
+
+use hardened_mcp::identity::CallerId;
+use hardened_mcp::runs::RunDir;
+use hardened_mcp::sandbox::{Requirements, RunRequest, Sandbox, SandboxConfig, SolverRegistry};
+use tokio_util::sync::CancellationToken;
 
 /// The solver every launch benchmark runs.
 pub const TRUE: &str = "/usr/bin/true";
@@ -53,4 +58,31 @@ pub fn sandbox(level: Level) -> Sandbox {
         },
     };
     Sandbox::new(registry, config).unwrap()
+}
+
+/// The baseline: a bare `tokio::process::Command` spawn + wait of
+/// [`TRUE`], no pipes.
+pub async fn bare_true() {
+    let st = tokio::process::Command::new(TRUE)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .await
+        .unwrap();
+    assert!(st.success());
+}
+
+/// A sandboxed run of the solver `true`, to its outcome.
+pub async fn sandboxed_true(
+    sb: &Sandbox,
+    who: &CallerId,
+    run_dir: &RunDir,
+    token: &CancellationToken,
+) {
+    let o = sb
+        .run(who, run_dir, RunRequest::new("true"), token)
+        .await
+        .unwrap();
+    assert!(o.success());
 }
