@@ -660,7 +660,6 @@ fn write_str(dir: &Path, file: &str, value: &str) -> io::Result<()> {
     })
 }
 
-/// The value of `key` in a `key value` per line file.
 /// The text of an open counter file, read from its start (a few lines of
 /// `key value`; more than [`COUNTERS_MAX`] bytes is not a counter file).
 fn read_counters(file: &fs::File) -> Option<String> {
@@ -684,6 +683,7 @@ fn read_counters(file: &fs::File) -> Option<String> {
 /// about ten lines.
 const COUNTERS_MAX: usize = 4096;
 
+/// The value of `key` in a `key value` per line file.
 fn keyed(text: &str, key: &str) -> Option<u64> {
     text.lines().find_map(|l| {
         let (k, v) = l.split_once(' ')?;
