@@ -13,6 +13,7 @@
 //! ```sh
 //! cargo bench --profile release -p hardened-mcp --features sandbox --bench launch_overhead
 //! LAUNCH_PAIRS=1000 cargo bench ... # more pairs, a narrower interval
+//! LAUNCH_GAP_MS=20 cargo bench ...   # each pair after 20 ms idle (pools refilled)
 //! ```
 //!
 //! Issue 24's target for the default launch: within +2 ms of a bare spawn.
@@ -61,8 +62,15 @@ impl Bench {
 
     /// (bare, sandboxed) times of `n` pairs, alternately bare first.
     fn pairs(&self, sb: &Sandbox, n: usize) -> Vec<(Duration, Duration)> {
+        let gap = std::env::var("LAUNCH_GAP_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis);
         (0..n)
             .map(|i| {
+                if let Some(gap) = gap {
+                    std::thread::sleep(gap);
+                }
                 if i % 2 == 0 {
                     let b = self.bare();
                     (b, self.sandboxed(sb))

@@ -447,10 +447,13 @@ async fn run_cgroups_are_removed_and_stale_ones_swept() {
     let sb = sandbox();
     let (_path, dir) = run_dir();
     let running = forking_run(&sb, &dir).await;
-    // The run's own cgroups are the ones with members; the others are
-    // made ahead for the next runs, never joined.
-    let (live, ahead): (Vec<PathBuf>, Vec<PathBuf>) =
-        my_run_cgroups().into_iter().partition(|d| has_members(d));
+    // The run's own cgroups are the ones its monitor is in; the others are
+    // made ahead for the next runs (empty, or holding a premade init).
+    let monitor = running.monitor_pid().unwrap().to_string();
+    let (live, ahead): (Vec<PathBuf>, Vec<PathBuf>) = my_run_cgroups().into_iter().partition(|d| {
+        std::fs::read_to_string(d.join("cgroup.procs"))
+            .is_ok_and(|s| s.lines().any(|l| l.trim() == monitor))
+    });
     assert!(!live.is_empty(), "a live run has its cgroup");
     assert!(running.wait().await.success());
     let t0 = std::time::Instant::now();

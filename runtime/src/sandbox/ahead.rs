@@ -1,11 +1,12 @@
 //! Kernel objects made ahead of the launches that use them, by a background
-//! thread: the network namespaces ([`super::netns`]) and the run cgroups
-//! ([`super::cgroup`]). Each object made is handed out once; when none is
+//! thread: the network namespaces ([`super::netns`]), the run cgroups
+//! ([`super::cgroup`]) and the premade inits ([`super::premade`]). Each object made is handed out once; when none is
 //! ready, a launch makes its own, so the pool only ever changes when the
 //! work is done, never what a run gets.
 
 use std::io;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 /// A pool of ready objects, refilled by a thread of its own up to a
 /// target. Dropping the pool stops the thread (waiting for the object it
@@ -22,6 +23,10 @@ pub(crate) struct MadeAhead<T> {
 struct Shared<T> {
     state: Mutex<State<T>>,
     wake: Condvar,
+    /// How long the thread waits after the last take before it makes the
+    /// next object, while any is still ready (see
+    /// [`MadeAhead::start_settled`]).
+    settle: Option<Duration>,
 }
 
 #[derive(Debug)]
@@ -29,6 +34,8 @@ struct State<T> {
     ready: Vec<T>,
     /// The pool's owner is gone: the thread exits.
     closed: bool,
+    /// When an object was last taken.
+    last_take: Option<Instant>,
 }
 
 impl<T: Send + 'static> MadeAhead<T> {
@@ -46,12 +53,33 @@ impl<T: Send + 'static> MadeAhead<T> {
     where
         F: FnMut() -> io::Result<T> + Send + 'static,
     {
+        Self::start_settled(name, what, target, ready, make, None)
+    }
+
+    /// As [`MadeAhead::start`], but while an object is still ready the
+    /// thread makes the next one only once `settle` has passed since the
+    /// last take: making an object costs CPU time, which a launch in
+    /// progress on a host of few cores would wait for. Once none is ready,
+    /// it makes them at once.
+    pub(crate) fn start_settled<F>(
+        name: &str,
+        what: &'static str,
+        target: usize,
+        ready: Vec<T>,
+        make: F,
+        settle: Option<Duration>,
+    ) -> io::Result<Self>
+    where
+        F: FnMut() -> io::Result<T> + Send + 'static,
+    {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 ready,
                 closed: false,
+                last_take: None,
             }),
             wake: Condvar::new(),
+            settle,
         });
         let worker = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -65,13 +93,17 @@ impl<T: Send + 'static> MadeAhead<T> {
 
     /// A ready object, if there is one; wakes the thread to make the next.
     pub(crate) fn take(&self) -> Option<T> {
-        let taken = self.shared.lock().ready.pop();
+        let taken = {
+            let mut state = self.shared.lock();
+            state.last_take = Some(Instant::now());
+            state.ready.pop()
+        };
         self.shared.wake.notify_one();
         taken
     }
 
     /// How many objects are ready now.
-    #[cfg(test)]
+    /// How many objects are ready now.
     pub(crate) fn ready(&self) -> usize {
         self.shared.lock().ready.len()
     }
@@ -113,14 +145,33 @@ impl<T> Shared<T> {
         loop {
             {
                 let mut state = self.lock();
-                while !state.closed && state.ready.len() >= target {
-                    state = self
-                        .wake
-                        .wait(state)
-                        .unwrap_or_else(PoisonError::into_inner);
-                }
-                if state.closed {
-                    return;
+                loop {
+                    if state.closed {
+                        return;
+                    }
+                    if state.ready.len() >= target {
+                        state = self
+                            .wake
+                            .wait(state)
+                            .unwrap_or_else(PoisonError::into_inner);
+                        continue;
+                    }
+                    let quiet_for = match (self.settle, state.last_take) {
+                        (Some(settle), Some(at)) if !state.ready.is_empty() => {
+                            settle.checked_sub(at.elapsed())
+                        }
+                        _ => None,
+                    };
+                    match quiet_for {
+                        Some(wait) if !wait.is_zero() => {
+                            state = self
+                                .wake
+                                .wait_timeout(state, wait)
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .0;
+                        }
+                        _ => break,
+                    }
                 }
             }
             match make() {

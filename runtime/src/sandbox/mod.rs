@@ -58,6 +58,7 @@ mod limits;
 mod logs;
 mod netns;
 mod outcome;
+mod premade;
 mod progress;
 mod registry;
 mod run;

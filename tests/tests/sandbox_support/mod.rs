@@ -8,8 +8,11 @@ use std::time::Duration;
 
 use hardened_mcp::identity::CallerId;
 use hardened_mcp::runs::{RunDir, RunRoot};
-use hardened_mcp::sandbox::{Sandbox, SandboxConfig, SolverRegistry};
+use hardened_mcp::sandbox::{
+    Outcome, RunRequest, Sandbox, SandboxConfig, SandboxError, SandboxedRun, SolverRegistry,
+};
 use rustix::fs::{FlockOperation, flock};
+use tokio_util::sync::CancellationToken;
 
 pub const FORKER: &str = env!("CARGO_BIN_EXE_sbx_forker");
 pub const ESCAPE: &str = env!("CARGO_BIN_EXE_sbx_escape");
@@ -24,12 +27,74 @@ pub fn registry() -> SolverRegistry {
         .expect("probe solvers are acceptable")
 }
 
-pub fn sandbox_with(config: SandboxConfig) -> Sandbox {
-    Sandbox::new(registry(), config).expect("sandbox starts")
+pub fn sandbox_with(config: SandboxConfig) -> TestSandbox {
+    TestSandbox(Sandbox::new(registry(), config).expect("sandbox starts"))
 }
 
-pub fn sandbox() -> Sandbox {
+pub fn sandbox() -> TestSandbox {
     sandbox_with(SandboxConfig::default())
+}
+
+/// Whether this test binary launches every run from a premade init: the
+/// `*_premade` twins of the suites (`sandbox_hostile_premade.rs` …) hold
+/// the suite as a module, and run each of its tests on that path.
+pub fn premade() -> bool {
+    env!("CARGO_CRATE_NAME").ends_with("_premade")
+}
+
+/// A [`Sandbox`] whose `launch` and `run`, in a premade twin, first make
+/// a premade init ready ([`Sandbox::make_ahead`]) and then check that the
+/// run was launched from it; elsewhere they are the sandbox's own.
+pub struct TestSandbox(pub Sandbox);
+
+impl std::ops::Deref for TestSandbox {
+    type Target = Sandbox;
+    fn deref(&self) -> &Sandbox {
+        &self.0
+    }
+}
+
+impl TestSandbox {
+    /// [`Sandbox::launch`], from a premade init in a premade twin.
+    pub fn launch(
+        &self,
+        caller: &CallerId,
+        dir: &RunDir,
+        request: RunRequest,
+        cancel: &CancellationToken,
+    ) -> Result<SandboxedRun, SandboxError> {
+        if premade() {
+            assert!(
+                self.0.make_ahead(request.solver(), &dir.root()),
+                "no premade init for {}",
+                request.solver()
+            );
+        }
+        let run = self.0.launch(caller, dir, request, cancel)?;
+        if premade() {
+            assert!(
+                run.premade(),
+                "the run was not launched from a premade init"
+            );
+        }
+        Ok(run)
+    }
+
+    /// [`Sandbox::run`], from a premade init in a premade twin (which then
+    /// leaves the caller's usage record alone).
+    pub async fn run(
+        &self,
+        caller: &CallerId,
+        dir: &RunDir,
+        request: RunRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Outcome, SandboxError> {
+        if premade() {
+            Ok(self.launch(caller, dir, request, cancel)?.wait().await)
+        } else {
+            self.0.run(caller, dir, request, cancel).await
+        }
+    }
 }
 
 pub fn caller(name: &str) -> CallerId {

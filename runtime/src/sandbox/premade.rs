@@ -1,0 +1,766 @@
+//! Launches from premade inits: the part of a launch that does not depend
+//! on the run, made ahead.
+//!
+//! A launch at the whole-tree level with the private view forks a monitor
+//! from the server, creates the run's namespaces, maps its ids, starts the
+//! init, which builds the view; none of that depends on the run but for
+//! three things: the run directory, the sizes of the private `/tmp` and
+//! `/dev/shm`, and what is `exec`ed with which limits. So a pool thread per
+//! (solver, run root) makes [`Premade`] inits ahead, through the same
+//! child-side code as a launch ([`spawn`](super::spawn)), with two
+//! differences:
+//!
+//! * the monitor's working directory, from which the mount namespace is
+//!   copied, is the run root, not a run directory;
+//! * the init stages the view's static part ([`view::stage`]) and then
+//!   waits on a pipe for its launch.
+//!
+//! A launch then rewrites the limits of the premade init's cgroup, writes
+//! its [`Request`] into a shared mapping made before the fork (the same
+//! address in the server and in the init, so that the argument vector's
+//! pointers hold in both), and writes one byte. The init opens the run
+//! directory beneath its working directory by its name (`openat2`: beneath,
+//! no symbolic link, no mount crossed), refuses it unless it is the
+//! server's (device and inode), finishes the view ([`view::finish`]),
+//! starts the solver and answers with the error that stopped it, or `0`
+//! once the solver has `exec`ed. From there on the run is an ordinary one:
+//! the monitor watches the control pipe, the init reaps and reports.
+//!
+//! What a premade init costs while it waits: two processes that share one
+//! copy of the server's memory (as every launch's do), a cgroup, and the
+//! namespaces. A launch that finds none ready, or whose request does not
+//! fit the mapping, takes the ordinary path; [`SandboxConfig::made_ahead`]
+//! of 0 turns premade inits off.
+//!
+//! [`SandboxConfig::made_ahead`]: super::SandboxConfig::made_ahead
+
+#![allow(unsafe_code)]
+
+use std::collections::BTreeMap;
+use std::ffi::CStr;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
+use rustix::pipe::{PipeFlags, pipe_with};
+use rustix::process::{Pid, PidfdFlags, Signal, WaitId, WaitIdOptions};
+
+use super::ahead::MadeAhead;
+use super::cgroup::{CgroupPool, RunCgroup};
+use super::landlock::{FsPolicy, ViewRules};
+use super::limits::Limits;
+use super::netns::NetPool;
+use super::seccomp::Filter;
+use super::spawn::{
+    self, CStrArray, ChildPlan, CloneStack, ExecPlan, IdMaps, PremadeChild, RequestPtr, RlimitPlan,
+    ViewChild,
+};
+use super::view::{RunView, ViewPlan, Writable};
+
+/// Bytes of a request's mapping: its header and the strings and pointer
+/// arrays after it. A request that needs more takes the ordinary path.
+const MAP_LEN: usize = 256 * 1024;
+
+/// How long a launch waits for a premade init's answer before it gives the
+/// init up (it has `exec`ed the solver or failed well before, unless the
+/// host is stalled).
+const ACK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// While a premade init is still ready, the next is made only once
+/// launches have paused this long: making one (a fork of the server, the
+/// namespaces, the view's stage) takes a few milliseconds of CPU time,
+/// which a launch in progress would otherwise wait for on a host of few
+/// cores. Once none is ready, they are made at once.
+const SETTLE: Duration = Duration::from_millis(10);
+
+/// At most this many (solver, run root) pairs get a pool of their own; a
+/// launch for any other pair takes the ordinary path.
+const MAX_POOLS: usize = 16;
+
+/// A launch request as the server writes it into the shared mapping and a
+/// premade init reads it: fixed fields, then (at [`Request::ARENA`]) the
+/// strings, NUL-terminated, and the argument vector's and environment's
+/// pointer arrays, which point into the same mapping. Offsets are from the
+/// arena's start.
+#[repr(C)]
+#[derive(Debug)]
+pub(crate) struct Request {
+    /// Bytes of the arena in use; 0 until a request is written.
+    used: usize,
+    rlimits: RlimitPlan,
+    run_dir: (u64, u64),
+    run_name: usize,
+    tmp_options: usize,
+    shm_options: usize,
+    /// The writable subdirectory: name, staged target and view path
+    /// offsets, device and inode.
+    writable: Option<(usize, usize, usize, (u64, u64))>,
+    argv: usize,
+    envp: usize,
+}
+
+impl Request {
+    /// Where the arena starts, from the mapping's start.
+    const ARENA: usize = std::mem::size_of::<Request>().next_multiple_of(16);
+
+    fn arena(&self) -> *const u8 {
+        std::ptr::from_ref(self)
+            .cast::<u8>()
+            .wrapping_add(Self::ARENA)
+    }
+
+    fn cstr(&self, offset: usize) -> &CStr {
+        // SAFETY: the server wrote a NUL-terminated string at `offset` of
+        // the arena (`RequestMap::write`), which lives as long as `self`.
+        unsafe { CStr::from_ptr(self.arena().wrapping_add(offset).cast()) }
+    }
+
+    /// Whether the server has written a request.
+    pub(crate) fn is_written(&self) -> bool {
+        self.used != 0
+    }
+
+    /// The solver's rlimits.
+    pub(crate) fn rlimits(&self) -> RlimitPlan {
+        self.rlimits
+    }
+
+    /// The run directory's name in the run root.
+    pub(crate) fn run_name(&self) -> &CStr {
+        self.cstr(self.run_name)
+    }
+
+    /// The run's part of the view.
+    pub(crate) fn run_view(&self) -> RunView<'_> {
+        RunView {
+            run_dir: self.run_dir,
+            writable: self.writable.map(|(name, staged, in_view, id)| Writable {
+                name: self.cstr(name),
+                staged: self.cstr(staged),
+                in_view: self.cstr(in_view),
+                id,
+            }),
+            tmp_options: self.cstr(self.tmp_options),
+            shm_options: self.cstr(self.shm_options),
+        }
+    }
+
+    /// The argument vector (null-terminated).
+    pub(crate) fn argv(&self) -> *const *const libc::c_char {
+        self.arena().wrapping_add(self.argv).cast()
+    }
+
+    /// The environment (null-terminated).
+    pub(crate) fn envp(&self) -> *const *const libc::c_char {
+        self.arena().wrapping_add(self.envp).cast()
+    }
+}
+
+/// The shared mapping of one premade init's [`Request`]: made before the
+/// fork, so that the init has it at the same address.
+#[derive(Debug)]
+struct RequestMap {
+    base: *mut u8,
+}
+
+// SAFETY: the mapping is owned by this value alone in the server; the
+// server writes it only through `&mut self`.
+unsafe impl Send for RequestMap {}
+// SAFETY: as above; `&RequestMap` reads nothing.
+unsafe impl Sync for RequestMap {}
+
+impl RequestMap {
+    fn new() -> io::Result<Self> {
+        // SAFETY: a fresh shared anonymous mapping at an address the kernel
+        // picks; nothing else refers to it.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                MAP_LEN,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Self { base: base.cast() })
+    }
+
+    fn ptr(&self) -> RequestPtr {
+        RequestPtr(self.base.cast_const().cast())
+    }
+
+    /// Writes the request; `false` when it does not fit the mapping.
+    fn write(
+        &mut self,
+        rlimits: RlimitPlan,
+        run_name: &CStr,
+        run: &RunView<'_>,
+        exec: &ExecPlan,
+    ) -> bool {
+        let mut arena = Arena {
+            // SAFETY: the mapping is MAP_LEN bytes long, past the header.
+            bytes: unsafe {
+                std::slice::from_raw_parts_mut(
+                    self.base.add(Request::ARENA),
+                    MAP_LEN - Request::ARENA,
+                )
+            },
+            used: 0,
+        };
+        let written = (|| {
+            let run_name = arena.cstr(run_name)?;
+            let tmp_options = arena.cstr(run.tmp_options)?;
+            let shm_options = arena.cstr(run.shm_options)?;
+            let writable = match &run.writable {
+                Some(w) => Some((
+                    arena.cstr(w.name)?,
+                    arena.cstr(w.staged)?,
+                    arena.cstr(w.in_view)?,
+                    w.id,
+                )),
+                None => None,
+            };
+            let argv = arena.vector(&exec.argv)?;
+            let envp = arena.vector(&exec.envp)?;
+            Some(Request {
+                used: arena.used,
+                rlimits,
+                run_dir: run.run_dir,
+                run_name,
+                tmp_options,
+                shm_options,
+                writable,
+                argv,
+                envp,
+            })
+        })();
+        let Some(request) = written else {
+            return false;
+        };
+        // SAFETY: the header's place at the mapping's start, aligned (a
+        // page), not read by anyone before the `go` byte.
+        unsafe { std::ptr::write(self.base.cast::<Request>(), request) };
+        true
+    }
+}
+
+impl Drop for RequestMap {
+    fn drop(&mut self) {
+        // SAFETY: unmaps the mapping this value owns, once.
+        unsafe { libc::munmap(self.base.cast(), MAP_LEN) };
+    }
+}
+
+/// The arena of a request being written.
+struct Arena<'a> {
+    bytes: &'a mut [u8],
+    used: usize,
+}
+
+impl Arena<'_> {
+    /// Copies `s` with its NUL; its offset.
+    fn cstr(&mut self, s: &CStr) -> Option<usize> {
+        let b = s.to_bytes_with_nul();
+        let at = self.used;
+        let end = at.checked_add(b.len())?;
+        self.bytes.get_mut(at..end)?.copy_from_slice(b);
+        self.used = end;
+        Some(at)
+    }
+
+    /// Copies the entries of `v` and a null-terminated array of pointers to
+    /// them (absolute addresses: the mapping has the same address in the
+    /// child); the array's offset.
+    fn vector(&mut self, v: &CStrArray) -> Option<usize> {
+        let mut offsets = Vec::new();
+        for s in v.entries() {
+            offsets.push(self.cstr(s)?);
+        }
+        let base = self.bytes.as_ptr() as usize;
+        let size = std::mem::size_of::<usize>();
+        let at = self.used.next_multiple_of(size);
+        let end = at.checked_add(offsets.len().checked_add(1)?.checked_mul(size)?)?;
+        let slots = self.bytes.get_mut(at..end)?;
+        let pointers = offsets
+            .iter()
+            .map(|&o| base.wrapping_add(o))
+            .chain(std::iter::once(0));
+        for (slot, p) in slots.chunks_exact_mut(size).zip(pointers) {
+            slot.copy_from_slice(&p.to_ne_bytes());
+        }
+        self.used = end;
+        Some(at)
+    }
+}
+
+/// What a premade init is made from: the solver's and the sandbox's parts
+/// of a launch plan.
+#[derive(Debug)]
+pub(crate) struct Maker {
+    pub(crate) solver_path: PathBuf,
+    pub(crate) solver: OwnedFd,
+    /// The run root (the monitor's working directory).
+    pub(crate) root: OwnedFd,
+    pub(crate) view: Arc<ViewPlan>,
+    pub(crate) rules: ViewRules,
+    /// `None` where Landlock is unavailable.
+    pub(crate) policy: Option<Arc<FsPolicy>>,
+    pub(crate) filter: Option<Arc<Filter>>,
+    pub(crate) stacks: Arc<CloneStack>,
+    pub(crate) cgroups: Option<Arc<CgroupPool>>,
+    pub(crate) net_pool: Option<Arc<NetPool>>,
+}
+
+impl Maker {
+    /// Makes one premade init: returns once it waits for its launch.
+    fn make(&self) -> io::Result<Premade> {
+        let mut cgroup = match &self.cgroups {
+            Some(c) => Some(c.take(&Limits::default())?),
+            None => None,
+        };
+        let net = match &self.net_pool {
+            Some(pool) if self.view.private_network() => pool.take(),
+            _ => None,
+        };
+        let ruleset = match &self.policy {
+            // Without the run's rules: the init adds them in the view.
+            Some(p) => p
+                .ruleset(self.root.as_fd(), None, self.solver.as_fd(), &[])
+                .map_err(|_| io::Error::other("landlock ruleset"))?,
+            None => None,
+        };
+        let mut request = RequestMap::new()?;
+        let (control_rd, control_wr) = pipe_with(PipeFlags::CLOEXEC)?;
+        let (status_rd, status_wr) = pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
+        let (reaped_rd, reaped_wr) = pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
+        let (go_rd, go_wr) = pipe_with(PipeFlags::CLOEXEC)?;
+        let (ack_rd, ack_wr) = pipe_with(PipeFlags::CLOEXEC)?;
+        // Only the slots of the view's sources are used before the launch.
+        let run = self
+            .view
+            .run_mounts((0, 0), None, 0, 0)
+            .map_err(|_| io::Error::other("view plan"))?;
+        let empty = || CStrArray::new(std::iter::empty::<&str>()).ok_or(Errno::INVAL);
+        let plan = ChildPlan {
+            run_dir: self.root.try_clone()?,
+            solver: self.solver.try_clone()?,
+            ruleset,
+            control: control_rd,
+            status: status_wr,
+            reaped: reaped_wr,
+            cgroup: cgroup
+                .as_mut()
+                .map(RunCgroup::take_join_fds)
+                .unwrap_or_default(),
+            pid_namespace: true,
+            id_maps: IdMaps::for_server(),
+            view: Some(ViewChild {
+                plan: Arc::clone(&self.view),
+                run,
+                rules: self.rules,
+                net,
+            }),
+            seccomp: self.filter.clone(),
+            rlimits: RlimitPlan::new(0, 0, 0, None),
+            exec: ExecPlan {
+                argv: empty()?,
+                envp: empty()?,
+            },
+            stacks: Arc::clone(&self.stacks),
+            premade: Some(PremadeChild {
+                go: go_rd,
+                ack: ack_wr,
+                request: request.ptr(),
+                tree: -1,
+            }),
+        };
+        // Nothing is ever `exec`ed from this command: the child side never
+        // returns to the standard library, whose spawn returns once the
+        // monitor and the init have closed its error pipe (the init waits
+        // for its launch then).
+        let mut cmd = std::process::Command::new(&self.solver_path);
+        cmd.env_clear()
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        spawn::install_std(&mut cmd, plan);
+        let spawned = cmd.spawn();
+        // Closes this process's copies of the child-side descriptors.
+        drop(cmd);
+        let mut child = spawned?;
+        let monitor = Monitor::of(&child);
+        let (Some(stdout), Some(stderr), Ok(monitor)) =
+            (child.stdout.take(), child.stderr.take(), monitor)
+        else {
+            // Dropping the control pipe's write end kills the init; the
+            // monitor is then reaped here.
+            drop(control_wr);
+            let _ = child.wait();
+            return Err(io::Error::other("premade init half made"));
+        };
+        // Zeroes the header (`used` 0: no request yet).
+        request.clear();
+        Ok(Premade {
+            control: Some(control_wr),
+            monitor: Some(monitor),
+            pipes: Some(Pipes {
+                status: status_rd,
+                reaped: reaped_rd,
+                stdout: stdout.into(),
+                stderr: stderr.into(),
+            }),
+            go: go_wr,
+            ack: ack_rd,
+            request,
+            cgroup,
+        })
+    }
+}
+
+impl RequestMap {
+    fn clear(&mut self) {
+        // SAFETY: the header's bytes at the mapping's start.
+        unsafe { std::ptr::write_bytes(self.base, 0, Request::ARENA) };
+    }
+}
+
+/// Whether a premade init's launch failed because the run directory's name
+/// did not lead to the server's run directory (renamed or removed since it
+/// was resolved, or something else in its place): the ordinary launch,
+/// which goes by the descriptor, is then tried.
+pub(crate) fn by_name_failed(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOENT | libc::ENOTDIR | libc::ESTALE | libc::ELOOP | libc::EXDEV)
+    )
+}
+
+/// A monitor process made by a pool: its pid and a pidfd (the server's
+/// runtime plays no part in its making, so the monitor is waited for
+/// through the pidfd, not the runtime's child handling).
+#[derive(Debug)]
+pub(crate) struct Monitor {
+    pid: u32,
+    pidfd: OwnedFd,
+}
+
+impl Monitor {
+    fn of(child: &std::process::Child) -> io::Result<Self> {
+        let pid = child.id();
+        let raw =
+            Pid::from_raw(i32::try_from(pid).map_err(|_| Errno::INVAL)?).ok_or(Errno::INVAL)?;
+        // The child is unreaped: its pid names it alone.
+        let pidfd = rustix::process::pidfd_open(raw, PidfdFlags::empty())?;
+        Ok(Self { pid, pidfd })
+    }
+
+    /// Waits (blocking) for the monitor's end and reaps it.
+    fn reap_blocking(&self) {
+        if let Err(e) = wait_pidfd(&self.pidfd) {
+            tracing::error!(error = %e, "reaping a premade init's monitor failed");
+        }
+    }
+}
+
+/// One premade init, waiting for its launch: the server's ends of its
+/// pipes, its monitor, request mapping and cgroup. Dropped unused, it is
+/// killed (its control pipe hangs up) and its monitor reaped off the
+/// caller's thread when there is a runtime.
+#[derive(Debug)]
+pub(crate) struct Premade {
+    control: Option<OwnedFd>,
+    monitor: Option<Monitor>,
+    pipes: Option<Pipes>,
+    go: OwnedFd,
+    ack: OwnedFd,
+    request: RequestMap,
+    cgroup: Option<RunCgroup>,
+}
+
+/// The server's ends of a premade init's pipes that its run keeps.
+#[derive(Debug)]
+struct Pipes {
+    status: OwnedFd,
+    reaped: OwnedFd,
+    stdout: OwnedFd,
+    stderr: OwnedFd,
+}
+
+/// A premade init whose solver has started: what the run keeps.
+#[derive(Debug)]
+pub(crate) struct Started {
+    pub(crate) monitor: Reaper,
+    pub(crate) control: OwnedFd,
+    pub(crate) status: OwnedFd,
+    pub(crate) reaped: OwnedFd,
+    pub(crate) stdout: OwnedFd,
+    pub(crate) stderr: OwnedFd,
+    pub(crate) cgroup: Option<RunCgroup>,
+}
+
+impl Premade {
+    /// Writes the run's request and its cgroup's limits; `false` when the
+    /// request does not fit or the limits could not be written (the init
+    /// is then discarded, and the ordinary path taken).
+    pub(crate) fn prepare(
+        &mut self,
+        limits: &Limits,
+        rlimits: RlimitPlan,
+        run_name: &CStr,
+        run: &RunView<'_>,
+        exec: &ExecPlan,
+    ) -> bool {
+        if !self.request.write(rlimits, run_name, run, exec) {
+            return false;
+        }
+        if let Some(c) = &mut self.cgroup
+            && let Err(e) = c.apply(limits)
+        {
+            tracing::warn!(error = %e, "premade init: cgroup limits not written");
+            return false;
+        }
+        true
+    }
+
+    /// Starts the prepared run: says go and waits for the init's answer
+    /// (the solver has `exec`ed, or the error that stopped it). Must be
+    /// called in a runtime. On failure the init is discarded.
+    pub(crate) fn go(mut self) -> io::Result<Started> {
+        self.go_and_wait()?;
+        let (Some(control), Some(monitor), Some(pipes)) =
+            (self.control.take(), self.monitor.take(), self.pipes.take())
+        else {
+            return Err(io::Error::other("premade init spent"));
+        };
+        let monitor = Reaper {
+            pid: monitor.pid,
+            pidfd: Arc::new(monitor.pidfd),
+            reaped: false,
+        };
+        Ok(Started {
+            monitor,
+            control,
+            status: pipes.status,
+            reaped: pipes.reaped,
+            stdout: pipes.stdout,
+            stderr: pipes.stderr,
+            cgroup: self.cgroup.take(),
+        })
+    }
+
+    /// Writes the `go` byte and waits for the init's answer.
+    fn go_and_wait(&self) -> io::Result<()> {
+        rustix::io::write(&self.go, &[1u8])?;
+        let timeout = Timespec {
+            tv_sec: ACK_TIMEOUT.as_secs() as _,
+            tv_nsec: 0,
+        };
+        let mut answer = [0u8; 4];
+        let mut got = 0;
+        while got < answer.len() {
+            let mut set = [PollFd::new(&self.ack, PollFlags::IN)];
+            match rustix::event::poll(&mut set, Some(&timeout)) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::TimedOut)),
+                Ok(_) => {}
+                Err(Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+            match rustix::io::read(&self.ack, &mut answer[got..]) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
+                Ok(n) => got += n,
+                Err(Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        match i32::from_ne_bytes(answer) {
+            0 => Ok(()),
+            e => Err(io::Error::from_raw_os_error(e)),
+        }
+    }
+}
+
+impl Drop for Premade {
+    /// Kills the init (its monitor does, when the control pipe hangs up),
+    /// reaps the monitor and removes the cgroup, before returning: what was
+    /// made ahead goes with its pool, as the cgroups and namespaces made
+    /// ahead do. A millisecond or two, on a path that is not a launch's
+    /// (a pool dropped with its sandbox, or an init discarded unused).
+    fn drop(&mut self) {
+        self.control = None;
+        let Some(monitor) = self.monitor.take() else {
+            return;
+        };
+        monitor.reap_blocking();
+        if let Some(mut c) = self.cgroup.take() {
+            for _ in 0..50 {
+                if c.remove() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    }
+}
+
+/// The monitor of a run launched from a premade init, waited for through
+/// its pidfd. The wait blocks a thread of the runtime's blocking pool: it
+/// is off the run's answer (which comes on the init's record, before the
+/// monitor ends) and only follows it, or a kill.
+#[derive(Debug)]
+pub(crate) struct Reaper {
+    pid: u32,
+    pidfd: Arc<OwnedFd>,
+    reaped: bool,
+}
+
+impl Reaper {
+    /// The monitor's pid, until it is reaped.
+    pub(crate) fn id(&self) -> Option<u32> {
+        (!self.reaped).then_some(self.pid)
+    }
+
+    /// Waits for the monitor's end and reaps it.
+    pub(crate) async fn wait(&mut self) -> io::Result<()> {
+        if self.reaped {
+            return Ok(());
+        }
+        let fd = Arc::clone(&self.pidfd);
+        tokio::task::spawn_blocking(move || wait_pidfd(&fd))
+            .await
+            .map_err(io::Error::other)??;
+        self.reaped = true;
+        Ok(())
+    }
+
+    /// Sends the monitor `SIGKILL`.
+    pub(crate) fn start_kill(&self) -> io::Result<()> {
+        if !self.reaped {
+            rustix::process::pidfd_send_signal(&*self.pidfd, Signal::KILL)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        if self.reaped {
+            return;
+        }
+        let fd = Arc::clone(&self.pidfd);
+        let reap = move || {
+            if let Err(e) = wait_pidfd(&fd) {
+                tracing::error!(error = %e, "reaping a sandbox monitor failed");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => drop(rt.spawn_blocking(reap)),
+            Err(_) => drop(std::thread::spawn(reap)),
+        }
+    }
+}
+
+/// Waits (blocking) for the end of the process `pidfd` names, a child of
+/// this process, and reaps it.
+fn wait_pidfd(pidfd: &OwnedFd) -> io::Result<()> {
+    loop {
+        match rustix::process::waitid(WaitId::PidFd(pidfd.as_fd()), WaitIdOptions::EXITED) {
+            Err(Errno::INTR) => {}
+            r => return r.map(drop).map_err(Into::into),
+        }
+    }
+}
+
+/// A pool's solver id and run root (device and inode).
+type PoolKey = (String, (u64, u64));
+
+/// The pools of premade inits, one per (solver, run root), started at the
+/// first launch for the pair.
+#[derive(Debug)]
+pub(crate) struct PremadePools {
+    target: usize,
+    pools: Mutex<BTreeMap<PoolKey, MadeAhead<Premade>>>,
+}
+
+impl PremadePools {
+    /// Pools that keep `target` premade inits each.
+    pub(crate) fn new(target: usize) -> Self {
+        Self {
+            target,
+            pools: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// A premade init for `solver` under the run root `root` (device and
+    /// inode), if one is ready; the first call for a pair starts its pool
+    /// with `maker` (the launch then takes the ordinary path).
+    pub(crate) fn take(
+        &self,
+        solver: &str,
+        root: (u64, u64),
+        maker: impl FnOnce() -> Option<Maker>,
+    ) -> Option<Premade> {
+        self.with_pool(solver, root, maker, MadeAhead::take)
+            .flatten()
+    }
+
+    /// Starts the pool of `(solver, root)` with `maker` if it has none;
+    /// how many premade inits it holds ready (`None`: no pool, and none
+    /// can be started).
+    pub(crate) fn ready(
+        &self,
+        solver: &str,
+        root: (u64, u64),
+        maker: impl FnOnce() -> Option<Maker>,
+    ) -> Option<usize> {
+        self.with_pool(solver, root, maker, MadeAhead::ready)
+    }
+
+    fn with_pool<R>(
+        &self,
+        solver: &str,
+        root: (u64, u64),
+        maker: impl FnOnce() -> Option<Maker>,
+        f: impl FnOnce(&MadeAhead<Premade>) -> R,
+    ) -> Option<R> {
+        if self.target == 0 {
+            return None;
+        }
+        let mut pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = (solver.to_owned(), root);
+        if let Some(pool) = pools.get(&key) {
+            return Some(f(pool));
+        }
+        if pools.len() >= MAX_POOLS {
+            return None;
+        }
+        let maker = maker()?;
+        match MadeAhead::start_settled(
+            "hardened-mcp-premade",
+            "premade inits",
+            self.target,
+            Vec::new(),
+            move || maker.make(),
+            Some(SETTLE),
+        ) {
+            Ok(pool) => {
+                // Nothing is ready yet: the thread has just started.
+                let none = f(&pool);
+                pools.insert(key, pool);
+                Some(none)
+            }
+            Err(e) => {
+                tracing::info!(error = %e, "premade inits not made (no pool thread)");
+                None
+            }
+        }
+    }
+}
