@@ -7,6 +7,7 @@
 //!
 //! The tests run one at a time (a lock): the CPU-share measurement must not
 //! compete with a memory bomb for the machine's cores.
+//! `sandbox_envelope_premade.rs` runs them again from premade inits.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "sandbox_support/mod.rs"]
@@ -18,10 +19,10 @@ use std::time::Duration;
 
 use hardened_mcp::runs::RunDir;
 use hardened_mcp::sandbox::{
-    CpuShare, EnvelopeBackend, LimitHit, Limits, Outcome, RunRequest, Sandbox, SandboxConfig,
-    SandboxError, SandboxedRun, SolverRegistry, Termination,
+    CpuShare, EnvelopeBackend, LimitHit, Limits, Outcome, RunRequest, SandboxConfig, SandboxError,
+    SandboxedRun, SolverRegistry, Termination,
 };
-use support::{caller, run_dir};
+use support::{TestSandbox, caller, run_dir};
 use tokio_util::sync::CancellationToken;
 
 const HOG: &str = env!("CARGO_BIN_EXE_sbx_hog");
@@ -30,16 +31,16 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 const MIB: u64 = 1 << 20;
 
-fn sandbox() -> Sandbox {
+fn sandbox() -> TestSandbox {
     sandbox_with(SandboxConfig::default())
 }
 
-fn sandbox_with(config: SandboxConfig) -> Sandbox {
+fn sandbox_with(config: SandboxConfig) -> TestSandbox {
     let registry = SolverRegistry::builder()
         .solver("hog", HOG)
         .build()
         .unwrap();
-    Sandbox::new(registry, config).expect("this host enforces the envelope")
+    TestSandbox::new(registry, config)
 }
 
 /// A small envelope: what each attack is tried against.
@@ -59,7 +60,7 @@ fn small() -> Limits {
 
 /// Runs the attack `args` under `limits` while the host is probed: a fork
 /// from the host and another caller's sandboxed run must both succeed.
-async fn attack(sb: &Sandbox, dir: &RunDir, args: &[&str], limits: Limits) -> Outcome {
+async fn attack(sb: &TestSandbox, dir: &RunDir, args: &[&str], limits: Limits) -> Outcome {
     let (attacker, cancel) = (caller("attacker"), CancellationToken::new());
     let run = sb.run(
         &attacker,
@@ -532,7 +533,7 @@ async fn nothing_made_ahead_still_gives_each_run_its_envelope() {
 
 /// A run of the hog that forks three processes, 200 ms after its launch
 /// (its processes have joined its cgroup by then).
-async fn forking_run(sb: &Sandbox, dir: &RunDir) -> SandboxedRun {
+async fn forking_run(sb: &TestSandbox, dir: &RunDir) -> SandboxedRun {
     let running = sb
         .launch(
             &caller("attacker"),

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use hardened_mcp::runs::RunDir;
 use hardened_mcp::sandbox::{
-    Limits, Outcome, RunRequest, Sandbox, SandboxConfig, SolverRegistry, Termination, VIEW_RUN_DIR,
+    Limits, Outcome, RunRequest, SandboxConfig, SolverRegistry, Termination, VIEW_RUN_DIR,
 };
 use support::{FORKER, TestSandbox, caller, run_dir};
 use tokio_util::sync::CancellationToken;
@@ -32,7 +32,7 @@ fn sandbox_with(config: SandboxConfig) -> TestSandbox {
         .solver("forker", FORKER)
         .build()
         .unwrap();
-    TestSandbox(Sandbox::new(registry, config).expect("this host offers every layer"))
+    TestSandbox::new(registry, config)
 }
 
 fn sandbox() -> TestSandbox {

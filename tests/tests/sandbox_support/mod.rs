@@ -28,7 +28,7 @@ pub fn registry() -> SolverRegistry {
 }
 
 pub fn sandbox_with(config: SandboxConfig) -> TestSandbox {
-    TestSandbox(Sandbox::new(registry(), config).expect("sandbox starts"))
+    TestSandbox::new(registry(), config)
 }
 
 pub fn sandbox() -> TestSandbox {
@@ -44,8 +44,10 @@ pub fn premade() -> bool {
 
 /// A [`Sandbox`] whose `launch` and `run`, in a premade twin, first make
 /// a premade init ready ([`Sandbox::make_ahead`]) and then check that the
-/// run was launched from it; elsewhere they are the sandbox's own.
-pub struct TestSandbox(pub Sandbox);
+/// run was launched from it; elsewhere they are the sandbox's own. A
+/// configuration without premade inits (`made_ahead: 0`, no PID
+/// namespace) launches the ordinary way in a twin too.
+pub struct TestSandbox(pub Sandbox, bool);
 
 impl std::ops::Deref for TestSandbox {
     type Target = Sandbox;
@@ -55,6 +57,13 @@ impl std::ops::Deref for TestSandbox {
 }
 
 impl TestSandbox {
+    /// The sandbox of `registry` with `config`.
+    pub fn new(registry: SolverRegistry, config: SandboxConfig) -> Self {
+        let premade = premade() && config.made_ahead > 0 && config.allow_pid_namespace;
+        let sb = Sandbox::new(registry, config).expect("sandbox starts");
+        TestSandbox(sb, premade)
+    }
+
     /// [`Sandbox::launch`], from a premade init in a premade twin.
     pub fn launch(
         &self,
@@ -63,7 +72,7 @@ impl TestSandbox {
         request: RunRequest,
         cancel: &CancellationToken,
     ) -> Result<SandboxedRun, SandboxError> {
-        if premade() {
+        if self.1 {
             assert!(
                 self.0.make_ahead(request.solver(), &dir.root()),
                 "no premade init for {}",
@@ -71,7 +80,7 @@ impl TestSandbox {
             );
         }
         let run = self.0.launch(caller, dir, request, cancel)?;
-        if premade() {
+        if self.1 {
             assert!(
                 run.premade(),
                 "the run was not launched from a premade init"
@@ -89,7 +98,7 @@ impl TestSandbox {
         request: RunRequest,
         cancel: &CancellationToken,
     ) -> Result<Outcome, SandboxError> {
-        if premade() {
+        if self.1 {
             Ok(self.launch(caller, dir, request, cancel)?.wait().await)
         } else {
             self.0.run(caller, dir, request, cancel).await
