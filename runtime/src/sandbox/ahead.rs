@@ -59,8 +59,9 @@ impl<T: Send + 'static> MadeAhead<T> {
     /// As [`MadeAhead::start`], but while an object is still ready the
     /// thread makes the next one only once `settle` has passed since the
     /// last take: making an object costs CPU time, which a launch in
-    /// progress on a host of few cores would wait for. Once none is ready,
-    /// it makes them at once.
+    /// progress on a host of few cores would wait for. When none is ready
+    /// it makes one at once (a burst of launches then finds one ready each
+    /// time the thread keeps up), then waits for quiet again.
     pub(crate) fn start_settled<F>(
         name: &str,
         what: &'static str,
@@ -218,6 +219,38 @@ mod tests {
         assert_eq!(seen.len(), 20);
         // Never more than the target made ahead.
         assert_eq!(next.load(Ordering::SeqCst), 23);
+    }
+
+    #[test]
+    fn a_settled_pool_waits_for_quiet_while_it_has_some_and_not_when_empty() {
+        let next = Arc::new(AtomicUsize::new(0));
+        let n = Arc::clone(&next);
+        let settle = Duration::from_secs(30);
+        let pool = MadeAhead::start_settled(
+            "test-pool",
+            "test",
+            2,
+            Vec::new(),
+            move || Ok(n.fetch_add(1, Ordering::SeqCst)),
+            Some(settle),
+        )
+        .unwrap();
+        // Nothing taken yet: made at once.
+        wait_for(&pool, 2);
+        assert_eq!(pool.ready(), 2);
+        // One taken, one left: the next waits for 30 s of quiet.
+        assert!(pool.take().is_some());
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(pool.ready(), 1, "refilled within the settle time");
+        assert_eq!(next.load(Ordering::SeqCst), 2);
+        // None left: one made at once, the settle time notwithstanding;
+        // with that one ready, the next waits for quiet again.
+        assert!(pool.take().is_some());
+        wait_for(&pool, 1);
+        assert_eq!(pool.ready(), 1, "an empty pool waited for quiet");
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(pool.ready(), 1, "refilled past one within the settle time");
+        assert_eq!(next.load(Ordering::SeqCst), 3);
     }
 
     #[test]

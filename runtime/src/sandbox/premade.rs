@@ -75,7 +75,7 @@ const ACK_TIMEOUT: Duration = Duration::from_secs(10);
 /// launches have paused this long: making one (a fork of the server, the
 /// namespaces, the view's stage) takes a few milliseconds of CPU time,
 /// which a launch in progress would otherwise wait for on a host of few
-/// cores. Once none is ready, they are made at once.
+/// cores. When none is ready, one is made at once.
 const SETTLE: Duration = Duration::from_millis(10);
 
 /// At most this many (solver, run root) pairs get a pool of their own; a
@@ -87,19 +87,27 @@ const MAX_POOLS: usize = 16;
 /// strings, NUL-terminated, and the argument vector's and environment's
 /// pointer arrays, which point into the same mapping. Offsets are from the
 /// arena's start.
+///
+/// Every field is an integer, a `bool` or an array of them, so that the
+/// mapping's all-zero bytes (before a request is written) are a valid
+/// value.
 #[repr(C)]
 #[derive(Debug)]
 pub(crate) struct Request {
     /// Bytes of the arena in use; 0 until a request is written.
     used: usize,
-    rlimits: RlimitPlan,
+    /// `rlimit` pairs: CPU, file size, open files, address space.
+    rlimits: [libc::rlimit; 4],
+    has_address_space: bool,
     run_dir: (u64, u64),
     run_name: usize,
     tmp_options: usize,
     shm_options: usize,
-    /// The writable subdirectory: name, staged target and view path
-    /// offsets, device and inode.
-    writable: Option<(usize, usize, usize, (u64, u64))>,
+    /// The writable subdirectory, if `has_writable`: name, staged target
+    /// and view path offsets; its device and inode.
+    has_writable: bool,
+    writable: [usize; 3],
+    writable_id: (u64, u64),
     argv: usize,
     envp: usize,
 }
@@ -127,7 +135,13 @@ impl Request {
 
     /// The solver's rlimits.
     pub(crate) fn rlimits(&self) -> RlimitPlan {
-        self.rlimits
+        let [cpu, file_size, open_files, address_space] = self.rlimits;
+        RlimitPlan {
+            cpu,
+            file_size,
+            open_files,
+            address_space: self.has_address_space.then_some(address_space),
+        }
     }
 
     /// The run directory's name in the run root.
@@ -139,11 +153,14 @@ impl Request {
     pub(crate) fn run_view(&self) -> RunView<'_> {
         RunView {
             run_dir: self.run_dir,
-            writable: self.writable.map(|(name, staged, in_view, id)| Writable {
-                name: self.cstr(name),
-                staged: self.cstr(staged),
-                in_view: self.cstr(in_view),
-                id,
+            writable: self.has_writable.then(|| {
+                let [name, staged, in_view] = self.writable;
+                Writable {
+                    name: self.cstr(name),
+                    staged: self.cstr(staged),
+                    in_view: self.cstr(in_view),
+                    id: self.writable_id,
+                }
             }),
             tmp_options: self.cstr(self.tmp_options),
             shm_options: self.cstr(self.shm_options),
@@ -198,6 +215,15 @@ impl RequestMap {
         RequestPtr(self.base.cast_const().cast())
     }
 
+    /// The request as the init reads it.
+    #[cfg(test)]
+    fn request(&self) -> &Request {
+        // SAFETY: the header is at the mapping's start, aligned (a page);
+        // its bytes are all zero (a valid `Request`: integers and bools) or
+        // a value `write` stored; `&self` excludes a write meanwhile.
+        unsafe { &*self.base.cast::<Request>() }
+    }
+
     /// Writes the request; `false` when it does not fit the mapping.
     fn write(
         &mut self,
@@ -220,25 +246,39 @@ impl RequestMap {
             let run_name = arena.cstr(run_name)?;
             let tmp_options = arena.cstr(run.tmp_options)?;
             let shm_options = arena.cstr(run.shm_options)?;
-            let writable = match &run.writable {
-                Some(w) => Some((
-                    arena.cstr(w.name)?,
-                    arena.cstr(w.staged)?,
-                    arena.cstr(w.in_view)?,
+            let (writable, writable_id) = match &run.writable {
+                Some(w) => (
+                    [
+                        arena.cstr(w.name)?,
+                        arena.cstr(w.staged)?,
+                        arena.cstr(w.in_view)?,
+                    ],
                     w.id,
-                )),
-                None => None,
+                ),
+                None => ([0; 3], (0, 0)),
             };
             let argv = arena.vector(&exec.argv)?;
             let envp = arena.vector(&exec.envp)?;
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
             Some(Request {
                 used: arena.used,
-                rlimits,
+                rlimits: [
+                    rlimits.cpu,
+                    rlimits.file_size,
+                    rlimits.open_files,
+                    rlimits.address_space.unwrap_or(none),
+                ],
+                has_address_space: rlimits.address_space.is_some(),
                 run_dir: run.run_dir,
                 run_name,
                 tmp_options,
                 shm_options,
+                has_writable: run.writable.is_some(),
                 writable,
+                writable_id,
                 argv,
                 envp,
             })
@@ -762,5 +802,130 @@ impl PremadePools {
                 None
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn array(items: &[&str]) -> CStrArray {
+        CStrArray::new(items.iter().copied()).unwrap()
+    }
+
+    fn strings(mut p: *const *const libc::c_char) -> Vec<String> {
+        let mut out = Vec::new();
+        // SAFETY: a null-terminated array of pointers to NUL-terminated
+        // strings in the test's mapping, alive for the loop.
+        unsafe {
+            while !(*p).is_null() {
+                out.push(CStr::from_ptr(*p).to_string_lossy().into_owned());
+                p = p.add(1);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_request_reads_back_as_it_was_written() {
+        let mut map = RequestMap::new().unwrap();
+        assert!(!map.request().is_written(), "a fresh mapping holds none");
+        let exec = ExecPlan {
+            argv: array(&["/sandbox/bin/heat", "--steps", "10"]),
+            envp: array(&["LANG=C", "OMP_NUM_THREADS=2"]),
+        };
+        let run = RunView {
+            run_dir: (7, 8),
+            writable: Some(Writable {
+                name: c"out",
+                staged: c"/tmp/work/out",
+                in_view: c"/work/out",
+                id: (7, 9),
+            }),
+            tmp_options: c"mode=0700,size=4096,nr_inodes=64",
+            shm_options: c"mode=0700,size=8192,nr_inodes=64",
+        };
+        let rlimits = RlimitPlan::new(60, 1 << 20, 64, Some(1 << 30));
+        assert!(map.write(rlimits, c"r-abc", &run, &exec));
+        let r = map.request();
+        assert!(r.is_written());
+        assert_eq!(r.run_name(), c"r-abc");
+        let back = r.run_view();
+        assert_eq!(back.run_dir, (7, 8));
+        assert_eq!(back.tmp_options, run.tmp_options);
+        assert_eq!(back.shm_options, run.shm_options);
+        let w = back.writable.unwrap();
+        assert_eq!(
+            (w.name, w.staged, w.in_view, w.id),
+            (c"out", c"/tmp/work/out", c"/work/out", (7, 9))
+        );
+        assert_eq!(strings(r.argv()), ["/sandbox/bin/heat", "--steps", "10"]);
+        assert_eq!(strings(r.envp()), ["LANG=C", "OMP_NUM_THREADS=2"]);
+        let l = r.rlimits();
+        assert_eq!((l.cpu.rlim_cur, l.cpu.rlim_max), (60, 61));
+        assert_eq!(l.open_files.rlim_max, 64);
+        assert_eq!(l.address_space.map(|a| a.rlim_max), Some(1 << 30));
+
+        // Another request over it: no writable subdirectory, no address
+        // space limit, an empty environment.
+        let exec = ExecPlan {
+            argv: array(&["x"]),
+            envp: array(&[]),
+        };
+        let run = RunView {
+            writable: None,
+            ..run
+        };
+        assert!(map.write(RlimitPlan::new(1, 2, 3, None), c"r-x", &run, &exec));
+        let r = map.request();
+        assert_eq!(r.run_name(), c"r-x");
+        assert!(r.run_view().writable.is_none());
+        assert!(r.rlimits().address_space.is_none());
+        assert_eq!(strings(r.argv()), ["x"]);
+        assert!(strings(r.envp()).is_empty());
+    }
+
+    #[test]
+    fn a_request_larger_than_the_mapping_is_refused_whole() {
+        let mut map = RequestMap::new().unwrap();
+        let big = "a".repeat(64 * 1024);
+        let run = RunView {
+            run_dir: (1, 2),
+            writable: None,
+            tmp_options: c"size=1",
+            shm_options: c"size=1",
+        };
+        let limits = RlimitPlan::new(1, 1, 1, None);
+        let too_big = ExecPlan {
+            argv: array(&[&big, &big, &big, &big]),
+            envp: array(&[]),
+        };
+        assert!(
+            !map.write(limits, c"r", &run, &too_big),
+            "256 KiB of arguments fit"
+        );
+        assert!(!map.request().is_written(), "half a request was written");
+        let fits = ExecPlan {
+            argv: array(&[&big, &big, &big]),
+            envp: array(&[]),
+        };
+        assert!(map.write(limits, c"r", &run, &fits), "192 KiB do not");
+    }
+
+    #[test]
+    fn only_a_name_that_misses_the_run_directory_falls_back() {
+        for e in [
+            libc::ENOENT,
+            libc::ENOTDIR,
+            libc::ESTALE,
+            libc::ELOOP,
+            libc::EXDEV,
+        ] {
+            assert!(by_name_failed(&io::Error::from_raw_os_error(e)), "{e}");
+        }
+        for e in [libc::EPERM, libc::EACCES, libc::ENOMEM, libc::EINVAL] {
+            assert!(!by_name_failed(&io::Error::from_raw_os_error(e)), "{e}");
+        }
+        assert!(!by_name_failed(&io::Error::other("timed out")));
     }
 }

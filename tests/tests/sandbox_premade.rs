@@ -1,0 +1,133 @@
+//! Launches from premade inits (`Sandbox::make_ahead`): when a sandbox has
+//! them, that a launch finds its run directory by the descriptor the
+//! server resolved and never by a name that now leads elsewhere, and that
+//! what was made ahead goes with the sandbox. The attack suites run on this
+//! path in their `*_premade` twins.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "sandbox_support/mod.rs"]
+mod support;
+
+use hardened_mcp::sandbox::{Requirements, RunRequest, SandboxConfig, Termination, VIEW_RUN_DIR};
+use support::*;
+use tokio_util::sync::CancellationToken;
+
+/// The tests of this file fork and count the process's children: one at a
+/// time.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn premade_inits_need_the_view_at_the_whole_tree_level_and_made_ahead() {
+    let _serial = SERIAL.lock().await;
+    let (_path, dir) = run_dir();
+    let root = dir.root();
+    // The positive control: the default has them.
+    assert!(sandbox().make_ahead("escape", &root));
+    assert!(!sandbox().make_ahead("no-such-solver", &root));
+    let none_ahead = sandbox_with(SandboxConfig {
+        made_ahead: 0,
+        ..SandboxConfig::default()
+    });
+    assert!(!none_ahead.make_ahead("escape", &root));
+    let process_group = sandbox_with(SandboxConfig {
+        allow_pid_namespace: false,
+        allow_cgroups: false,
+        require: Requirements::none(),
+        ..SandboxConfig::default()
+    });
+    assert!(!process_group.make_ahead("escape", &root));
+    // Both still launch, the ordinary way.
+    for sb in [none_ahead, process_group] {
+        let run =
+            sb.0.launch(
+                &caller("a"),
+                &dir,
+                RunRequest::new("escape").args(["exit", "0"]),
+                &CancellationToken::new(),
+            )
+            .unwrap();
+        assert!(!run.premade());
+        assert_eq!(run.wait().await.termination, Termination::Exited(0));
+    }
+}
+
+/// A premade init opens the run directory by its name beneath the run
+/// root and checks it against the server's (device and inode). Moved away,
+/// with another directory put at its name, the launch must still run in
+/// the directory the server resolved (the ordinary path, by descriptor),
+/// never in the one now at the name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_premade_launch_runs_in_the_resolved_directory_not_the_one_at_its_name() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let marker = format!("{VIEW_RUN_DIR}/marker");
+    let write_marker = || RunRequest::new("escape").args(["write", &marker]);
+
+    // The positive control: untouched, the launch is premade and writes
+    // into its run directory.
+    let (path, dir) = run_dir();
+    assert!(sb.0.make_ahead("escape", &dir.root()));
+    let run =
+        sb.0.launch(
+            &caller("a"),
+            &dir,
+            write_marker(),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+    assert!(run.premade(), "the control did not take the premade path");
+    assert_eq!(run.wait().await.termination, Termination::Exited(0));
+    assert!(path.path().join("marker").is_file());
+
+    let (path, dir) = run_dir();
+    assert!(sb.0.make_ahead("escape", &dir.root()));
+    let moved = path.path().with_extension("moved");
+    std::fs::rename(path.path(), &moved).unwrap();
+    std::fs::create_dir(path.path()).unwrap();
+    let run =
+        sb.0.launch(
+            &caller("a"),
+            &dir,
+            write_marker(),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+    assert!(!run.premade(), "launched in the directory now at the name");
+    assert_eq!(run.wait().await.termination, Termination::Exited(0));
+    assert!(
+        moved.join("marker").is_file(),
+        "not run in its own directory"
+    );
+    assert!(!path.path().join("marker").exists(), "run in the decoy");
+}
+
+/// The pids of this process's children.
+fn children() -> Vec<u32> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let list = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        out.extend(
+            list.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_sandbox_leaves_no_premade_init_behind() {
+    let _serial = SERIAL.lock().await;
+    let (_path, dir) = run_dir();
+    let before = children();
+    let sb = sandbox();
+    assert!(sb.make_ahead("escape", &dir.root()));
+    let made: Vec<u32> = children()
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .collect();
+    // The positive control: the premade inits' monitors are children here.
+    assert!(!made.is_empty(), "no premade init among the children");
+    drop(sb);
+    let left: Vec<u32> = made.into_iter().filter(|&p| pid_exists(p)).collect();
+    assert!(left.is_empty(), "left behind (or unreaped): {left:?}");
+}
