@@ -34,6 +34,8 @@ struct State<T> {
     ready: Vec<T>,
     /// The pool's owner is gone: the thread exits.
     closed: bool,
+    /// The thread stopped at an error of `make`.
+    stopped: bool,
     /// When an object was last taken.
     last_take: Option<Instant>,
 }
@@ -77,6 +79,7 @@ impl<T: Send + 'static> MadeAhead<T> {
             state: Mutex::new(State {
                 ready,
                 closed: false,
+                stopped: false,
                 last_take: None,
             }),
             wake: Condvar::new(),
@@ -104,9 +107,14 @@ impl<T: Send + 'static> MadeAhead<T> {
     }
 
     /// How many objects are ready now.
-    /// How many objects are ready now.
     pub(crate) fn ready(&self) -> usize {
         self.shared.lock().ready.len()
+    }
+
+    /// Whether the thread has stopped at an error: no object will be made
+    /// any more.
+    pub(crate) fn stopped(&self) -> bool {
+        self.shared.lock().stopped
     }
 
     /// Runs `f` on the ready objects (for the tests).
@@ -179,6 +187,7 @@ impl<T> Shared<T> {
                 Ok(made) => self.lock().ready.push(made),
                 Err(e) => {
                     tracing::warn!(error = %e, pool = what, "pool stopped; launches make their own");
+                    self.lock().stopped = true;
                     return;
                 }
             }
@@ -262,6 +271,7 @@ mod tests {
             Err::<usize, _>(io::Error::other("refused"))
         })
         .unwrap();
+        assert!(!pool.stopped());
         assert_eq!(pool.take(), Some(7));
         let t0 = Instant::now();
         while calls.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(10) {
@@ -274,5 +284,6 @@ mod tests {
             1,
             "the thread went on after a failure"
         );
+        assert!(pool.stopped(), "a stopped pool does not say so");
     }
 }

@@ -753,15 +753,16 @@ impl PremadePools {
     }
 
     /// Starts the pool of `(solver, root)` with `maker` if it has none;
-    /// how many premade inits it holds ready (`None`: no pool, and none
-    /// can be started).
+    /// how many premade inits it holds ready (`None`: no pool, none can be
+    /// started, or its thread stopped at an error: none will be made).
     pub(crate) fn ready(
         &self,
         solver: &str,
         root: (u64, u64),
         maker: impl FnOnce() -> Option<Maker>,
     ) -> Option<usize> {
-        self.with_pool(solver, root, maker, MadeAhead::ready)
+        self.with_pool(solver, root, maker, |p| (!p.stopped()).then(|| p.ready()))
+            .flatten()
     }
 
     fn with_pool<R>(
