@@ -7,12 +7,12 @@
 //! three things: the run directory, the sizes of the private `/tmp` and
 //! `/dev/shm`, and what is `exec`ed with which limits. So a pool thread per
 //! (solver, run root) makes [`Premade`] inits ahead, through the same
-//! child-side code as a launch ([`spawn`](super::spawn)), with two
+//! child-side code as a launch ([`spawn`]), with two
 //! differences:
 //!
 //! * the monitor's working directory, from which the mount namespace is
 //!   copied, is the run root, not a run directory;
-//! * the init stages the view's static part ([`view::stage`]) and then
+//! * the init stages the view's static part ([`view::stage`](super::view::stage)) and then
 //!   waits on a pipe for its launch.
 //!
 //! A launch then rewrites the limits of the premade init's cgroup, writes
@@ -21,7 +21,7 @@
 //! pointers hold in both), and writes one byte. The init opens the run
 //! directory beneath its working directory by its name (`openat2`: beneath,
 //! no symbolic link, no mount crossed), refuses it unless it is the
-//! server's (device and inode), finishes the view ([`view::finish`]),
+//! server's (device and inode), finishes the view ([`view::finish`](super::view::finish)),
 //! starts the solver and answers with the error that stopped it, or `0`
 //! once the solver has `exec`ed. From there on the run is an ordinary one:
 //! the monitor watches the control pipe, the init reaps and reports.

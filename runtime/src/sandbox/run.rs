@@ -611,7 +611,7 @@ impl Sandbox {
     }
 
     /// A premade init for `solver` under `run_dir`'s run root, if one is
-    /// ready ([`premade`](super::premade)). The first launch for a (solver,
+    /// ready ([`premade`]). The first launch for a (solver,
     /// run root) pair starts its pool.
     fn premade_for(&self, solver: &Solver, run_dir: &RunDir) -> Option<Premade> {
         let root = run_dir.root_fd();
@@ -874,7 +874,7 @@ struct Launched<'a> {
 }
 
 /// A run's monitor process: spawned by the launch through the runtime, or
-/// made ahead by a pool ([`premade`](super::premade)) and waited for
+/// made ahead by a pool ([`premade`]) and waited for
 /// through its pidfd.
 #[derive(Debug)]
 enum Monitor {

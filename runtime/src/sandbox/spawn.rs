@@ -34,6 +34,12 @@
 //! solver directly, kills its process group, and writes the exit record
 //! itself; a descendant that calls `setsid` escapes that kill.
 //!
+//! A **premade init** ([`premade`](super::premade)) is the same monitor and
+//! init made ahead, with [`ChildPlan::premade`] set: the monitor's working
+//! directory is the run root, and the init stages and enters the view, then
+//! waits for its launch ([`premade_init`]) before it finishes the view with
+//! the run's part and starts the solver.
+//!
 //! Everything the child side touches is prepared before the fork
 //! ([`ChildPlan`]): the code after the fork only makes system calls on
 //! values it already holds, never allocates and never takes a lock. The
