@@ -114,20 +114,53 @@ fn children() -> Vec<u32> {
     out
 }
 
+/// The premade inits' monitors among this process's children: those whose
+/// working directory is the run root `root` (a monitor's stays there; the
+/// pools' other helpers are short-lived and elsewhere).
+fn monitors_under(root: &std::path::Path) -> Vec<u32> {
+    children()
+        .into_iter()
+        .filter(|p| std::fs::read_link(format!("/proc/{p}/cwd")).is_ok_and(|c| c == root))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_sandbox_leaves_no_premade_init_behind() {
     let _serial = SERIAL.lock().await;
-    let (_path, dir) = run_dir();
-    let before = children();
+    let (path, dir) = run_dir();
+    let root = path.path().parent().unwrap().to_path_buf();
     let sb = sandbox();
+    assert!(monitors_under(&root).is_empty());
     assert!(sb.make_ahead("escape", &dir.root()));
-    let made: Vec<u32> = children()
-        .into_iter()
-        .filter(|p| !before.contains(p))
-        .collect();
+    let made = monitors_under(&root);
     // The positive control: the premade inits' monitors are children here.
     assert!(!made.is_empty(), "no premade init among the children");
     drop(sb);
     let left: Vec<u32> = made.into_iter().filter(|&p| pid_exists(p)).collect();
     assert!(left.is_empty(), "left behind (or unreaped): {left:?}");
+}
+
+/// The pool of a run root removed since holds premade inits that can never
+/// be used: the next pair to start a pool ends them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pool_of_a_removed_run_root_is_ended() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (gone_path, gone_dir) = run_dir();
+    let gone_root = gone_path.path().parent().unwrap().to_path_buf();
+    assert!(sb.make_ahead("escape", &gone_dir.root()));
+    let made = monitors_under(&gone_root);
+    assert!(!made.is_empty(), "no premade init among the children");
+    let (_kept_path, kept_dir) = run_dir();
+    // The control: while its run root exists, another pair's pool leaves
+    // the first alone.
+    assert!(sb.make_ahead("forker", &gone_dir.root()));
+    assert!(
+        made.iter().all(|&p| pid_exists(p)),
+        "ended while its root lives"
+    );
+    drop(gone_path);
+    assert!(sb.make_ahead("escape", &kept_dir.root()));
+    let left: Vec<u32> = made.into_iter().filter(|&p| pid_exists(p)).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -7,24 +7,30 @@
 //! three things: the run directory, the sizes of the private `/tmp` and
 //! `/dev/shm`, and what is `exec`ed with which limits. So a pool thread per
 //! (solver, run root) makes [`Premade`] inits ahead, through the same
-//! child-side code as a launch ([`spawn`]), with two
-//! differences:
+//! child-side code as a launch ([`spawn`]), with these differences:
 //!
 //! * the monitor's working directory, from which the mount namespace is
 //!   copied, is the run root, not a run directory;
-//! * the init stages the view's static part ([`view::stage`](super::view::stage)) and then
-//!   waits on a pipe for its launch.
+//! * the init takes a detached clone of the run root's mount tree, stages
+//!   the view ([`view::stage`](super::view::stage)), swaps its root and
+//!   detaches the old one ([`view::pivot`](super::view::pivot): the
+//!   detachment waits for an RCU grace period, which is why it is done
+//!   ahead), then waits on a pipe for its launch.
 //!
 //! A launch then rewrites the limits of the premade init's cgroup, writes
 //! its [`Request`] into a shared mapping made before the fork (the same
 //! address in the server and in the init, so that the argument vector's
 //! pointers hold in both), and writes one byte. The init opens the run
-//! directory beneath its working directory by its name (`openat2`: beneath,
-//! no symbolic link, no mount crossed), refuses it unless it is the
-//! server's (device and inode), finishes the view ([`view::finish`](super::view::finish)),
-//! starts the solver and answers with the error that stopped it, or `0`
-//! once the solver has `exec`ed. From there on the run is an ordinary one:
-//! the monitor watches the control pipe, the init reaps and reports.
+//! directory by its name beneath the run root's detached tree (`openat2`:
+//! beneath, no symbolic link, no mount crossed), refuses it unless it is
+//! the server's (device and inode), clones and attaches it and mounts the
+//! private `/tmp` and `/dev/shm`
+//! ([`view::finish_entered`](super::view::finish_entered)), starts the
+//! solver and answers with the error that stopped it, or `0` once the
+//! solver has `exec`ed. From there on the run is an ordinary one: the
+//! monitor watches the control pipe, the init reaps and reports. A name
+//! that no longer leads to the server's run directory sends the launch the
+//! ordinary way, by descriptor ([`by_name_failed`]).
 //!
 //! What a premade init costs while it waits: two processes that share one
 //! copy of the server's memory (as every launch's do), a cgroup, and the
@@ -78,8 +84,9 @@ const ACK_TIMEOUT: Duration = Duration::from_secs(10);
 /// cores. When none is ready, one is made at once.
 const SETTLE: Duration = Duration::from_millis(10);
 
-/// At most this many (solver, run root) pairs get a pool of their own; a
-/// launch for any other pair takes the ordinary path.
+/// At most this many (solver, run root) pairs get a pool of their own (a
+/// pool whose run root has been removed does not count); a launch for any
+/// other pair takes the ordinary path.
 const MAX_POOLS: usize = 16;
 
 /// A launch request as the server writes it into the shared mapping and a
@@ -722,12 +729,20 @@ fn wait_pidfd(pidfd: &OwnedFd) -> io::Result<()> {
 /// A pool's solver id and run root (device and inode).
 type PoolKey = (String, (u64, u64));
 
+/// One (solver, run root)'s pool, with the run root's directory (to tell
+/// when it is gone).
+#[derive(Debug)]
+struct Pool {
+    root: OwnedFd,
+    ready: MadeAhead<Premade>,
+}
+
 /// The pools of premade inits, one per (solver, run root), started at the
 /// first launch for the pair.
 #[derive(Debug)]
 pub(crate) struct PremadePools {
     target: usize,
-    pools: Mutex<BTreeMap<PoolKey, MadeAhead<Premade>>>,
+    pools: Mutex<BTreeMap<PoolKey, Pool>>,
 }
 
 impl PremadePools {
@@ -778,12 +793,16 @@ impl PremadePools {
         let mut pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
         let key = (solver.to_owned(), root);
         if let Some(pool) = pools.get(&key) {
-            return Some(f(pool));
+            return Some(f(&pool.ready));
         }
+        // The pools of run roots removed since (their premade inits could
+        // never be used) go first: killed and reaped here.
+        pools.retain(|_, p| rustix::fs::fstat(&p.root).is_ok_and(|st| st.st_nlink > 0));
         if pools.len() >= MAX_POOLS {
             return None;
         }
         let maker = maker()?;
+        let root = maker.root.try_clone().ok()?;
         match MadeAhead::start_settled(
             "hardened-mcp-premade",
             "premade inits",
@@ -792,10 +811,10 @@ impl PremadePools {
             move || maker.make(),
             Some(SETTLE),
         ) {
-            Ok(pool) => {
+            Ok(ready) => {
                 // Nothing is ready yet: the thread has just started.
-                let none = f(&pool);
-                pools.insert(key, pool);
+                let none = f(&ready);
+                pools.insert(key, Pool { root, ready });
                 Some(none)
             }
             Err(e) => {
