@@ -8,6 +8,7 @@
 #[path = "sandbox_support/mod.rs"]
 mod support;
 
+use hardened_mcp::runs::RunDir;
 use hardened_mcp::sandbox::{Requirements, RunRequest, SandboxConfig, Termination, VIEW_RUN_DIR};
 use support::*;
 use tokio_util::sync::CancellationToken;
@@ -61,20 +62,18 @@ async fn a_premade_launch_runs_in_the_resolved_directory_not_the_one_at_its_name
     let _serial = SERIAL.lock().await;
     let sb = sandbox();
     let marker = format!("{VIEW_RUN_DIR}/marker");
-    let write_marker = || RunRequest::new("escape").args(["write", &marker]);
+    // Launched on the sandbox itself: no check of the path taken.
+    let launch = |dir: &RunDir| {
+        let request = RunRequest::new("escape").args(["write", &marker]);
+        let cancel = CancellationToken::new();
+        sb.0.launch(&caller("a"), dir, request, &cancel).unwrap()
+    };
 
     // The positive control: untouched, the launch is premade and writes
     // into its run directory.
     let (path, dir) = run_dir();
     assert!(sb.0.make_ahead("escape", &dir.root()));
-    let run =
-        sb.0.launch(
-            &caller("a"),
-            &dir,
-            write_marker(),
-            &CancellationToken::new(),
-        )
-        .unwrap();
+    let run = launch(&dir);
     assert!(run.premade(), "the control did not take the premade path");
     assert_eq!(run.wait().await.termination, Termination::Exited(0));
     assert!(path.path().join("marker").is_file());
@@ -84,14 +83,7 @@ async fn a_premade_launch_runs_in_the_resolved_directory_not_the_one_at_its_name
     let moved = path.path().with_extension("moved");
     std::fs::rename(path.path(), &moved).unwrap();
     std::fs::create_dir(path.path()).unwrap();
-    let run =
-        sb.0.launch(
-            &caller("a"),
-            &dir,
-            write_marker(),
-            &CancellationToken::new(),
-        )
-        .unwrap();
+    let run = launch(&dir);
     assert!(!run.premade(), "launched in the directory now at the name");
     assert_eq!(run.wait().await.termination, Termination::Exited(0));
     assert!(
