@@ -369,7 +369,9 @@ pub(crate) struct Maker {
 
 impl Maker {
     /// Makes one premade init: returns once it waits for its launch.
-    fn make(&self) -> io::Result<Premade> {
+    /// `check_kernel`: the init first finds out that the kernel clones out
+    /// of a detached tree, as its launch will (the pool's first init).
+    fn make(&self, check_kernel: bool) -> io::Result<Premade> {
         let mut cgroup = match &self.cgroups {
             Some(c) => Some(c.take(&Limits::default())?),
             None => None,
@@ -386,9 +388,7 @@ impl Maker {
             None => None,
         };
         let mut request = RequestMap::new()?;
-        let (control_rd, control_wr) = pipe_with(PipeFlags::CLOEXEC)?;
-        let (status_rd, status_wr) = pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
-        let (reaped_rd, reaped_wr) = pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
+        let (ends, server) = spawn::run_pipes()?;
         let (go_rd, go_wr) = pipe_with(PipeFlags::CLOEXEC)?;
         let (ack_rd, ack_wr) = pipe_with(PipeFlags::CLOEXEC)?;
         // Only the slots of the view's sources are used before the launch.
@@ -401,9 +401,9 @@ impl Maker {
             run_dir: self.root.try_clone()?,
             solver: self.solver.try_clone()?,
             ruleset,
-            control: control_rd,
-            status: status_wr,
-            reaped: reaped_wr,
+            control: ends.control,
+            status: ends.status,
+            reaped: ends.reaped,
             cgroup: cgroup
                 .as_mut()
                 .map(RunCgroup::take_join_fds)
@@ -428,6 +428,7 @@ impl Maker {
                 ack: ack_wr,
                 request: request.ptr(),
                 tree: -1,
+                check_kernel,
             }),
         };
         // Nothing is ever `exec`ed from this command: the child side never
@@ -450,18 +451,18 @@ impl Maker {
         else {
             // Dropping the control pipe's write end kills the init; the
             // monitor is then reaped here.
-            drop(control_wr);
+            drop(server.control);
             let _ = child.wait();
             return Err(io::Error::other("premade init half made"));
         };
         // Zeroes the header (`used` 0: no request yet).
         request.clear();
         Ok(Premade {
-            control: Some(control_wr),
+            control: Some(server.control),
             monitor: Some(monitor),
             pipes: Some(Pipes {
-                status: status_rd,
-                reaped: reaped_rd,
+                status: server.status,
+                reaped: server.reaped,
                 stdout: stdout.into(),
                 stderr: stderr.into(),
             }),
@@ -803,12 +804,19 @@ impl PremadePools {
         }
         let maker = maker()?;
         let root = maker.root.try_clone().ok()?;
+        // Whether an init of this pool has shown that the kernel clones out
+        // of a detached tree (every later one skips the try).
+        let mut checked = false;
         match MadeAhead::start_settled(
             "hardened-mcp-premade",
             "premade inits",
             self.target,
             Vec::new(),
-            move || maker.make(),
+            move || {
+                let made = maker.make(!checked);
+                checked |= made.is_ok();
+                made
+            },
             Some(SETTLE),
         ) {
             Ok(ready) => {

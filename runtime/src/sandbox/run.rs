@@ -11,7 +11,6 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rustix::pipe::{PipeFlags, pipe_with};
 use tokio::net::unix::pipe::Receiver;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -544,13 +543,9 @@ impl Sandbox {
             }
             _ => None,
         };
-        let (control_rd, control_wr) = pipe_with(PipeFlags::CLOEXEC).map_err(internal)?;
-        let (status_rd, status_wr) =
-            pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map_err(internal)?;
-        let (reaped_rd, reaped_wr) =
-            pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map_err(internal)?;
-        let reaped = Receiver::from_owned_fd(reaped_rd).map_err(internal)?;
-        let status = Receiver::from_owned_fd(status_rd).map_err(internal)?;
+        let (ends, server) = spawn::run_pipes().map_err(internal)?;
+        let reaped = Receiver::from_owned_fd(server.reaped).map_err(internal)?;
+        let status = Receiver::from_owned_fd(server.status).map_err(internal)?;
         let mut cgroup = match &inner.cgroups {
             Some(c) => Some(c.take(&limits).map_err(internal)?),
             None => None,
@@ -559,9 +554,9 @@ impl Sandbox {
             run_dir: launched.run_dir.try_clone().map_err(internal)?,
             solver: solver.fd().try_clone_to_owned().map_err(internal)?,
             ruleset,
-            control: control_rd,
-            status: status_wr,
-            reaped: reaped_wr,
+            control: ends.control,
+            status: ends.status,
+            reaped: ends.reaped,
             cgroup: cgroup
                 .as_mut()
                 .map(RunCgroup::take_join_fds)
@@ -602,7 +597,7 @@ impl Sandbox {
         Ok(self.local_run(
             launched,
             Monitor::Spawned(child),
-            control_wr,
+            server.control,
             (status, reaped),
             (stdout, stderr),
             cgroup,

@@ -328,6 +328,12 @@ pub(crate) struct PremadeChild {
     /// opened at launch (`-1` until then). Kept open until the init exits:
     /// closing it detaches the tree, which waits for an RCU grace period.
     pub(crate) tree: RawFd,
+    /// Whether to find out first that the kernel clones out of a detached
+    /// tree (Linux 6.15 and later), as the launch will: the first init of a
+    /// pool does, and fails without it (the pool stops). The try costs an
+    /// RCU grace period (its clone is detached again), so the others skip
+    /// it.
+    pub(crate) check_kernel: bool,
 }
 
 /// The address of a premade init's [`Request`].
@@ -366,6 +372,51 @@ impl ChildPlan {
             None => (self.exec.argv.as_ptr(), self.exec.envp.as_ptr()),
         }
     }
+}
+
+/// The child's ends of the pipes between a run's monitor and init and the
+/// server ([`run_pipes`]), for its [`ChildPlan`].
+#[derive(Debug)]
+pub(crate) struct ChildEnds {
+    /// [`ChildPlan::control`].
+    pub(crate) control: OwnedFd,
+    /// [`ChildPlan::status`].
+    pub(crate) status: OwnedFd,
+    /// [`ChildPlan::reaped`].
+    pub(crate) reaped: OwnedFd,
+}
+
+/// The server's ends of the same pipes.
+#[derive(Debug)]
+pub(crate) struct ServerEnds {
+    /// Write end of the control pipe: dropping it kills the tree.
+    pub(crate) control: OwnedFd,
+    /// Read end of the status pipe (non-blocking): the [`ExitRecord`].
+    pub(crate) status: OwnedFd,
+    /// Read end of the monitor's "tree dead" pipe (non-blocking).
+    pub(crate) reaped: OwnedFd,
+}
+
+/// Makes the three pipes of one run, each close-on-exec, the server's
+/// read ends non-blocking (they are read from the runtime).
+pub(crate) fn run_pipes() -> io::Result<(ChildEnds, ServerEnds)> {
+    use rustix::pipe::{PipeFlags, pipe_with};
+    let read = PipeFlags::CLOEXEC | PipeFlags::NONBLOCK;
+    let (control_rd, control_wr) = pipe_with(PipeFlags::CLOEXEC)?;
+    let (status_rd, status_wr) = pipe_with(read)?;
+    let (reaped_rd, reaped_wr) = pipe_with(read)?;
+    Ok((
+        ChildEnds {
+            control: control_rd,
+            status: status_wr,
+            reaped: reaped_wr,
+        },
+        ServerEnds {
+            control: control_wr,
+            status: status_rd,
+            reaped: reaped_rd,
+        },
+    ))
 }
 
 /// The stacks of a launch's `clone` children, the init's
@@ -656,7 +707,9 @@ extern "C" fn init_entry(arg: *mut libc::c_void) -> libc::c_int {
             if let Some(p) = &mut plan.premade {
                 let tree = view::clone_cwd()?;
                 p.tree = tree;
-                view::clones_from_detached(tree)?;
+                if p.check_kernel {
+                    view::clones_from_detached(tree)?;
+                }
                 view::stage(&v.plan, &mut v.run.slots)?;
                 view::pivot()?;
                 return Ok(None);
