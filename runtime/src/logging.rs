@@ -19,7 +19,12 @@
 //!   below `warn` rmcp logs every message it receives (the client's name
 //!   and version, method names, tool names and arguments), and its warnings
 //!   carry request ids and error texts that quote the peer. An rmcp line
-//!   says where in rmcp it was logged and which fields it had.
+//!   says where in rmcp it was logged and which fields it had;
+//! - leaves out rmcp's error about an answer it could not send because the
+//!   client had gone ("failed to send pending response during drain"): a
+//!   client closing its connection mid-call is an ordinary event of a
+//!   network server, and the HTTP transport logs it at `debug` where the
+//!   connection ends.
 //!
 //! Internal errors carry a reference id ([`crate::error::ReferenceId`]) that
 //! points into this log: without a logger the id points at nothing.
@@ -52,6 +57,10 @@ const PEER_QUOTING_TARGET: &str = "rmcp";
 
 /// The most rmcp may log (see the module documentation).
 const PEER_QUOTING_CAP: LevelFilter = LevelFilter::WARN;
+
+/// rmcp's messages (at `error`) that report a peer gone before its answer
+/// was sent: see the module documentation.
+const PEER_GONE: [&str; 1] = ["failed to send pending response during drain"];
 
 /// Installs the process-wide subscriber (see the module documentation).
 /// `default_level` applies when `RUST_LOG` is unset or invalid, e.g.
@@ -125,7 +134,47 @@ where
         .fmt_fields(RedactingFields)
         .event_format(WithheldPeerFields(Format::default()))
         .with_writer(writer);
-    tracing_subscriber::registry().with(filter).with(layer)
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(PeerGoneIsOrdinary)
+        .with(layer)
+}
+
+fn is_rmcp(target: &str) -> bool {
+    target == PEER_QUOTING_TARGET
+        || target
+            .strip_prefix(PEER_QUOTING_TARGET)
+            .is_some_and(|rest| rest.starts_with("::"))
+}
+
+/// Drops rmcp's [`PEER_GONE`] errors (see the module documentation).
+struct PeerGoneIsOrdinary;
+
+impl<S: Subscriber> tracing_subscriber::Layer<S> for PeerGoneIsOrdinary {
+    fn event_enabled(
+        &self,
+        event: &Event<'_>,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) -> bool {
+        let meta = event.metadata();
+        if *meta.level() != tracing::Level::ERROR || !is_rmcp(meta.target()) {
+            return true;
+        }
+        let mut message = Message(None);
+        event.record(&mut message);
+        !message.0.is_some_and(|m| PEER_GONE.contains(&m.as_str()))
+    }
+}
+
+/// The `message` field of an event, as text.
+struct Message(Option<String>);
+
+impl tracing::field::Visit for Message {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = Some(format!("{value:?}"));
+        }
+    }
 }
 
 /// Formats events as `F` does, except rmcp's: those are written as their
@@ -146,11 +195,7 @@ where
     ) -> fmt::Result {
         let meta = event.metadata();
         let target = meta.target();
-        let peer_quoting = target == PEER_QUOTING_TARGET
-            || target
-                .strip_prefix(PEER_QUOTING_TARGET)
-                .is_some_and(|rest| rest.starts_with("::"));
-        if !peer_quoting {
+        if !is_rmcp(target) {
             return self.0.format_event(ctx, writer, event);
         }
         SystemTime.format_time(&mut writer)?;
@@ -217,6 +262,23 @@ mod tests {
         assert!(text.contains("(values withheld: message id)"), "{text}");
         // Below warn, rmcp is not logged at all, whatever the level.
         assert_eq!(text.lines().count(), 1, "{text}");
+    }
+
+    #[test]
+    fn a_peer_gone_before_its_answer_is_not_an_error() {
+        let text = logged(|| {
+            tracing::error!(target: "rmcp::service", error = "closed", "failed to send pending response during drain");
+            // The positive control: rmcp's other errors stay, and so does
+            // the same text from anyone else.
+            tracing::error!(target: "rmcp::service", error = "panic", "response send task failed during drain");
+            tracing::error!(target: "ours", "failed to send pending response during drain");
+        });
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert_eq!(text.matches("rmcp::service").count(), 1, "{text}");
+        assert!(
+            text.contains("ours: failed to send pending response during drain"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@ pub mod announce;
 pub mod doc_context;
 pub mod doc_pages;
 pub mod http_load;
+pub mod keep_alive;
 pub mod log_capture;
 pub mod macros_fixture;
 pub mod node;

@@ -138,3 +138,112 @@ async fn caller_chosen_text_reaches_no_log_line() {
         leaks.join("\n")
     );
 }
+
+/// A server whose one tool answers after [`SLOW`].
+#[derive(Clone)]
+struct Slow {
+    tool_router: rmcp::handler::server::router::tool::ToolRouter<Self>,
+}
+
+const SLOW: std::time::Duration = std::time::Duration::from_millis(300);
+
+#[rmcp::tool_router]
+impl Slow {
+    /// Answers after a while.
+    #[rmcp::tool(description = "Answer after a while")]
+    async fn slow(&self) -> String {
+        tokio::time::sleep(SLOW).await;
+        "done".to_owned()
+    }
+}
+
+#[rmcp::tool_handler(router = self.tool_router)]
+impl rmcp::ServerHandler for Slow {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_tools()
+                .build(),
+        )
+    }
+}
+
+/// A 2026-07-28 call of the slow tool whose client closes the connection
+/// before the answer, logged by `subscriber`.
+async fn left_mid_call(subscriber: impl tracing::Subscriber + Send + Sync + 'static) {
+    use tokio::io::AsyncWriteExt as _;
+    let _default = tracing::subscriber::set_default(subscriber);
+    let server = hardened_mcp::transport::HttpServer::new(
+        || {
+            Ok(Slow {
+                tool_router: Slow::tool_router(),
+            })
+        },
+        hardened_mcp::transport::HttpConfig::new().sse_keep_alive(None),
+    )
+    .unwrap()
+    .start(tokio_util::sync::CancellationToken::new())
+    .await
+    .unwrap();
+    let addr = server.local_addr();
+    let body = serde_json::to_vec(&modern_call(1, "slow", json!({}))).unwrap();
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: slow\r\nContent-Length: {}\r\n\r\n",
+        addr.port(),
+        body.len()
+    )
+    .into_bytes();
+    head.extend_from_slice(&body);
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(&head).await.unwrap();
+    tokio::time::sleep(SLOW / 3).await;
+    drop(stream);
+    // The tool answers, and finds nobody to answer to.
+    tokio::time::sleep(SLOW * 2).await;
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_client_that_leaves_mid_call_is_not_an_error() {
+    // The positive control: rmcp itself logs the event as an error.
+    let raw = LogCapture::default();
+    left_mid_call(
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(raw.clone())
+            .finish(),
+    )
+    .await;
+    let raw = raw.text();
+    assert!(
+        raw.lines().any(|l| l.contains("ERROR")),
+        "the probe logged no error to quiet:\n{raw}"
+    );
+
+    let ours = LogCapture::default();
+    left_mid_call(hardened_mcp::logging::subscriber(
+        "trace",
+        ours.clone(),
+        false,
+    ))
+    .await;
+    let ours = ours.text();
+    assert!(
+        ours.contains("serving MCP over HTTP"),
+        "nothing captured: {ours}"
+    );
+    // The event is logged, at debug, where the connection ends.
+    assert!(
+        ours.lines()
+            .any(|l| l.contains("DEBUG") && l.contains("an HTTP connection ended")),
+        "{ours}"
+    );
+    let errors: Vec<&str> = ours
+        .lines()
+        .filter(|l| l.contains("ERROR") || l.contains(" WARN "))
+        .collect();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}

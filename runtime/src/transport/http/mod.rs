@@ -175,6 +175,7 @@ pub struct HttpConfig {
     session_mode: bool,
     json_response: bool,
     sse_keep_alive: Option<Duration>,
+    tcp_nodelay: bool,
 }
 
 impl std::fmt::Debug for HttpConfig {
@@ -195,6 +196,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("trusted_proxies", &self.trusted_proxies)
             .field("max_sessions_per_caller", &self.max_sessions_per_caller)
             .field("max_streams_per_caller", &self.max_streams_per_caller)
+            .field("tcp_nodelay", &self.tcp_nodelay)
             .finish_non_exhaustive()
     }
 }
@@ -223,6 +225,7 @@ impl Default for HttpConfig {
             session_mode: true,
             json_response: false,
             sse_keep_alive: Some(Duration::from_secs(15)),
+            tcp_nodelay: true,
         }
     }
 }
@@ -408,6 +411,18 @@ impl HttpConfig {
     /// SSE keep-alive interval (default 15 s; `None` disables).
     pub fn sse_keep_alive(mut self, interval: Option<Duration>) -> Self {
         self.sse_keep_alive = interval;
+        self
+    }
+
+    /// Whether accepted connections set `TCP_NODELAY` (default true): each
+    /// write of an answer leaves at once. Off, the kernel holds a small
+    /// write back until the previous one is acknowledged (Nagle's
+    /// algorithm), and the last chunk of an event stream then waits for
+    /// the client's delayed acknowledgement, about 40 ms per call on a
+    /// reused connection. Turn it off only to trade that latency for fewer
+    /// packets on a link where packets are dear.
+    pub fn tcp_nodelay(mut self, on: bool) -> Self {
+        self.tcp_nodelay = on;
         self
     }
 
@@ -613,6 +628,7 @@ where
             max_unauthenticated: self.b.max_unauthenticated,
             max_per_peer: self.b.max_per_peer,
             grace: self.b.unauthenticated_grace,
+            nodelay: self.b.tcp_nodelay,
         };
         let task = tokio::spawn(conn::serve(
             listener,
