@@ -49,7 +49,7 @@ struct Stress {
 }
 
 /// The server: no state, so a unit struct.
-struct Beam;
+pub struct Beam;
 
 #[hardened_tools]
 impl Beam {

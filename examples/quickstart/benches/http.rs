@@ -1,0 +1,310 @@
+//! Calls per second of the quickstart's two tools over streamable HTTP,
+//! served by the framework (`HttpServer`, defaults: the Host/Origin gate,
+//! connection admission, body screening, the strict parser and
+//! revalidation) and by plain rmcp (`StreamableHttpService` under
+//! `axum::serve`, `TCP_NODELAY` set, the same tools as rmcp `#[tool]`s),
+//! side by side in one run: 1, 8 and 32 keep-alive connections, answers
+//! as event streams and as JSON bodies, in a 2025-11-25 session and as
+//! 2026-07-28 requests. Every answer is checked. Prints a table of
+//! calls/s and the ratio hardened / plain.
+//!
+//! Client and servers share this process and the machine's cores: the
+//! client's own work is the same for both sides, so it narrows the ratio
+//! rather than widening it.
+//!
+//! `cargo bench --profile release -p beam-server --bench http`
+//! (`-- 5` for a window of 5 s per measurement; default 2 s).
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hardened_mcp::prelude::*;
+use hardened_mcp::transport::{HttpConfig, HttpServer};
+use hardened_mcp_tests::keep_alive::KeepAlive;
+use hardened_mcp_tests::tr_support::{
+    call, initialize_request, initialized_notification, modern_call, modern_headers,
+};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+// The quickstart's own tools, as `src/main.rs` declares them (its `main`
+// unused here; its unit tests' module compiled without its tests).
+#[path = "../src/main.rs"]
+#[allow(dead_code, unused_imports)]
+mod quickstart;
+
+#[derive(Debug, Clone, Copy, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum PlainSupport {
+    SimplySupported,
+    Cantilever,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct DeflectionArgs {
+    support: Option<PlainSupport>,
+    length_m: f64,
+    load_n: f64,
+    modulus_gpa: f64,
+    inertia_cm4: f64,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct StressArgs {
+    support: Option<PlainSupport>,
+    length_m: f64,
+    load_n: f64,
+    width_mm: f64,
+    height_mm: f64,
+}
+
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+struct PlainDeflection {
+    deflection_mm: f64,
+    span_ratio: f64,
+}
+
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+struct PlainStress {
+    moment_knm: f64,
+    stress_mpa: f64,
+}
+
+/// The quickstart's tools on plain rmcp: the same formulas, serde's
+/// parsing, no bounds.
+#[derive(Clone)]
+struct PlainBeam {
+    tool_router: ToolRouter<Self>,
+}
+
+#[rmcp::tool_router]
+impl PlainBeam {
+    #[rmcp::tool(description = "Largest deflection of a beam under one point load")]
+    async fn beam_deflection(
+        &self,
+        Parameters(a): Parameters<DeflectionArgs>,
+    ) -> Json<PlainDeflection> {
+        let k = match a.support.unwrap_or(PlainSupport::SimplySupported) {
+            PlainSupport::SimplySupported => 48.0,
+            PlainSupport::Cantilever => 3.0,
+        };
+        let ei = a.modulus_gpa * 1e9 * a.inertia_cm4 * 1e-8;
+        let d = a.load_n * a.length_m.powi(3) / (k * ei);
+        Json(PlainDeflection {
+            deflection_mm: d * 1e3,
+            span_ratio: d / a.length_m,
+        })
+    }
+
+    #[rmcp::tool(description = "Largest bending stress in a rectangular beam")]
+    async fn beam_stress(&self, Parameters(a): Parameters<StressArgs>) -> Json<PlainStress> {
+        let moment = match a.support.unwrap_or(PlainSupport::SimplySupported) {
+            PlainSupport::SimplySupported => a.load_n * a.length_m / 4.0,
+            PlainSupport::Cantilever => a.load_n * a.length_m,
+        };
+        let (b, h) = (a.width_mm * 1e-3, a.height_mm * 1e-3);
+        Json(PlainStress {
+            moment_knm: moment / 1e3,
+            stress_mpa: moment / (b * h * h / 6.0) / 1e6,
+        })
+    }
+}
+
+#[rmcp::tool_handler(router = self.tool_router)]
+impl rmcp::ServerHandler for PlainBeam {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+/// How answers travel.
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    Stream,
+    Json,
+}
+
+/// How requests are made.
+#[derive(Debug, Clone, Copy)]
+enum Era {
+    /// A 2025-11-25 session (`initialize`, then calls with its id).
+    Session,
+    /// 2026-07-28 requests: no handshake, the version in every request.
+    Stateless,
+}
+
+async fn hardened(mode: Mode, ct: &CancellationToken) -> SocketAddr {
+    // Every connection of the bench is the same local caller from one
+    // address: its ceilings are raised to hold them all.
+    let config = HttpConfig::new()
+        .sse_keep_alive(None)
+        .max_sessions_per_caller(256)
+        .max_connections_per_peer(256)
+        .json_response(matches!(mode, Mode::Json));
+    let server = Server::new(
+        "beam",
+        "0",
+        quickstart::Beam,
+        quickstart::Beam::hardened_tool_router(),
+    );
+    let running = HttpServer::new(move || Ok(server.clone()), config)
+        .unwrap()
+        .start(ct.child_token())
+        .await
+        .unwrap();
+    running.local_addr()
+}
+
+async fn plain(mode: Mode, ct: &CancellationToken) -> SocketAddr {
+    use axum::serve::ListenerExt as _;
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(ct.child_token())
+        .with_sse_keep_alive(None)
+        .with_json_response(matches!(mode, Mode::Json));
+    let service = StreamableHttpService::new(
+        || {
+            Ok(PlainBeam {
+                tool_router: PlainBeam::tool_router(),
+            })
+        },
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let stop = ct.clone();
+    tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
+            .unwrap();
+    });
+    addr
+}
+
+/// The `i`-th call: the two tools in turn, with arguments that vary.
+fn request(era: Era, id: i64) -> (Vec<u8>, &'static str, &'static str) {
+    let x = 1.0 + (id % 50) as f64 / 10.0;
+    let (tool, args, key) = if id % 2 == 0 {
+        (
+            "beam_deflection",
+            json!({"length_m": x, "load_n": 1e4, "modulus_gpa": 200.0, "inertia_cm4": 8356.0}),
+            "deflection_mm",
+        )
+    } else {
+        (
+            "beam_stress",
+            json!({"support": "cantilever", "length_m": x, "load_n": 1e4,
+                   "width_mm": 100.0, "height_mm": 300.0}),
+            "stress_mpa",
+        )
+    };
+    let message = match era {
+        Era::Session => call(id, tool, args),
+        Era::Stateless => modern_call(id, tool, args),
+    };
+    (serde_json::to_vec(&message).unwrap(), tool, key)
+}
+
+/// One connection calling for `window`; returns the calls answered.
+async fn caller(addr: SocketAddr, era: Era, window: Duration) -> u64 {
+    let mut conn = KeepAlive::connect(addr, None).await.unwrap();
+    if let Era::Session = era {
+        let body = serde_json::to_vec(&initialize_request(1)).unwrap();
+        assert_eq!(conn.post(&[], &body).await.unwrap().status, 200);
+        let body = serde_json::to_vec(&initialized_notification()).unwrap();
+        assert_eq!(conn.post(&[], &body).await.unwrap().status, 202);
+    }
+    let started = Instant::now();
+    let mut done = 0u64;
+    let mut id = 2i64;
+    while started.elapsed() < window {
+        let (body, tool, key) = request(era, id);
+        let headers = match era {
+            Era::Session => vec![],
+            Era::Stateless => modern_headers("tools/call", Some(tool)),
+        };
+        let reply = conn.post(&headers, &body).await.unwrap();
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let rpc: Value = reply.rpc().unwrap();
+        assert_eq!(rpc["id"], json!(id), "{rpc}");
+        // The framework's answers put the tool's output under `data`.
+        let out = &rpc["result"]["structuredContent"];
+        assert!(out[key].is_number() || out["data"][key].is_number(), "{rpc}");
+        assert_ne!(rpc["result"]["isError"], json!(true), "{rpc}");
+        id += 1;
+        done += 1;
+    }
+    done
+}
+
+async fn calls_per_second(addr: SocketAddr, era: Era, connections: usize, window: Duration) -> f64 {
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..connections {
+        tasks.spawn(caller(addr, era, window));
+    }
+    let mut total = 0;
+    while let Some(n) = tasks.join_next().await {
+        total += n.unwrap();
+    }
+    total as f64 / started.elapsed().as_secs_f64()
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `--list` runs nothing.
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let window = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse::<u64>().ok())
+        .map_or(Duration::from_secs(2), Duration::from_secs);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        println!(
+            "era | answers | connections | hardened calls/s | plain rmcp calls/s | hardened / plain"
+        );
+        println!("---|---|---|---|---|---");
+        for era in [Era::Session, Era::Stateless] {
+            for mode in [Mode::Stream, Mode::Json] {
+                let ct = CancellationToken::new();
+                let ours = hardened(mode, &ct).await;
+                let theirs = plain(mode, &ct).await;
+                // Warm both up (allocations, the first sessions).
+                calls_per_second(ours, era, 8, window / 4).await;
+                calls_per_second(theirs, era, 8, window / 4).await;
+                for connections in [1, 8, 32] {
+                    // Alternate which side goes first.
+                    let (h, p) = if connections == 8 {
+                        let p = calls_per_second(theirs, era, connections, window).await;
+                        (calls_per_second(ours, era, connections, window).await, p)
+                    } else {
+                        let h = calls_per_second(ours, era, connections, window).await;
+                        (h, calls_per_second(theirs, era, connections, window).await)
+                    };
+                    println!(
+                        "{era:?} | {mode:?} | {connections} | {h:.0} | {p:.0} | {:.2}",
+                        h / p
+                    );
+                }
+                ct.cancel();
+            }
+        }
+    });
+}
