@@ -6,14 +6,18 @@
 //! side by side in one run: 1, 8 and 32 keep-alive connections, answers
 //! as event streams and as JSON bodies, in a 2025-11-25 session and as
 //! 2026-07-28 requests. Every answer is checked. Prints a table of
-//! calls/s and the ratio hardened / plain.
+//! calls/s and the server CPU time per call of each side (the CPU time of
+//! the threads of the runtime serving it, from `/proc/self/task/*/schedstat`),
+//! and their ratios hardened / plain.
 //!
 //! Client and servers share this process and the machine's cores: the
 //! client's own work is the same for both sides, so it narrows the ratio
-//! rather than widening it.
+//! of calls/s; the CPU time per call is each server's alone, and holds
+//! steadier on a busy machine.
 //!
 //! `cargo bench --profile release -p beam-server --bench http`
-//! (`-- 5` for a window of 5 s per measurement; default 2 s).
+//! (`-- 2` for a window of 2 s per measurement; default 1 s). Each line
+//! is the median of five paired rounds, alternately first.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
@@ -217,6 +221,9 @@ fn request(era: Era, id: i64) -> (Vec<u8>, &'static str, &'static str) {
     (serde_json::to_vec(&message).unwrap(), tool, key)
 }
 
+/// Paired measurements per configuration; the table shows their medians.
+const ROUNDS: usize = 5;
+
 /// One connection calling for `window`; returns the calls answered.
 async fn caller(addr: SocketAddr, era: Era, window: Duration) -> u64 {
     let mut conn = KeepAlive::connect(addr, None).await.unwrap();
@@ -241,7 +248,10 @@ async fn caller(addr: SocketAddr, era: Era, window: Duration) -> u64 {
         assert_eq!(rpc["id"], json!(id), "{rpc}");
         // The framework's answers put the tool's output under `data`.
         let out = &rpc["result"]["structuredContent"];
-        assert!(out[key].is_number() || out["data"][key].is_number(), "{rpc}");
+        assert!(
+            out[key].is_number() || out["data"][key].is_number(),
+            "{rpc}"
+        );
         assert_ne!(rpc["result"]["isError"], json!(true), "{rpc}");
         id += 1;
         done += 1;
@@ -249,17 +259,73 @@ async fn caller(addr: SocketAddr, era: Era, window: Duration) -> u64 {
     done
 }
 
-async fn calls_per_second(addr: SocketAddr, era: Era, connections: usize, window: Duration) -> f64 {
+/// What one side did in one measurement.
+struct Measured {
+    calls_per_second: f64,
+    /// CPU time of the serving runtime's threads per call.
+    server_cpu_per_call: Duration,
+}
+
+async fn measure(side: &Side, era: Era, connections: usize, window: Duration) -> Measured {
+    let cpu_before = side.cpu();
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..connections {
-        tasks.spawn(caller(addr, era, window));
+        tasks.spawn(caller(side.addr, era, window));
     }
     let mut total = 0;
     while let Some(n) = tasks.join_next().await {
         total += n.unwrap();
     }
-    total as f64 / started.elapsed().as_secs_f64()
+    let elapsed = started.elapsed();
+    let cpu = side.cpu().saturating_sub(cpu_before);
+    Measured {
+        calls_per_second: total as f64 / elapsed.as_secs_f64(),
+        server_cpu_per_call: cpu / u32::try_from(total.max(1)).unwrap_or(u32::MAX),
+    }
+}
+
+/// One server and the runtime it runs on.
+struct Side {
+    runtime: tokio::runtime::Runtime,
+    /// The name of the runtime's threads.
+    threads: &'static str,
+    addr: SocketAddr,
+}
+
+impl Side {
+    fn new(threads: &'static str) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name(threads)
+            .enable_all()
+            .build()
+            .unwrap();
+        Self {
+            runtime,
+            threads,
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        }
+    }
+
+    /// The CPU time the threads of this side's runtime have had so far
+    /// (the first field of each thread's `schedstat`, in nanoseconds).
+    fn cpu(&self) -> Duration {
+        let mut total = 0u64;
+        for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            if comm.trim_end() != self.threads {
+                continue;
+            }
+            let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+            total += stat
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+        Duration::from_nanos(total)
+    }
 }
 
 fn main() {
@@ -270,41 +336,63 @@ fn main() {
     let window = std::env::args()
         .skip(1)
         .find_map(|a| a.parse::<u64>().ok())
-        .map_or(Duration::from_secs(2), Duration::from_secs);
-    let rt = tokio::runtime::Builder::new_multi_thread()
+        .map_or(Duration::from_secs(1), Duration::from_secs);
+    let client = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_name("bench-client")
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(async {
-        println!(
-            "era | answers | connections | hardened calls/s | plain rmcp calls/s | hardened / plain"
-        );
-        println!("---|---|---|---|---|---");
-        for era in [Era::Session, Era::Stateless] {
-            for mode in [Mode::Stream, Mode::Json] {
-                let ct = CancellationToken::new();
-                let ours = hardened(mode, &ct).await;
-                let theirs = plain(mode, &ct).await;
+    println!(
+        "era | answers | connections | hardened calls/s | plain rmcp calls/s | ratio | \
+         hardened server CPU/call | plain server CPU/call | ratio"
+    );
+    println!("---|---|---|---|---|---|---|---|---");
+    for era in [Era::Session, Era::Stateless] {
+        for mode in [Mode::Stream, Mode::Json] {
+            let ct = CancellationToken::new();
+            let mut ours = Side::new("bench-hardened");
+            ours.addr = ours.runtime.block_on(hardened(mode, &ct));
+            let mut theirs = Side::new("bench-plain");
+            theirs.addr = theirs.runtime.block_on(plain(mode, &ct));
+            client.block_on(async {
                 // Warm both up (allocations, the first sessions).
-                calls_per_second(ours, era, 8, window / 4).await;
-                calls_per_second(theirs, era, 8, window / 4).await;
+                measure(&ours, era, 8, window / 4).await;
+                measure(&theirs, era, 8, window / 4).await;
                 for connections in [1, 8, 32] {
-                    // Alternate which side goes first.
-                    let (h, p) = if connections == 8 {
-                        let p = calls_per_second(theirs, era, connections, window).await;
-                        (calls_per_second(ours, era, connections, window).await, p)
-                    } else {
-                        let h = calls_per_second(ours, era, connections, window).await;
-                        (h, calls_per_second(theirs, era, connections, window).await)
+                    // Paired rounds, alternately first: a disturbance of
+                    // the machine hits both sides of a round alike.
+                    let mut rounds = Vec::new();
+                    for round in 0..ROUNDS {
+                        let (h, p) = if round % 2 == 1 {
+                            let p = measure(&theirs, era, connections, window).await;
+                            (measure(&ours, era, connections, window).await, p)
+                        } else {
+                            let h = measure(&ours, era, connections, window).await;
+                            (h, measure(&theirs, era, connections, window).await)
+                        };
+                        rounds.push((h, p));
+                    }
+                    let median = |f: &dyn Fn(&(Measured, Measured)) -> f64| {
+                        let mut v: Vec<f64> = rounds.iter().map(f).collect();
+                        v.sort_by(f64::total_cmp);
+                        v[v.len() / 2]
                     };
+                    let cpu = |m: &Measured| m.server_cpu_per_call.as_secs_f64() * 1e6;
                     println!(
-                        "{era:?} | {mode:?} | {connections} | {h:.0} | {p:.0} | {:.2}",
-                        h / p
+                        "{era:?} | {mode:?} | {connections} | {:.0} | {:.0} | {:.2} | {:.1} µs | {:.1} µs | {:.2}",
+                        median(&|(h, _)| h.calls_per_second),
+                        median(&|(_, p)| p.calls_per_second),
+                        median(&|(h, p)| h.calls_per_second / p.calls_per_second),
+                        median(&|(h, _)| cpu(h)),
+                        median(&|(_, p)| cpu(p)),
+                        median(&|(h, p)| cpu(h) / cpu(p)),
                     );
                 }
-                ct.cancel();
-            }
+            });
+            ct.cancel();
+            ours.runtime.shutdown_timeout(Duration::from_secs(5));
+            theirs.runtime.shutdown_timeout(Duration::from_secs(5));
         }
-    });
+    }
 }

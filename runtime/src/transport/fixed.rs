@@ -97,6 +97,10 @@ pub(crate) fn fix_outgoing(item: TxJsonRpcMessage<RoleServer>) -> TxJsonRpcMessa
 #[cfg(feature = "http")]
 pub(crate) fn fix_error_json(json: &[u8]) -> Option<Vec<u8>> {
     use serde_json::Value;
+    // The messages checked here are serde_json's encoding of rmcp's types,
+    // which writes the member name `error` as it is, never escaped: a text
+    // without it holds no error, and is not scanned further.
+    memchr::memmem::find(json, b"\"error\"")?;
     if !serde_json::from_slice::<ErrorProbe>(json).ok()?.0 {
         return None;
     }

@@ -208,7 +208,7 @@ impl FixEvents {
     fn feed(&mut self, chunk: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(chunk.len());
         let mut rest = chunk;
-        while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+        while let Some(nl) = memchr::memchr(b'\n', rest) {
             let (line, tail) = rest.split_at(nl + 1);
             rest = tail;
             if self.partial.is_empty() {
