@@ -4,8 +4,7 @@
 //! would, and runs twice: confined, where it must have no effect that can
 //! be observed from outside, and unconfined as the positive control, where
 //! the same probe with the same arguments must have its effect (or the test
-//! proves nothing). `sandbox_hostile_premade.rs` runs it again with every
-//! run launched from a premade init.
+//! proves nothing).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "sandbox_support/mod.rs"]
@@ -19,27 +18,27 @@ use std::time::Duration;
 
 use hardened_mcp::runs::RunDir;
 use hardened_mcp::sandbox::{
-    Limits, Outcome, RunRequest, SandboxConfig, SolverRegistry, Termination, VIEW_RUN_DIR,
+    Limits, Outcome, RunRequest, Sandbox, SandboxConfig, SolverRegistry, Termination, VIEW_RUN_DIR,
 };
-use support::{FORKER, TestSandbox, caller, run_dir};
+use support::{FORKER, caller, run_dir};
 use tokio_util::sync::CancellationToken;
 
 const HOSTILE: &str = env!("CARGO_BIN_EXE_sbx_hostile");
 
-fn sandbox_with(config: SandboxConfig) -> TestSandbox {
+fn sandbox_with(config: SandboxConfig) -> Sandbox {
     let registry = SolverRegistry::builder()
         .solver("hostile", HOSTILE)
         .solver("forker", FORKER)
         .build()
         .unwrap();
-    TestSandbox::new(registry, config)
+    Sandbox::new(registry, config).expect("this host offers every layer")
 }
 
-fn sandbox() -> TestSandbox {
+fn sandbox() -> Sandbox {
     sandbox_with(SandboxConfig::default())
 }
 
-async fn confined_in(sb: &TestSandbox, dir: &RunDir, args: &[&str]) -> Outcome {
+async fn confined_in(sb: &Sandbox, dir: &RunDir, args: &[&str]) -> Outcome {
     sb.run(
         &caller("hostile"),
         dir,

@@ -34,12 +34,6 @@
 //! solver directly, kills its process group, and writes the exit record
 //! itself; a descendant that calls `setsid` escapes that kill.
 //!
-//! A **premade init** ([`premade`](super::premade)) is the same monitor and
-//! init made ahead, with [`ChildPlan::premade`] set: the monitor's working
-//! directory is the run root, and the init stages and enters the view, then
-//! waits for its launch ([`premade_init`]) before it finishes the view with
-//! the run's part and starts the solver.
-//!
 //! Everything the child side touches is prepared before the fork
 //! ([`ChildPlan`]): the code after the fork only makes system calls on
 //! values it already holds, never allocates and never takes a lock. The
@@ -69,9 +63,8 @@ use rustix::process::{Pid, PidfdFlags, Signal, WaitOptions};
 
 use super::landlock::ViewRules;
 use super::netns::NetNs;
-use super::premade::Request;
 use super::seccomp::Filter;
-use super::view::{self, RunMounts, RunView, ViewPlan};
+use super::view::{self, RunMounts, ViewPlan};
 
 /// Exit code of a monitor or init that lost track of its child (a kernel
 /// error that should not happen); the server treats the run as failed.
@@ -208,11 +201,6 @@ impl CStrArray {
     fn as_ptr(&self) -> *const *const libc::c_char {
         self.ptrs.as_ptr()
     }
-
-    /// The entries, in order.
-    pub(crate) fn entries(&self) -> impl Iterator<Item = &std::ffi::CStr> {
-        self._strings.iter().map(CString::as_c_str)
-    }
 }
 
 /// What the solver `exec`s, prepared before the fork.
@@ -266,8 +254,7 @@ impl IdMaps {
 pub(crate) struct ChildPlan {
     /// The run directory: the monitor's working directory (so that the
     /// view can clone it without a path), and the solver's when there is no
-    /// view. For a premade init ([`ChildPlan::premade`]), the run root: its
-    /// run directory is opened beneath it at launch.
+    /// view.
     pub(crate) run_dir: OwnedFd,
     /// The solver executable opened at registration (`O_PATH`): `exec`'d
     /// directly without the view; with it, the view's copy is checked
@@ -304,119 +291,6 @@ pub(crate) struct ChildPlan {
     /// The stacks the init and the solver run on (see [`spawn_init`] and
     /// [`spawn_solver`]): the sandbox's one mapping.
     pub(crate) stacks: Arc<CloneStack>,
-    /// Set for a premade init ([`premade`](super::premade)): it stages
-    /// the view, then waits for its launch, whose request (run directory,
-    /// `/tmp` and `/dev/shm` sizes, rlimits, argument vector, environment)
-    /// replaces `exec`, `rlimits` and the run part of `view`.
-    pub(crate) premade: Option<PremadeChild>,
-}
-
-/// The child side of a premade init's launch channel.
-#[derive(Debug)]
-pub(crate) struct PremadeChild {
-    /// Read end of the pipe whose one byte starts the launch (end of file:
-    /// the init is discarded unused).
-    pub(crate) go: OwnedFd,
-    /// Write end of the pipe on which the init answers the launch: `0`
-    /// once the solver has `exec`ed, else the error that stopped it.
-    pub(crate) ack: OwnedFd,
-    /// The launch request, in a shared mapping made before the fork (the
-    /// same address here and in the server).
-    pub(crate) request: RequestPtr,
-    /// In the init: a detached clone of the run root's mount tree, taken
-    /// before the view was staged, beneath which the run directory is
-    /// opened at launch (`-1` until then). Kept open until the init exits:
-    /// closing it detaches the tree, which waits for an RCU grace period.
-    pub(crate) tree: RawFd,
-    /// Whether to find out first that the kernel clones out of a detached
-    /// tree (Linux 6.15 and later), as the launch will: the first init of a
-    /// pool does, and fails without it (the pool stops). The try costs an
-    /// RCU grace period (its clone is detached again), so the others skip
-    /// it.
-    pub(crate) check_kernel: bool,
-}
-
-/// The address of a premade init's [`Request`].
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RequestPtr(pub(crate) *const Request);
-
-// SAFETY: the address of a shared mapping owned by the premade init's
-// server-side half, which outlives the plan; the plan only carries the
-// address to the child, which reads through it after the server's `go`.
-unsafe impl Send for RequestPtr {}
-// SAFETY: as above; nothing reads through it in the server.
-unsafe impl Sync for RequestPtr {}
-
-impl ChildPlan {
-    /// The launch request of a premade init.
-    fn request(&self) -> Option<&Request> {
-        // SAFETY: the mapping is inherited at the fork and never unmapped in
-        // the child; the server wrote the request before its `go` byte, and
-        // nothing reads it before that byte is read (`premade_init`).
-        self.premade.as_ref().map(|p| unsafe { &*p.request.0 })
-    }
-
-    /// The run's part of the view.
-    fn run_view(&self) -> Option<RunView<'_>> {
-        let v = self.view.as_ref()?;
-        Some(match self.request() {
-            Some(r) => r.run_view(),
-            None => v.run.as_view(),
-        })
-    }
-
-    /// The argument vector and environment to `exec`.
-    fn vectors(&self) -> (*const *const libc::c_char, *const *const libc::c_char) {
-        match self.request() {
-            Some(r) => (r.argv(), r.envp()),
-            None => (self.exec.argv.as_ptr(), self.exec.envp.as_ptr()),
-        }
-    }
-}
-
-/// The child's ends of the pipes between a run's monitor and init and the
-/// server ([`run_pipes`]), for its [`ChildPlan`].
-#[derive(Debug)]
-pub(crate) struct ChildEnds {
-    /// [`ChildPlan::control`].
-    pub(crate) control: OwnedFd,
-    /// [`ChildPlan::status`].
-    pub(crate) status: OwnedFd,
-    /// [`ChildPlan::reaped`].
-    pub(crate) reaped: OwnedFd,
-}
-
-/// The server's ends of the same pipes.
-#[derive(Debug)]
-pub(crate) struct ServerEnds {
-    /// Write end of the control pipe: dropping it kills the tree.
-    pub(crate) control: OwnedFd,
-    /// Read end of the status pipe (non-blocking): the [`ExitRecord`].
-    pub(crate) status: OwnedFd,
-    /// Read end of the monitor's "tree dead" pipe (non-blocking).
-    pub(crate) reaped: OwnedFd,
-}
-
-/// Makes the three pipes of one run, each close-on-exec, the server's
-/// read ends non-blocking (they are read from the runtime).
-pub(crate) fn run_pipes() -> io::Result<(ChildEnds, ServerEnds)> {
-    use rustix::pipe::{PipeFlags, pipe_with};
-    let read = PipeFlags::CLOEXEC | PipeFlags::NONBLOCK;
-    let (control_rd, control_wr) = pipe_with(PipeFlags::CLOEXEC)?;
-    let (status_rd, status_wr) = pipe_with(read)?;
-    let (reaped_rd, reaped_wr) = pipe_with(read)?;
-    Ok((
-        ChildEnds {
-            control: control_rd,
-            status: status_wr,
-            reaped: reaped_wr,
-        },
-        ServerEnds {
-            control: control_wr,
-            status: status_rd,
-            reaped: reaped_rd,
-        },
-    ))
 }
 
 /// The stacks of a launch's `clone` children, the init's
@@ -520,16 +394,6 @@ pub(crate) fn install(cmd: &mut tokio::process::Command, mut plan: ChildPlan) {
     // errno-carrying value without allocating). Processes that must not
     // return to the standard library (monitor, init, and a child whose
     // parent died before it armed `PR_SET_PDEATHSIG`) end in `_exit`.
-    unsafe {
-        cmd.pre_exec(move || child_main(&mut plan));
-    }
-}
-
-/// Installs the child-side code of `plan` on a standard library `cmd` (a
-/// premade init, made on a pool's thread outside any runtime).
-pub(crate) fn install_std(cmd: &mut std::process::Command, mut plan: ChildPlan) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: as in `install`.
     unsafe {
         cmd.pre_exec(move || child_main(&mut plan));
     }
@@ -704,28 +568,16 @@ extern "C" fn init_entry(arg: *mut libc::c_void) -> libc::c_int {
     let started = args.watch.child().and_then(|()| {
         // This process is pid 1 of the new namespace.
         if let Some(v) = &mut plan.view {
-            if let Some(p) = &mut plan.premade {
-                let tree = view::clone_cwd()?;
-                p.tree = tree;
-                if p.check_kernel {
-                    view::clones_from_detached(tree)?;
-                }
-                view::stage(&v.plan, &mut v.run.slots)?;
-                view::pivot()?;
-                return Ok(None);
-            }
             view::enter(&v.plan, &mut v.run)?;
         }
         let watch = ParentWatch::prepare(false)?;
         let pid = spawn_solver(plan, watch)?;
-        Ok(Some((pid, watch)))
+        Ok((pid, watch))
     });
     match started {
         // `init` closes every descriptor but its own two, `ready` with
         // them: the monitor's wait ends.
-        Ok(Some((pid, watch))) => init(pid, plan, watch.parent()),
-        // So does `premade_init`, before it waits for its launch.
-        Ok(None) => premade_init(plan),
+        Ok((pid, watch)) => init(pid, plan, watch.parent()),
         Err(e) => {
             let errno = e.raw_os_error().filter(|&e| e != 0).unwrap_or(libc::EIO);
             args.errno.store(errno, Ordering::SeqCst);
@@ -977,8 +829,8 @@ fn harden(plan: &ChildPlan) -> io::Result<RawFd> {
     }
     drop_capabilities()?;
     if let Some(ruleset) = &plan.ruleset {
-        if let (Some(v), Some(run)) = (&plan.view, plan.run_view()) {
-            add_view_rules(ruleset.as_raw_fd(), v.rules, &run)?;
+        if let Some(v) = &plan.view {
+            add_view_rules(ruleset.as_raw_fd(), v.rules)?;
         }
         // SAFETY: landlock_restrict_self on a ruleset descriptor of `plan`.
         cvt_long(unsafe {
@@ -1097,10 +949,8 @@ fn drop_capabilities() -> io::Result<()> {
 }
 
 /// Adds the rules that exist only inside the view: read beneath its root,
-/// full access beneath its private `/tmp` and `/dev/shm`, and beneath the
-/// run directory or, when that is read-only, its writable subdirectory
-/// (the same inodes as the host's: the view's mounts are binds).
-fn add_view_rules(ruleset: RawFd, rules: ViewRules, run: &RunView<'_>) -> io::Result<()> {
+/// full access beneath its private `/tmp` and `/dev/shm`.
+fn add_view_rules(ruleset: RawFd, rules: ViewRules) -> io::Result<()> {
     // struct landlock_path_beneath_attr (packed).
     #[repr(C, packed)]
     struct PathBeneath {
@@ -1108,15 +958,10 @@ fn add_view_rules(ruleset: RawFd, rules: ViewRules, run: &RunView<'_>) -> io::Re
         parent_fd: i32,
     }
     const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
-    let writable = match &run.writable {
-        Some(w) => w.in_view,
-        None => view::VIEW_RUN_DIR_C,
-    };
     for (path, access) in [
         (c"/", rules.read),
         (c"/tmp", rules.all),
         (c"/dev/shm", rules.all),
-        (writable, rules.all),
     ] {
         // SAFETY: open of a static C string.
         let fd = cvt(unsafe {
@@ -1154,7 +999,6 @@ fn exec(plan: &ChildPlan, fd: RawFd) -> io::Result<()> {
     if let Some(filter) = &plan.seccomp {
         install_filter(filter)?;
     }
-    let (argv, envp) = plan.vectors();
     match &plan.view {
         // In the view the path names the file just checked through `fd`:
         // the view is this process's private, read-only mount tree, and
@@ -1166,8 +1010,8 @@ fn exec(plan: &ChildPlan, fd: RawFd) -> io::Result<()> {
                 libc::SYS_execveat,
                 libc::AT_FDCWD,
                 v.plan.solver_path().as_ptr(),
-                argv,
-                envp,
+                plan.exec.argv.as_ptr(),
+                plan.exec.envp.as_ptr(),
                 0,
             );
         },
@@ -1178,8 +1022,8 @@ fn exec(plan: &ChildPlan, fd: RawFd) -> io::Result<()> {
                 libc::SYS_execveat,
                 fd,
                 c"".as_ptr(),
-                argv,
-                envp,
+                plan.exec.argv.as_ptr(),
+                plan.exec.envp.as_ptr(),
                 libc::AT_EMPTY_PATH,
             );
         },
@@ -1304,10 +1148,7 @@ fn reap(pid: Pid, pid_namespace: bool) -> Option<Option<(libc::c_int, u64)>> {
 /// `alive` is the write end of the solver's [`ParentWatch`] pipe.
 fn init(solver: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
     let status = plan.status.as_raw_fd();
-    // A premade init's detached tree is closed by the exit, after the
-    // record (see `PremadeChild::tree`).
-    let tree = plan.premade.as_ref().map_or(-1, |p| p.tree);
-    close_all_except([status, alive, tree]);
+    close_all_except([status, alive]);
     let mut cpu_us: u64 = 0;
     let mut solver_status: Option<libc::c_int> = None;
     loop {
@@ -1342,72 +1183,6 @@ fn init(solver: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
     }
 }
 
-/// A premade init between its making and its launch: closes every
-/// descriptor but what the launch needs (the monitor's wait ends with the
-/// `ready` pipe's hang-up, and so does the standard library's spawn on the
-/// pool's thread with its error pipe's), waits for the server's `go`,
-/// finishes the view with the run's part, starts the solver and answers
-/// on `ack`; then it is the run's [`init`]. Never returns.
-fn premade_init(plan: &mut ChildPlan) -> ! {
-    let Some((go, ack, tree)) = plan
-        .premade
-        .as_ref()
-        .map(|p| (p.go.as_raw_fd(), p.ack.as_raw_fd(), p.tree))
-    else {
-        exit(EXIT_LOST_CHILD);
-    };
-    let status = plan.status.as_raw_fd();
-    let ruleset = plan.ruleset.as_ref().map_or(-1, |r| r.as_raw_fd());
-    // The standard streams are the solver's.
-    close_all_except([0, 1, 2, status, ruleset, go, ack, tree]);
-    // SAFETY: a descriptor this process owns and keeps open.
-    let go_fd = unsafe { BorrowedFd::borrow_raw(go) };
-    let mut byte = [0u8; 1];
-    loop {
-        match rustix::io::read(go_fd, &mut byte) {
-            Ok(1..) => break,
-            // Discarded unused (its server-side half dropped).
-            Ok(0) => exit(0),
-            Err(Errno::INTR) => {}
-            Err(_) => exit(EXIT_LOST_CHILD),
-        }
-    }
-    let started = launch_premade(plan);
-    let errno = match &started {
-        Ok(_) => 0,
-        Err(e) => e.raw_os_error().filter(|&e| e != 0).unwrap_or(libc::EIO),
-    };
-    // SAFETY: a descriptor this process owns and keeps open.
-    let ack_fd = unsafe { BorrowedFd::borrow_raw(ack) };
-    // Four bytes, less than PIPE_BUF: written whole or not at all (then
-    // the server sees the pipe hang up, a failed launch).
-    let _ = rustix::io::write(ack_fd, &errno.to_ne_bytes());
-    match started {
-        Ok((pid, watch)) => init(pid, plan, watch.parent()),
-        Err(_) => exit(EXIT_SPAWN_FAILED),
-    }
-}
-
-/// The launch of a premade init: the request's rlimits, the view finished
-/// with the run's part ([`view::finish_entered`]: the run directory opened
-/// by its name beneath the run root's detached tree, checked against the
-/// server's device and inode), the solver started.
-fn launch_premade(plan: &mut ChildPlan) -> io::Result<(libc::pid_t, ParentWatch)> {
-    let invalid = || io::Error::from_raw_os_error(libc::EINVAL);
-    plan.rlimits = match plan.request() {
-        Some(r) if r.is_written() => r.rlimits(),
-        _ => return Err(invalid()),
-    };
-    let tree = plan.premade.as_ref().map_or(-1, |p| p.tree);
-    let (Some(run), Some(name)) = (plan.run_view(), plan.request().map(Request::run_name)) else {
-        return Err(invalid());
-    };
-    view::finish_entered(&run, tree, name)?;
-    let watch = ParentWatch::prepare(false)?;
-    let pid = spawn_solver(plan, watch)?;
-    Ok((pid, watch))
-}
-
 fn kill_tree(child: Pid, pid_namespace: bool) {
     // `child` is our unreaped child, so its pid (and, after its setsid, its
     // process-group id) is not reused.
@@ -1438,8 +1213,8 @@ fn rusage_us(ru: &libc::rusage) -> u64 {
     tv(&ru.ru_utime).saturating_add(tv(&ru.ru_stime))
 }
 
-/// Closes every descriptor except the given ones; `-1` entries are
-/// ignored.
+/// Closes every descriptor except the (at most three) given ones; `-1`
+/// entries are ignored.
 fn close_all_except<const N: usize>(mut keep: [RawFd; N]) {
     // In-place sort of a fixed array: no allocation.
     keep.sort_unstable();
