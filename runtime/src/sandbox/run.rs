@@ -31,7 +31,7 @@ use super::registry::{Solver, SolverRegistry};
 use super::seccomp::Filter;
 use super::spawn::{
     self, CStrArray, ChildPlan, CloneStack, ExecPlan, ExitRecord, IdMaps, RECORD_LEN, RlimitPlan,
-    ViewChild,
+    ServerStrings, ViewChild,
 };
 use super::view::{RunMounts, ViewPlan};
 use crate::concurrency::{ConcurrencyLimiter, Permit};
@@ -239,6 +239,9 @@ struct Inner {
     cgroups: Option<CgroupPool>,
     /// The stacks every launch's init and solver run on (their own copies).
     stacks: Arc<CloneStack>,
+    /// Where the server's command line and environment lie in its memory,
+    /// which each run's monitor hides.
+    server: ServerStrings,
 }
 
 impl Sandbox {
@@ -335,6 +338,10 @@ impl Sandbox {
             tracing::error!(error = %e, "sandbox: the launches' clone stacks not mapped");
             ConfigError::Resource("the launches' clone stacks")
         })?;
+        let server = ServerStrings::of_this_process().map_err(|e| {
+            tracing::error!(error = %e, "sandbox: the server's command line not found in its memory");
+            ConfigError::ServerNotHidden
+        })?;
         Ok(Self {
             inner: Arc::new(Inner {
                 registry,
@@ -347,6 +354,7 @@ impl Sandbox {
                 net_pool,
                 cgroups,
                 stacks,
+                server,
             }),
         })
     }
@@ -515,6 +523,7 @@ impl Sandbox {
             ),
             exec,
             stacks: Arc::clone(&inner.stacks),
+            server: inner.server,
         };
         // The child side execs the solver itself (from a descriptor, with
         // the argument vector and environment of `exec`); the standard

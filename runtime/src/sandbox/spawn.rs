@@ -49,7 +49,7 @@
 
 #![allow(unsafe_code)]
 
-use std::ffi::{CString, OsStr};
+use std::ffi::{CStr, CString, OsStr};
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -291,6 +291,70 @@ pub(crate) struct ChildPlan {
     /// The stacks the init and the solver run on (see [`spawn_init`] and
     /// [`spawn_solver`]): the sandbox's one mapping.
     pub(crate) stacks: Arc<CloneStack>,
+    /// Where the server's argument and environment strings lie, which the
+    /// monitor zeroes in its copy ([`hide_server`]).
+    pub(crate) server: ServerStrings,
+}
+
+/// The name (`comm`) of a run's monitor, in place of the server's.
+const MONITOR_NAME: &CStr = c"sandbox-monitor";
+
+/// The name (`comm`) of a run's init, pid 1 of its PID namespace.
+const INIT_NAME: &CStr = c"sandbox-init";
+
+/// Where the server's argument and environment strings lie in its memory
+/// (`arg_start`, `arg_end`, `env_start`, `env_end`: fields 48 to 51 of
+/// `/proc/self/stat`): what the kernel shows as `/proc/<pid>/cmdline` and
+/// `environ` of the server and of every process that copied its memory
+/// without `exec`ing (a run's monitor, and its init, which shares the
+/// monitor's copy). Read once, by [`Sandbox::new`](super::Sandbox::new):
+/// a process's strings do not move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ServerStrings {
+    args: (usize, usize),
+    env: (usize, usize),
+}
+
+impl ServerStrings {
+    /// This process's, each range checked to lie within one of its
+    /// writable mappings (`/proc/self/maps`): the monitor writes over its
+    /// copy of them.
+    pub(crate) fn of_this_process() -> io::Result<Self> {
+        let stat = std::fs::read_to_string("/proc/self/stat")?;
+        let maps = std::fs::read_to_string("/proc/self/maps")?;
+        Self::parse(&stat, &maps).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidData))
+    }
+
+    fn parse(stat: &str, maps: &str) -> Option<Self> {
+        // The name (field 2) may hold spaces and parentheses: field 3 is
+        // the first after the last `)`.
+        let rest = stat.rsplit_once(')')?.1;
+        let mut fields = rest
+            .split_whitespace()
+            .skip(48 - 3)
+            .map(str::parse::<usize>);
+        let mut next = || fields.next()?.ok();
+        let strings = Self {
+            args: (next()?, next()?),
+            env: (next()?, next()?),
+        };
+        let writable = |(start, end): (usize, usize)| {
+            start == end
+                || (start < end
+                    && maps.lines().any(|line| {
+                        let mut cols = line.split_whitespace();
+                        let range = cols.next().and_then(|r| r.split_once('-'));
+                        let rw = cols.next().is_some_and(|p| p.starts_with("rw"));
+                        range.is_some_and(|(lo, hi)| {
+                            let lo = usize::from_str_radix(lo, 16);
+                            let hi = usize::from_str_radix(hi, 16);
+                            rw && lo.is_ok_and(|lo| lo <= start) && hi.is_ok_and(|hi| end <= hi)
+                        })
+                    }))
+        };
+        (strings.args.0 < strings.args.1 && writable(strings.args) && writable(strings.env))
+            .then_some(strings)
+    }
 }
 
 /// The stacks of a launch's `clone` children, the init's
@@ -401,6 +465,7 @@ pub(crate) fn install(cmd: &mut tokio::process::Command, mut plan: ChildPlan) {
 
 fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
     reset_signals();
+    hide_server(plan.server)?;
     // The monitor and init hold a copy of the server's memory: make them
     // non-dumpable so nothing at our uid can read it through /proc or
     // ptrace. `execve` resets this for the solver.
@@ -448,6 +513,37 @@ fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
     // calls without the C library's `errno` (see `spawn_init`).
     let pid = spawn_init(plan, watch)?;
     monitor(pid, fds, watch.parent())
+}
+
+/// Hides the server in this process, the monitor: its copy of the
+/// server's argument and environment strings is zeroed, and its name is
+/// [`MONITOR_NAME`], not the forking thread's. The init, which shares this
+/// memory, shows the same strings. The kernel shows a command line whose
+/// last byte is not NUL (rewritten, as `setproctitle` does) up to its first
+/// NUL: with that byte set, `/proc/<pid>/cmdline` reads as one NUL byte,
+/// not as one per byte of the server's command line.
+fn hide_server(strings: ServerStrings) -> io::Result<()> {
+    for (start, end) in [strings.args, strings.env] {
+        // SAFETY: this process is the server's `fork` (`pre_exec`: its
+        // memory a private copy, which no other process shares before the
+        // init starts), the range lies within one of its writable mappings
+        // (checked by `ServerStrings::of_this_process`; it does not move),
+        // and nothing after the fork reads these strings: the plan holds
+        // the solver's argument vector and environment.
+        unsafe {
+            std::ptr::write_bytes(
+                std::ptr::with_exposed_provenance_mut::<u8>(start),
+                0,
+                end.saturating_sub(start),
+            );
+        }
+    }
+    let (start, end) = strings.args;
+    if end.saturating_sub(start) >= 2 {
+        // SAFETY: the last byte of the range zeroed above.
+        unsafe { std::ptr::with_exposed_provenance_mut::<u8>(end - 1).write(b' ') };
+    }
+    Ok(rustix::thread::set_name(MONITOR_NAME)?)
 }
 
 /// The descriptors the monitor keeps, copied out of the plan before the
@@ -566,6 +662,7 @@ extern "C" fn init_entry(arg: *mut libc::c_void) -> libc::c_int {
     // this process is its only user.
     let plan = unsafe { &mut *args.plan };
     let started = args.watch.child().and_then(|()| {
+        rustix::thread::set_name(INIT_NAME)?;
         // This process is pid 1 of the new namespace.
         if let Some(v) = &mut plan.view {
             view::enter(&v.plan, &mut v.run)?;
@@ -1517,6 +1614,39 @@ pub(crate) fn landlock_abi() -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_strings_are_read_after_the_name_and_must_be_writable() {
+        // Fields 3 to 47, then arg_start, arg_end, env_start, env_end; the
+        // name holds `) ` as a process may name itself.
+        let stat = |args: &str| {
+            let mid = vec!["0"; 45].join(" ");
+            format!("42 (a) b (c) {mid} {args}\n")
+        };
+        let maps = "1000-2000 r--p 0 0:0 0 /bin/x\n7000-9000 rw-p 0 0:0 0 [stack]\n";
+        let at = |a, b, c, d| ServerStrings {
+            args: (a, b),
+            env: (c, d),
+        };
+        let parse = |args: &str| ServerStrings::parse(&stat(args), maps);
+        assert_eq!(
+            parse("28672 28700 28700 28800"),
+            Some(at(0x7000, 0x701c, 0x701c, 0x7080))
+        );
+        // An empty environment is nothing to zero.
+        assert_eq!(parse("28672 28700 0 0"), Some(at(0x7000, 0x701c, 0, 0)));
+        for refused in [
+            "4096 4100 28700 28800", // read-only mapping
+            "28672 36865 0 0",       // past the mapping's end
+            "28700 28672 0 0",       // reversed
+            "28672 28672 0 0",       // no command line at all
+            "28672 28700 28800",     // a field short
+            "28672 x 28700 28800",   // not a number
+        ] {
+            assert_eq!(parse(refused), None, "{refused}");
+        }
+        assert!(ServerStrings::of_this_process().is_ok());
+    }
 
     #[test]
     fn record_round_trips_and_rejects_garbage() {
