@@ -52,9 +52,9 @@ const GAP_MS: u64 = 20;
 /// How the pairs follow each other.
 #[derive(Debug, Clone, Copy)]
 enum Pace {
-    /// Each pair after an idle time: the pools have refilled (premade
-    /// inits, cgroups, network namespaces), as on a server that is not
-    /// saturated. What the +2 ms target is about.
+    /// Each pair after an idle time: the pools have refilled (cgroups,
+    /// network namespaces), as on a server that is not saturated. What the
+    /// +2 ms target is about.
     Spaced(Duration),
     /// One pair right after the other: the pools' refill shares the
     /// cores with the launches measured (a saturated host).
@@ -75,23 +75,16 @@ impl Bench {
         start.elapsed()
     }
 
-    /// The time of one sandboxed launch, and whether it was premade.
-    fn sandboxed(&self, sb: &Sandbox) -> (Duration, bool) {
+    fn sandboxed(&self, sb: &Sandbox) -> Duration {
         let start = Instant::now();
-        let premade = self
-            .rt
+        self.rt
             .block_on(sandboxed_true(sb, &self.who, &self.run_dir, &self.token));
-        (start.elapsed(), premade)
+        start.elapsed()
     }
 
-    /// (bare, sandboxed, premade) of `n` pairs, alternately bare first,
-    /// each after `gap` of idle time if given.
-    fn pairs(
-        &self,
-        sb: &Sandbox,
-        n: usize,
-        gap: Option<Duration>,
-    ) -> Vec<(Duration, Duration, bool)> {
+    /// (bare, sandboxed) times of `n` pairs, alternately bare first, each
+    /// after `gap` of idle time if given.
+    fn pairs(&self, sb: &Sandbox, n: usize, gap: Option<Duration>) -> Vec<(Duration, Duration)> {
         (0..n)
             .map(|i| {
                 if let Some(gap) = gap {
@@ -99,11 +92,10 @@ impl Bench {
                 }
                 if i % 2 == 0 {
                     let b = self.bare();
-                    let (s, p) = self.sandboxed(sb);
-                    (b, s, p)
+                    (b, self.sandboxed(sb))
                 } else {
-                    let (s, p) = self.sandboxed(sb);
-                    (self.bare(), s, p)
+                    let s = self.sandboxed(sb);
+                    (self.bare(), s)
                 }
             })
             .collect()
@@ -152,8 +144,6 @@ fn main() {
         (Level::ProcessGroup, Pace::BackToBack),
     ] {
         let sb = sandbox(level);
-        // Premade inits for the run root, where the level has them.
-        let ahead = sb.make_ahead("true", &root);
         let gap = match pace {
             Pace::Spaced(gap) => Some(gap),
             Pace::BackToBack => None,
@@ -164,9 +154,8 @@ fn main() {
         let mut boxed: Vec<f64> = pairs.iter().map(|p| p.1.as_secs_f64()).collect();
         let mut diff: Vec<f64> = pairs
             .iter()
-            .map(|(b, s, _)| s.as_secs_f64() - b.as_secs_f64())
+            .map(|(b, s)| s.as_secs_f64() - b.as_secs_f64())
             .collect();
-        let premade = pairs.iter().filter(|p| p.2).count();
         for v in [&mut bare, &mut boxed, &mut diff] {
             v.sort_by(f64::total_cmp);
         }
@@ -185,8 +174,7 @@ fn main() {
         };
         println!(
             "{level:?}, {pace:?}: bare {} sandboxed {} | over bare: median {} (95 % {} to {}), \
-             quartiles {} to {} | +{} target: {verdict} | premade launches: {premade} of {n} \
-             (make_ahead: {ahead})",
+             quartiles {} to {} | +{} target: {verdict}",
             ms(median(&bare)),
             ms(median(&boxed)),
             ms(median(&diff)),

@@ -59,7 +59,7 @@ fn spawn_wait(c: &mut Criterion) {
         ("sandbox_process_group", &pg),
     ] {
         g.bench_function(name, |b| {
-            b.iter(|| rt.block_on(sandboxed_true(sb, &who, &run_dir, &token)));
+            b.iter(|| rt.block_on(sandboxed_true(sb, &who, &run_dir, &token)))
         });
     }
     g.finish();
@@ -106,7 +106,7 @@ fn spawn_wait_spaced(
                 for _ in 0..iters {
                     std::thread::sleep(IDLE);
                     let start = std::time::Instant::now();
-                    let _premade = rt.block_on(sandboxed_true(sb, who, run_dir, token));
+                    rt.block_on(sandboxed_true(sb, who, run_dir, token));
                     total += start.elapsed();
                 }
                 total

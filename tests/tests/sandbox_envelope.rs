@@ -7,7 +7,6 @@
 //!
 //! The tests run one at a time (a lock): the CPU-share measurement must not
 //! compete with a memory bomb for the machine's cores.
-//! `sandbox_envelope_premade.rs` runs them again from premade inits.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "sandbox_support/mod.rs"]
@@ -19,10 +18,10 @@ use std::time::Duration;
 
 use hardened_mcp::runs::RunDir;
 use hardened_mcp::sandbox::{
-    CpuShare, EnvelopeBackend, LimitHit, Limits, Outcome, RunRequest, SandboxConfig, SandboxError,
-    SandboxedRun, SolverRegistry, Termination,
+    CpuShare, EnvelopeBackend, LimitHit, Limits, Outcome, RunRequest, Sandbox, SandboxConfig,
+    SandboxError, SandboxedRun, SolverRegistry, Termination,
 };
-use support::{TestSandbox, caller, run_dir};
+use support::{caller, run_dir};
 use tokio_util::sync::CancellationToken;
 
 const HOG: &str = env!("CARGO_BIN_EXE_sbx_hog");
@@ -31,16 +30,16 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 const MIB: u64 = 1 << 20;
 
-fn sandbox() -> TestSandbox {
+fn sandbox() -> Sandbox {
     sandbox_with(SandboxConfig::default())
 }
 
-fn sandbox_with(config: SandboxConfig) -> TestSandbox {
+fn sandbox_with(config: SandboxConfig) -> Sandbox {
     let registry = SolverRegistry::builder()
         .solver("hog", HOG)
         .build()
         .unwrap();
-    TestSandbox::new(registry, config)
+    Sandbox::new(registry, config).expect("this host enforces the envelope")
 }
 
 /// A small envelope: what each attack is tried against.
@@ -60,7 +59,7 @@ fn small() -> Limits {
 
 /// Runs the attack `args` under `limits` while the host is probed: a fork
 /// from the host and another caller's sandboxed run must both succeed.
-async fn attack(sb: &TestSandbox, dir: &RunDir, args: &[&str], limits: Limits) -> Outcome {
+async fn attack(sb: &Sandbox, dir: &RunDir, args: &[&str], limits: Limits) -> Outcome {
     let (attacker, cancel) = (caller("attacker"), CancellationToken::new());
     let run = sb.run(
         &attacker,
@@ -128,6 +127,9 @@ fn tree_bytes_and_entries(dir: &Path) -> (u64, u64) {
 
 #[tokio::test]
 async fn this_host_enforces_every_limit_of_the_envelope() {
+    // Serial too: its sandbox's cgroups made ahead would be counted by the
+    // tests that check none of this process's is left.
+    let _serial = SERIAL.lock().await;
     let c = sandbox().containment();
     assert_ne!(c.envelope.backend, EnvelopeBackend::None, "{c}");
     assert!(
@@ -448,13 +450,10 @@ async fn run_cgroups_are_removed_and_stale_ones_swept() {
     let sb = sandbox();
     let (_path, dir) = run_dir();
     let running = forking_run(&sb, &dir).await;
-    // The run's own cgroups are the ones its monitor is in; the others are
-    // made ahead for the next runs (empty, or holding a premade init).
-    let monitor = running.monitor_pid().unwrap().to_string();
-    let (live, ahead): (Vec<PathBuf>, Vec<PathBuf>) = my_run_cgroups().into_iter().partition(|d| {
-        std::fs::read_to_string(d.join("cgroup.procs"))
-            .is_ok_and(|s| s.lines().any(|l| l.trim() == monitor))
-    });
+    // The run's own cgroups are the ones with members; the others are
+    // made ahead for the next runs, never joined.
+    let (live, ahead): (Vec<PathBuf>, Vec<PathBuf>) =
+        my_run_cgroups().into_iter().partition(|d| has_members(d));
     assert!(!live.is_empty(), "a live run has its cgroup");
     assert!(running.wait().await.success());
     let t0 = std::time::Instant::now();
@@ -533,7 +532,7 @@ async fn nothing_made_ahead_still_gives_each_run_its_envelope() {
 
 /// A run of the hog that forks three processes, 200 ms after its launch
 /// (its processes have joined its cgroup by then).
-async fn forking_run(sb: &TestSandbox, dir: &RunDir) -> SandboxedRun {
+async fn forking_run(sb: &Sandbox, dir: &RunDir) -> SandboxedRun {
     let running = sb
         .launch(
             &caller("attacker"),

@@ -4,8 +4,7 @@
 //! would, and runs twice: confined, where it must have no effect that can
 //! be observed from outside, and unconfined as the positive control, where
 //! the same probe with the same arguments must have its effect (or the test
-//! proves nothing). `sandbox_hostile_premade.rs` runs it again with every
-//! run launched from a premade init.
+//! proves nothing).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "sandbox_support/mod.rs"]
@@ -19,27 +18,27 @@ use std::time::Duration;
 
 use hardened_mcp::runs::RunDir;
 use hardened_mcp::sandbox::{
-    Limits, Outcome, RunRequest, SandboxConfig, SolverRegistry, Termination, VIEW_RUN_DIR,
+    Limits, Outcome, RunRequest, Sandbox, SandboxConfig, SolverRegistry, Termination, VIEW_RUN_DIR,
 };
-use support::{FORKER, TestSandbox, caller, run_dir};
+use support::{FORKER, caller, run_dir};
 use tokio_util::sync::CancellationToken;
 
 const HOSTILE: &str = env!("CARGO_BIN_EXE_sbx_hostile");
 
-fn sandbox_with(config: SandboxConfig) -> TestSandbox {
+fn sandbox_with(config: SandboxConfig) -> Sandbox {
     let registry = SolverRegistry::builder()
         .solver("hostile", HOSTILE)
         .solver("forker", FORKER)
         .build()
         .unwrap();
-    TestSandbox::new(registry, config)
+    Sandbox::new(registry, config).expect("this host offers every layer")
 }
 
-fn sandbox() -> TestSandbox {
+fn sandbox() -> Sandbox {
     sandbox_with(SandboxConfig::default())
 }
 
-async fn confined_in(sb: &TestSandbox, dir: &RunDir, args: &[&str]) -> Outcome {
+async fn confined_in(sb: &Sandbox, dir: &RunDir, args: &[&str]) -> Outcome {
     sb.run(
         &caller("hostile"),
         dir,
@@ -232,6 +231,98 @@ async fn the_host_proc_and_sys_are_not_visible() {
         refused(&dir, a).await;
         succeeds(run.path(), a);
     }
+}
+
+/// What this process (the server) shows of itself in `/proc`: its
+/// command line's first argument, an environment entry cargo set for it,
+/// and its name.
+fn server_canaries() -> [String; 3] {
+    let argv0 = std::env::args().next().unwrap();
+    let env = format!(
+        "CARGO_MANIFEST_DIR={}",
+        std::env::var("CARGO_MANIFEST_DIR").unwrap()
+    );
+    let comm = std::fs::read_to_string("/proc/self/comm").unwrap();
+    [argv0, env, comm.trim_end().to_owned()]
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+/// The run's init (pid 1) is a copy of the server that never `exec`s: its
+/// command line, environment and name are hidden from the run, as is every
+/// other process's the run can see.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_of_the_server_shows_in_the_runs_processes() {
+    let (run, dir) = run_dir();
+    let sb = sandbox();
+    let me = std::fs::read(format!("/proc/{}/cmdline", std::process::id())).unwrap();
+    for canary in server_canaries() {
+        let o = confined_in(&sb, &dir, &["proc-shows", &canary]).await;
+        assert_eq!(o.termination, Termination::Exited(1), "{canary}: {o:?}");
+        // The positive control finds this process's.
+        succeeds(run.path(), &["proc-shows", &canary]);
+    }
+    assert!(contains(&me, &server_canaries()[0]));
+    // The probe does read pid 1, the init, by the name it has instead.
+    let o = confined_in(&sb, &dir, &["contains", "/proc/1/comm", "sandbox-init"]).await;
+    assert_eq!(o.termination, Termination::Exited(0), "{o:?}");
+}
+
+/// Seen from the host, a run's monitor and init show a command line of one
+/// NUL byte, a name of their own and (to root) an environment of NULs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runs_monitor_and_init_show_nothing_of_the_server_on_the_host() {
+    let (_run, dir) = run_dir();
+    let sb = sandbox();
+    let running = sb
+        .launch(
+            &caller("hostile"),
+            &dir,
+            RunRequest::new("forker").args(["hang", &format!("{VIEW_RUN_DIR}/l")]),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+    let monitor = running.monitor_pid().unwrap();
+    // The init: the monitor's only child (its parent pid, field 4 of stat,
+    // after the name).
+    let init = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok()?.parse::<u32>().ok())
+        .find(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+                    == Some(monitor)
+            })
+        })
+        .expect("the run's init is the monitor's child");
+    let [argv0, env, _] = server_canaries();
+    // The positive control: this process shows them.
+    let me = std::process::id();
+    assert!(contains(
+        &std::fs::read(format!("/proc/{me}/cmdline")).unwrap(),
+        &argv0
+    ));
+    assert!(contains(
+        &std::fs::read(format!("/proc/{me}/environ")).unwrap(),
+        &env
+    ));
+    for (pid, name) in [(monitor, "sandbox-monitor"), (init, "sandbox-init")] {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+        assert_eq!(cmdline, b"\0", "{name}");
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+        assert_eq!(comm.trim_end(), name);
+        // Non-dumpable: only root reads its environment.
+        match std::fs::read(format!("/proc/{pid}/environ")) {
+            Ok(environ) => assert!(environ.iter().all(|&b| b == 0), "{name}"),
+            Err(_) => assert!(!rustix::process::geteuid().is_root(), "{name}"),
+        }
+    }
+    drop(running);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

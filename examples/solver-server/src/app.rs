@@ -69,13 +69,7 @@ pub fn build(
             c.partition = slurm.partition.clone();
             Launcher::slurm(sandbox, c).map_err(|e| StartError::new("slurm launcher", e))?
         }
-        None => {
-            // The first run starts from a premade init too (where the host
-            // allows them; launches work the same either way).
-            let ahead = sandbox.make_ahead(SOLVER_ID, &runs);
-            tracing::debug!(ahead, "premade inits for the heat solver");
-            Launcher::local(sandbox)
-        }
+        None => Launcher::local(sandbox),
     };
     HeatServer::new(runs, launcher)
         .into_mcp()

@@ -93,10 +93,6 @@ pub fn build(o: &Options, default_root: &Path) -> Result<Server<SpiceServer>, St
     let runs = RunRoot::open_with(root_path, prefix)
         .map_err(|e| StartError::new(&format!("run root {}", root_path.display()), e))?;
     let sandbox = sandbox(o)?;
-    // The first simulation starts from a premade init too (where the host
-    // allows them; launches work the same either way).
-    let ahead = sandbox.make_ahead(SOLVER_ID, &runs);
-    tracing::debug!(ahead, "premade inits for ngspice");
     SpiceServer::new(runs, sandbox)
         .into_mcp()
         .map_err(|e| StartError::new("tool router", e))

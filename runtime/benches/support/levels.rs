@@ -73,21 +73,16 @@ pub async fn bare_true() {
     assert!(st.success());
 }
 
-/// A sandboxed run of the solver `true`, to its outcome, as
-/// [`Sandbox::run`] does it (launch, wait, the caller's usage recorded);
-/// whether it was launched from a premade init.
+/// A sandboxed run of the solver `true`, to its outcome.
 pub async fn sandboxed_true(
     sb: &Sandbox,
     who: &CallerId,
     run_dir: &RunDir,
     token: &CancellationToken,
-) -> bool {
-    let run = sb
-        .launch(who, run_dir, RunRequest::new("true"), token)
+) {
+    let o = sb
+        .run(who, run_dir, RunRequest::new("true"), token)
+        .await
         .unwrap();
-    let premade = run.premade();
-    let o = run.wait().await;
     assert!(o.success());
-    run_dir.record_usage_async(false).await.unwrap();
-    premade
 }

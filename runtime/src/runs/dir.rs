@@ -99,18 +99,6 @@ impl RunDir {
         self.root.path.join(self.handle.as_str())
     }
 
-    /// The run root's directory (a premade init's working directory, beneath
-    /// which it opens this run directory by its handle).
-    #[cfg(feature = "sandbox")]
-    pub(crate) fn root_fd(&self) -> BorrowedFd<'_> {
-        self.root.fd.as_fd()
-    }
-
-    /// The run root this run directory belongs to.
-    pub fn root(&self) -> super::RunRoot {
-        super::RunRoot::from_inner(Arc::clone(&self.root))
-    }
-
     /// HMAC-SHA256, under the run root's key, of `parts` with this run's
     /// handle first: authenticates a record the server writes into the run
     /// directory (a solver cannot read the key).

@@ -187,18 +187,6 @@ pub struct RunRoot {
 }
 
 impl RunRoot {
-    /// The run root of a run directory's `inner`.
-    pub(crate) fn from_inner(inner: Arc<RootInner>) -> Self {
-        Self { inner }
-    }
-
-    /// The run root's directory (the sandbox's premade inits work beneath
-    /// it).
-    #[cfg(feature = "sandbox")]
-    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
-        self.inner.fd.as_fd()
-    }
-
     /// Opens (creating it with mode 0700 if missing) the run root at the
     /// server-configured `path`, issuing handles with the prefix `run`.
     ///

@@ -1,12 +1,11 @@
 //! Kernel objects made ahead of the launches that use them, by a background
-//! thread: the network namespaces ([`super::netns`]), the run cgroups
-//! ([`super::cgroup`]) and the premade inits ([`super::premade`]). Each object made is handed out once; when none is
+//! thread: the network namespaces ([`super::netns`]) and the run cgroups
+//! ([`super::cgroup`]). Each object made is handed out once; when none is
 //! ready, a launch makes its own, so the pool only ever changes when the
 //! work is done, never what a run gets.
 
 use std::io;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
 
 /// A pool of ready objects, refilled by a thread of its own up to a
 /// target. Dropping the pool stops the thread (waiting for the object it
@@ -23,10 +22,6 @@ pub(crate) struct MadeAhead<T> {
 struct Shared<T> {
     state: Mutex<State<T>>,
     wake: Condvar,
-    /// How long the thread waits after the last take before it makes the
-    /// next object, while any is still ready (see
-    /// [`MadeAhead::start_settled`]).
-    settle: Option<Duration>,
 }
 
 #[derive(Debug)]
@@ -34,10 +29,6 @@ struct State<T> {
     ready: Vec<T>,
     /// The pool's owner is gone: the thread exits.
     closed: bool,
-    /// The thread stopped at an error of `make`.
-    stopped: bool,
-    /// When an object was last taken.
-    last_take: Option<Instant>,
 }
 
 impl<T: Send + 'static> MadeAhead<T> {
@@ -55,35 +46,12 @@ impl<T: Send + 'static> MadeAhead<T> {
     where
         F: FnMut() -> io::Result<T> + Send + 'static,
     {
-        Self::start_settled(name, what, target, ready, make, None)
-    }
-
-    /// As [`MadeAhead::start`], but while an object is still ready the
-    /// thread makes the next one only once `settle` has passed since the
-    /// last take: making an object costs CPU time, which a launch in
-    /// progress on a host of few cores would wait for. When none is ready
-    /// it makes one at once (a burst of launches then finds one ready each
-    /// time the thread keeps up), then waits for quiet again.
-    pub(crate) fn start_settled<F>(
-        name: &str,
-        what: &'static str,
-        target: usize,
-        ready: Vec<T>,
-        make: F,
-        settle: Option<Duration>,
-    ) -> io::Result<Self>
-    where
-        F: FnMut() -> io::Result<T> + Send + 'static,
-    {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 ready,
                 closed: false,
-                stopped: false,
-                last_take: None,
             }),
             wake: Condvar::new(),
-            settle,
         });
         let worker = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -97,24 +65,15 @@ impl<T: Send + 'static> MadeAhead<T> {
 
     /// A ready object, if there is one; wakes the thread to make the next.
     pub(crate) fn take(&self) -> Option<T> {
-        let taken = {
-            let mut state = self.shared.lock();
-            state.last_take = Some(Instant::now());
-            state.ready.pop()
-        };
+        let taken = self.shared.lock().ready.pop();
         self.shared.wake.notify_one();
         taken
     }
 
     /// How many objects are ready now.
+    #[cfg(test)]
     pub(crate) fn ready(&self) -> usize {
         self.shared.lock().ready.len()
-    }
-
-    /// Whether the thread has stopped at an error: no object will be made
-    /// any more.
-    pub(crate) fn stopped(&self) -> bool {
-        self.shared.lock().stopped
     }
 
     /// Runs `f` on the ready objects (for the tests).
@@ -154,40 +113,20 @@ impl<T> Shared<T> {
         loop {
             {
                 let mut state = self.lock();
-                loop {
-                    if state.closed {
-                        return;
-                    }
-                    if state.ready.len() >= target {
-                        state = self
-                            .wake
-                            .wait(state)
-                            .unwrap_or_else(PoisonError::into_inner);
-                        continue;
-                    }
-                    let quiet_for = match (self.settle, state.last_take) {
-                        (Some(settle), Some(at)) if !state.ready.is_empty() => {
-                            settle.checked_sub(at.elapsed())
-                        }
-                        _ => None,
-                    };
-                    match quiet_for {
-                        Some(wait) if !wait.is_zero() => {
-                            state = self
-                                .wake
-                                .wait_timeout(state, wait)
-                                .unwrap_or_else(PoisonError::into_inner)
-                                .0;
-                        }
-                        _ => break,
-                    }
+                while !state.closed && state.ready.len() >= target {
+                    state = self
+                        .wake
+                        .wait(state)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+                if state.closed {
+                    return;
                 }
             }
             match make() {
                 Ok(made) => self.lock().ready.push(made),
                 Err(e) => {
                     tracing::warn!(error = %e, pool = what, "pool stopped; launches make their own");
-                    self.lock().stopped = true;
                     return;
                 }
             }
@@ -231,38 +170,6 @@ mod tests {
     }
 
     #[test]
-    fn a_settled_pool_waits_for_quiet_while_it_has_some_and_not_when_empty() {
-        let next = Arc::new(AtomicUsize::new(0));
-        let n = Arc::clone(&next);
-        let settle = Duration::from_secs(30);
-        let pool = MadeAhead::start_settled(
-            "test-pool",
-            "test",
-            2,
-            Vec::new(),
-            move || Ok(n.fetch_add(1, Ordering::SeqCst)),
-            Some(settle),
-        )
-        .unwrap();
-        // Nothing taken yet: made at once.
-        wait_for(&pool, 2);
-        assert_eq!(pool.ready(), 2);
-        // One taken, one left: the next waits for 30 s of quiet.
-        assert!(pool.take().is_some());
-        std::thread::sleep(Duration::from_millis(200));
-        assert_eq!(pool.ready(), 1, "refilled within the settle time");
-        assert_eq!(next.load(Ordering::SeqCst), 2);
-        // None left: one made at once, the settle time notwithstanding;
-        // with that one ready, the next waits for quiet again.
-        assert!(pool.take().is_some());
-        wait_for(&pool, 1);
-        assert_eq!(pool.ready(), 1, "an empty pool waited for quiet");
-        std::thread::sleep(Duration::from_millis(200));
-        assert_eq!(pool.ready(), 1, "refilled past one within the settle time");
-        assert_eq!(next.load(Ordering::SeqCst), 3);
-    }
-
-    #[test]
     fn a_failure_stops_the_thread_and_takes_then_come_back_empty() {
         let calls = Arc::new(AtomicUsize::new(0));
         let c = Arc::clone(&calls);
@@ -271,7 +178,6 @@ mod tests {
             Err::<usize, _>(io::Error::other("refused"))
         })
         .unwrap();
-        assert!(!pool.stopped());
         assert_eq!(pool.take(), Some(7));
         let t0 = Instant::now();
         while calls.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(10) {
@@ -284,6 +190,5 @@ mod tests {
             1,
             "the thread went on after a failure"
         );
-        assert!(pool.stopped(), "a stopped pool does not say so");
     }
 }

@@ -518,10 +518,8 @@ pub(crate) struct CgroupEvents {
 impl RunCgroup {
     /// Writes `limits` to the cgroup's files: every file the first time,
     /// afterwards only the values that differ from what the files hold.
-    /// Called before any process of the run has joined the cgroup, or, for
-    /// a premade init's, while only its monitor and init (a few pages of
-    /// their own) are in it.
-    pub(crate) fn apply(&mut self, limits: &Limits) -> io::Result<()> {
+    /// Called before any process has joined the cgroup.
+    fn apply(&mut self, limits: &Limits) -> io::Result<()> {
         let want = Applied::of(limits);
         let had = self.applied.take();
         if had == Some(want) {

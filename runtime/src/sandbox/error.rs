@@ -309,6 +309,14 @@ pub enum ConfigError {
     /// text names it; the OS error is in the server log).
     #[error("the sandbox could not allocate {0} (see the server log)")]
     Resource(&'static str),
+    /// The sandbox could not find the server's command line and
+    /// environment in its memory (`/proc/self/stat`, `/proc/self/maps`),
+    /// which each run's monitor and init must hide from the run (the OS
+    /// error is in the server log).
+    #[error(
+        "the sandbox cannot hide the server's command line and environment from its runs (see the server log)"
+    )]
+    ServerNotHidden,
     /// The host's Landlock ABI is below the configured minimum.
     #[error("the host's Landlock ABI {available} is below the required ABI {required}")]
     LandlockUnavailable {

@@ -59,14 +59,13 @@ const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 /// Read-only devices granted when there is no view.
 const READABLE_DEVICES: &[&str] = &["/dev/random", "/dev/urandom"];
 
-/// Access masks (raw Landlock bits) of the rules a solver adds inside its
-/// view, matched to the rights the ruleset handles on this kernel.
+/// Access masks (raw Landlock bits) of the two rules a solver adds inside
+/// its view, matched to the rights the ruleset handles on this kernel.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ViewRules {
     /// Read, read-dir and execute: beneath the view's root.
     pub(crate) read: u64,
-    /// Every handled right: beneath the view's `/tmp`, `/dev/shm` and the
-    /// run directory (or its writable subdirectory).
+    /// Every handled right: beneath the view's `/tmp`.
     pub(crate) all: u64,
 }
 
@@ -170,17 +169,12 @@ impl FsPolicy {
             .handle_access(AccessNet::from_all(POLICY_ABI))?
             .scope(Scope::from_all(POLICY_ABI))?
             .create()?;
-        // In the view the solver adds the run directory's rules itself, by
-        // their paths there (the same inodes): a premade init's ruleset is
-        // made before its run is known.
-        if !self.view {
-            rs = match writable {
-                None => rs.add_rule(PathBeneath::new(run_dir, all))?,
-                Some(w) => rs
-                    .add_rule(PathBeneath::new(run_dir, read))?
-                    .add_rule(PathBeneath::new(w, all))?,
-            };
-        }
+        rs = match writable {
+            None => rs.add_rule(PathBeneath::new(run_dir, all))?,
+            Some(w) => rs
+                .add_rule(PathBeneath::new(run_dir, read))?
+                .add_rule(PathBeneath::new(w, all))?,
+        };
         for fd in &self.writable_devices {
             rs = rs.add_rule(PathBeneath::new(fd.as_fd(), device))?;
         }

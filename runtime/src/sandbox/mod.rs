@@ -58,7 +58,6 @@ mod limits;
 mod logs;
 mod netns;
 mod outcome;
-mod premade;
 mod progress;
 mod registry;
 mod run;

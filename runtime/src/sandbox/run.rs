@@ -4,14 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::unix::pipe::Receiver;
+use rustix::pipe::{PipeFlags, pipe_with};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -26,18 +26,17 @@ use super::limits::Limits;
 use super::logs::{SharedLog, drain};
 use super::netns::NetPool;
 use super::outcome::{LimitHit, Outcome, Termination, limit_of, termination_of};
-use super::premade::{self, Maker, Premade, PremadePools, Reaper};
 use super::progress::{ProgressParser, ProgressReport};
 use super::registry::{Solver, SolverRegistry};
 use super::seccomp::Filter;
 use super::spawn::{
     self, CStrArray, ChildPlan, CloneStack, ExecPlan, ExitRecord, IdMaps, RECORD_LEN, RlimitPlan,
-    ViewChild,
+    ServerStrings, ViewChild,
 };
 use super::view::{RunMounts, ViewPlan};
 use crate::concurrency::{ConcurrencyLimiter, Permit};
 use crate::identity::CallerId;
-use crate::runs::{FileName, RunDir, RunError, RunRoot};
+use crate::runs::{FileName, RunDir, RunError};
 
 /// Server-side configuration of the sandbox.
 #[derive(Debug, Clone)]
@@ -161,11 +160,6 @@ impl RunRequest {
         }
     }
 
-    /// The solver this run is of.
-    pub fn solver(&self) -> &str {
-        &self.solver
-    }
-
     /// Confines the solver's writes to the subdirectory `name` of the run
     /// directory (created, mode 0700, if missing; refused if it is anything
     /// but a plain directory). The run directory itself, with the server's
@@ -234,19 +228,20 @@ struct Inner {
     registry: SolverRegistry,
     config: SandboxConfig,
     containment: Containment,
-    policy: Arc<FsPolicy>,
+    policy: FsPolicy,
     /// Each solver's file-system view (with the view only).
     views: BTreeMap<String, Arc<ViewPlan>>,
     filter: Option<Arc<Filter>>,
     limiter: ConcurrencyLimiter,
     /// Network namespaces made ahead (with a private network only).
-    net_pool: Option<Arc<NetPool>>,
+    net_pool: Option<NetPool>,
     /// The resource envelope's cgroups (`None`: no backend on this host).
-    cgroups: Option<Arc<CgroupPool>>,
-    /// Premade inits, one pool per (solver, run root).
-    premade: PremadePools,
+    cgroups: Option<CgroupPool>,
     /// The stacks every launch's init and solver run on (their own copies).
     stacks: Arc<CloneStack>,
+    /// Where the server's command line and environment lie in its memory,
+    /// which each run's monitor hides.
+    server: ServerStrings,
 }
 
 impl Sandbox {
@@ -285,13 +280,13 @@ impl Sandbox {
         };
         let host = probe_host(&config, filter.as_deref())?;
         let cgroups = if config.allow_cgroups {
-            Cgroups::detect().map(|c| Arc::new(CgroupPool::start(c, config.made_ahead)))
+            Cgroups::detect().map(|c| CgroupPool::start(c, config.made_ahead))
         } else {
             None
         };
         let envelope = cgroups
             .as_ref()
-            .map_or(EnvelopeSupport::NONE, |c| c.support());
+            .map_or(EnvelopeSupport::NONE, CgroupPool::support);
         let containment = Containment::from_support(
             host,
             config.allow_pid_namespace,
@@ -327,15 +322,15 @@ impl Sandbox {
                 views.insert(id.to_owned(), Arc::new(plan));
             }
         }
-        let policy = Arc::new(FsPolicy::open(
+        let policy = FsPolicy::open(
             &config.read_paths,
             containment.fs_view,
             containment.landlock_abi,
-        )?);
+        )?;
         let limiter = ConcurrencyLimiter::new(config.global_runs, config.per_caller_runs);
         let filter = filter.filter(|_| containment.seccomp);
         let net_pool = if containment.private_network {
-            start_net_pool(&config, filter.as_deref()).map(Arc::new)
+            start_net_pool(&config, filter.as_deref())
         } else {
             None
         };
@@ -343,7 +338,10 @@ impl Sandbox {
             tracing::error!(error = %e, "sandbox: the launches' clone stacks not mapped");
             ConfigError::Resource("the launches' clone stacks")
         })?;
-        let premade = PremadePools::new(config.made_ahead);
+        let server = ServerStrings::of_this_process().map_err(|e| {
+            tracing::error!(error = %e, "sandbox: the server's command line not found in its memory");
+            ConfigError::ServerNotHidden
+        })?;
         Ok(Self {
             inner: Arc::new(Inner {
                 registry,
@@ -356,7 +354,7 @@ impl Sandbox {
                 net_pool,
                 cgroups,
                 stacks,
-                premade,
+                server,
             }),
         })
     }
@@ -451,85 +449,28 @@ impl Sandbox {
             None => None,
         };
         solver.verify_unchanged()?;
-        let limits = request.limits;
-        let rlimits = RlimitPlan::new(
-            limits.cpu_seconds(),
-            limits.file_size_rlimit(),
-            limits.open_files,
-            limits.address_space,
-        );
-        let view = inner.views.get(solver.id());
-        let exec = self.exec_plan(solver.id(), view.is_some(), &request)?;
-        let run_mounts = match view {
+        let ruleset = if inner.containment.landlock_abi > 0 {
+            let w = writable.as_ref().map(AsFd::as_fd);
+            inner
+                .policy
+                .ruleset(run_dir.as_fd(), w, solver.fd(), solver.grant_fds())?
+        } else {
+            None
+        };
+        let view = match inner.views.get(solver.id()) {
             Some(plan) => {
                 let w = match (&request.write_subdir, &writable) {
                     (Some(name), Some(fd)) => Some((name.as_str(), file_id(fd)?)),
                     _ => None,
                 };
-                Some(
-                    plan.run_mounts(file_id(&run_dir)?, w, limits.tmp_size, limits.shm_size)
-                        .map_err(internal)?,
-                )
-            }
-            None => None,
-        };
-        let launched = Launched {
-            caller,
-            solver: solver.id(),
-            limits,
-            run_dir,
-            cancel,
-            permit,
-        };
-        if let Some(run) = &run_mounts
-            && let Some(mut premade) = self.premade_for(solver, run_dir_ref)
-        {
-            let name = std::ffi::CString::new(run_dir_ref.handle().as_str()).map_err(internal)?;
-            if premade.prepare(&limits, rlimits, &name, &run.as_view(), &exec) {
-                reserve_usage(run_dir_ref, &limits)?;
-                let started = Instant::now();
-                match premade.go() {
-                    Ok(s) => {
-                        let status = Receiver::from_owned_fd(s.status).map_err(internal)?;
-                        let reaped = Receiver::from_owned_fd(s.reaped).map_err(internal)?;
-                        let stdout = Receiver::from_owned_fd(s.stdout).map_err(internal)?;
-                        let stderr = Receiver::from_owned_fd(s.stderr).map_err(internal)?;
-                        return Ok(self.local_run(
-                            launched,
-                            Monitor::Premade(s.monitor),
-                            s.control,
-                            (status, reaped),
-                            (stdout, stderr),
-                            s.cgroup,
-                            started,
-                        ));
-                    }
-                    // The run directory's name no longer leads to it (it
-                    // was renamed, or is being removed): the ordinary path
-                    // goes by its descriptor, and decides.
-                    Err(e) if premade::by_name_failed(&e) => {
-                        tracing::debug!(error = %e, "premade init: run directory not found by its name");
-                        unreserve_usage(run_dir_ref);
-                    }
-                    Err(e) => {
-                        tracing::error!(solver = %solver.id(), error = %e, "solver launch from a premade init failed");
-                        unreserve_usage(run_dir_ref);
-                        return Err(SandboxError::SpawnFailed);
-                    }
-                }
-            }
-        }
-        let ruleset = if inner.containment.landlock_abi > 0 {
-            let w = writable.as_ref().map(AsFd::as_fd);
-            inner
-                .policy
-                .ruleset(launched.run_dir.as_fd(), w, solver.fd(), solver.grant_fds())?
-        } else {
-            None
-        };
-        drop(writable);
-        let view = match (view, run_mounts) {
-            (Some(plan), Some(run)) => {
+                let run = plan
+                    .run_mounts(
+                        file_id(&run_dir)?,
+                        w,
+                        request.limits.tmp_size,
+                        request.limits.shm_size,
+                    )
+                    .map_err(internal)?;
                 let net = match &inner.net_pool {
                     Some(pool) if plan.private_network() => pool.take(),
                     _ => None,
@@ -541,22 +482,31 @@ impl Sandbox {
                     net,
                 })
             }
-            _ => None,
+            None => None,
         };
-        let (ends, server) = spawn::run_pipes().map_err(internal)?;
-        let reaped = Receiver::from_owned_fd(server.reaped).map_err(internal)?;
-        let status = Receiver::from_owned_fd(server.status).map_err(internal)?;
+        drop(writable);
+        let exec = self.exec_plan(solver.id(), view.is_some(), &request)?;
+        let (control_rd, control_wr) = pipe_with(PipeFlags::CLOEXEC).map_err(internal)?;
+        let (status_rd, status_wr) =
+            pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map_err(internal)?;
+        let (reaped_rd, reaped_wr) =
+            pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map_err(internal)?;
+        let reaped =
+            tokio::net::unix::pipe::Receiver::from_owned_fd(reaped_rd).map_err(internal)?;
+        let status =
+            tokio::net::unix::pipe::Receiver::from_owned_fd(status_rd).map_err(internal)?;
+        let limits = request.limits;
         let mut cgroup = match &inner.cgroups {
             Some(c) => Some(c.take(&limits).map_err(internal)?),
             None => None,
         };
         let plan = ChildPlan {
-            run_dir: launched.run_dir.try_clone().map_err(internal)?,
+            run_dir: run_dir.try_clone().map_err(internal)?,
             solver: solver.fd().try_clone_to_owned().map_err(internal)?,
             ruleset,
-            control: ends.control,
-            status: ends.status,
-            reaped: ends.reaped,
+            control: control_rd,
+            status: status_wr,
+            reaped: reaped_wr,
             cgroup: cgroup
                 .as_mut()
                 .map(RunCgroup::take_join_fds)
@@ -565,10 +515,15 @@ impl Sandbox {
             id_maps: IdMaps::for_server(),
             view,
             seccomp: inner.filter.clone(),
-            rlimits,
+            rlimits: RlimitPlan::new(
+                limits.cpu_seconds(),
+                limits.file_size_rlimit(),
+                limits.open_files,
+                limits.address_space,
+            ),
             exec,
             stacks: Arc::clone(&inner.stacks),
-            premade: None,
+            server: inner.server,
         };
         // The child side execs the solver itself (from a descriptor, with
         // the argument vector and environment of `exec`); the standard
@@ -591,133 +546,25 @@ impl Sandbox {
             unreserve_usage(run_dir_ref);
             SandboxError::SpawnFailed
         })?;
-        let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
-            return Err(SandboxError::Internal);
-        };
-        Ok(self.local_run(
-            launched,
-            Monitor::Spawned(child),
-            server.control,
-            (status, reaped),
-            (stdout, stderr),
-            cgroup,
-            started,
-        ))
-    }
+        tracing::info!(solver = %solver.id(), caller = %caller, "solver run started");
 
-    /// A premade init for `solver` under `run_dir`'s run root, if one is
-    /// ready ([`premade`]). The first launch for a (solver,
-    /// run root) pair starts its pool.
-    fn premade_for(&self, solver: &Solver, run_dir: &RunDir) -> Option<Premade> {
-        let root = run_dir.root_fd();
-        let key = self.premade_key(solver, root)?;
-        self.inner
-            .premade
-            .take(solver.id(), key, || self.premade_maker(solver, root))
-    }
-
-    /// Makes launches of `solver` under `root` fast from the first on:
-    /// starts the pool of premade inits for the pair, if it has none, and
-    /// waits until one is ready (a few milliseconds; at most five seconds).
-    /// `false` when none is: premade inits need the private view at the
-    /// whole-tree level and [`SandboxConfig::made_ahead`] above 0, and the
-    /// host must allow them (Linux 6.15 or later). Launches work the same
-    /// either way; without this call the first launch of a pair starts its
-    /// pool and takes the ordinary path. Blocking: call it at start, or off
-    /// the runtime's worker threads.
-    pub fn make_ahead(&self, solver: &str, root: &RunRoot) -> bool {
-        let Ok(solver) = self.inner.registry.get(solver) else {
-            return false;
-        };
-        let fd = root.fd();
-        let Some(key) = self.premade_key(solver, fd) else {
-            return false;
-        };
-        let pools = &self.inner.premade;
-        let t0 = std::time::Instant::now();
-        loop {
-            match pools.ready(solver.id(), key, || self.premade_maker(solver, fd)) {
-                Some(1..) => return true,
-                Some(0) if t0.elapsed() < Duration::from_secs(5) => {
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-                _ => return false,
-            }
-        }
-    }
-
-    /// The run root's identity (device, inode), when `solver`'s launches
-    /// can come from premade inits: at the whole-tree level, with the view.
-    fn premade_key(&self, solver: &Solver, root: BorrowedFd<'_>) -> Option<(u64, u64)> {
-        let inner = &*self.inner;
-        if inner.containment.tree_kill != TreeKill::PidNamespace
-            || !inner.views.contains_key(solver.id())
-        {
-            return None;
-        }
-        rustix::fs::fstat(root)
-            .ok()
-            .map(|st| (st.st_dev, st.st_ino))
-    }
-
-    /// What the premade inits of `solver` under `root` are made from.
-    fn premade_maker(&self, solver: &Solver, root: BorrowedFd<'_>) -> Option<Maker> {
-        let inner = &*self.inner;
-        Some(Maker {
-            solver_path: solver.path().to_owned(),
-            solver: solver.fd().try_clone_to_owned().ok()?,
-            root: root.try_clone_to_owned().ok()?,
-            view: Arc::clone(inner.views.get(solver.id())?),
-            rules: inner.policy.view_rules(),
-            policy: (inner.containment.landlock_abi > 0).then(|| Arc::clone(&inner.policy)),
-            filter: inner.filter.clone(),
-            stacks: Arc::clone(&inner.stacks),
-            cgroups: inner.cgroups.clone(),
-            net_pool: inner.net_pool.clone(),
-        })
-    }
-
-    /// The handle of a run whose solver has started.
-    #[allow(clippy::too_many_arguments)]
-    fn local_run<O, E>(
-        &self,
-        launched: Launched<'_>,
-        monitor: Monitor,
-        control: OwnedFd,
-        (status, reaped): (Receiver, Receiver),
-        (stdout, stderr): (O, E),
-        cgroup: Option<RunCgroup>,
-        started: Instant,
-    ) -> SandboxedRun
-    where
-        O: tokio::io::AsyncRead + Unpin + Send + 'static,
-        E: tokio::io::AsyncRead + Unpin + Send + 'static,
-    {
-        let Launched {
-            caller,
-            solver,
-            limits,
-            run_dir,
-            cancel,
-            permit,
-        } = launched;
-        let premade = matches!(monitor, Monitor::Premade(_));
-        tracing::info!(solver = %solver, caller = %caller, premade, "solver run started");
-        let config = &self.inner.config;
         let stdout_log = SharedLog::new(limits.log_head, limits.log_tail);
         let stderr_log = SharedLog::new(limits.log_head, limits.log_tail);
         let (progress_tx, progress_rx) = watch::channel(None);
-        let readers = [
-            AbortOnDropHandle::new(tokio::spawn(drain(
-                stdout,
-                stdout_log.clone(),
-                Some(ProgressParser::new(progress_tx)),
-            ))),
-            AbortOnDropHandle::new(tokio::spawn(drain(stderr, stderr_log.clone(), None))),
-        ];
-        SandboxedRun(Box::new(LocalRun {
-            child: monitor,
-            control: Some(control),
+        let readers = match (child.stdout.take(), child.stderr.take()) {
+            (Some(out), Some(err)) => [
+                AbortOnDropHandle::new(tokio::spawn(drain(
+                    out,
+                    stdout_log.clone(),
+                    Some(ProgressParser::new(progress_tx)),
+                ))),
+                AbortOnDropHandle::new(tokio::spawn(drain(err, stderr_log.clone(), None))),
+            ],
+            _ => return Err(SandboxError::Internal),
+        };
+        Ok(SandboxedRun(Box::new(LocalRun {
+            child,
+            control: Some(control_wr),
             status: Some(status),
             record: None,
             reaped,
@@ -730,11 +577,11 @@ impl Sandbox {
             started,
             limits,
             cgroup: CgroupGuard(cgroup),
-            disk_interval: config.disk_check_interval,
-            kill_grace: config.kill_grace,
-            log_grace: config.log_grace,
+            disk_interval: inner.config.disk_check_interval,
+            kill_grace: inner.config.kill_grace,
+            log_grace: inner.config.log_grace,
             _permit: permit,
-        }))
+        })))
     }
 
     /// Launches a run (as [`Sandbox::launch`]) and waits for its outcome;
@@ -844,12 +691,6 @@ impl SandboxedRun {
         self.0.child.id()
     }
 
-    /// Whether the run was launched from a premade init
-    /// ([`Sandbox::make_ahead`]; diagnostics and tests).
-    pub fn premade(&self) -> bool {
-        matches!(self.0.child, Monitor::Premade(_))
-    }
-
     /// Waits for the run to end: the solver exits, the wall-time limit
     /// passes, or the run is cancelled; then the tree is dead and the logs
     /// are drained (or abandoned after the grace period).
@@ -858,60 +699,18 @@ impl SandboxedRun {
     }
 }
 
-/// What a launch has settled before its solver starts, whichever way.
-struct Launched<'a> {
-    caller: &'a CallerId,
-    solver: &'a str,
-    limits: Limits,
-    run_dir: OwnedFd,
-    cancel: &'a CancellationToken,
-    permit: Permit,
-}
-
-/// A run's monitor process: spawned by the launch through the runtime, or
-/// made ahead by a pool ([`premade`]) and waited for
-/// through its pidfd.
-#[derive(Debug)]
-enum Monitor {
-    Spawned(tokio::process::Child),
-    Premade(Reaper),
-}
-
-impl Monitor {
-    fn id(&self) -> Option<u32> {
-        match self {
-            Self::Spawned(c) => c.id(),
-            Self::Premade(r) => r.id(),
-        }
-    }
-
-    async fn wait(&mut self) -> std::io::Result<()> {
-        match self {
-            Self::Spawned(c) => c.wait().await.map(drop),
-            Self::Premade(r) => r.wait().await,
-        }
-    }
-
-    fn start_kill(&mut self) -> std::io::Result<()> {
-        match self {
-            Self::Spawned(c) => c.start_kill(),
-            Self::Premade(r) => r.start_kill(),
-        }
-    }
-}
-
 /// A run of the local sandbox.
 #[derive(Debug)]
 struct LocalRun {
-    child: Monitor,
+    child: tokio::process::Child,
     control: Option<OwnedFd>,
     /// Read end of the status pipe ([`ChildPlan::status`]); `None` once it
     /// has given its record or hung up without one.
-    status: Option<Receiver>,
+    status: Option<tokio::net::unix::pipe::Receiver>,
     /// The solver's exit record, once read.
     record: Option<ExitRecord>,
     /// Read end of the monitor's "tree dead" pipe ([`ChildPlan::reaped`]).
-    reaped: Receiver,
+    reaped: tokio::net::unix::pipe::Receiver,
     run_dir: OwnedFd,
     readers: [AbortOnDropHandle<()>; 2],
     stdout: SharedLog,
@@ -1259,10 +1058,10 @@ impl Drop for CgroupGuard {
 /// without saying anything is waited for. `false`: the monitor could not
 /// be waited for.
 async fn tree_dead(
-    reaped: &mut Receiver,
-    status: &mut Option<Receiver>,
+    reaped: &mut tokio::net::unix::pipe::Receiver,
+    status: &mut Option<tokio::net::unix::pipe::Receiver>,
     record: &mut Option<ExitRecord>,
-    child: &mut Monitor,
+    child: &mut tokio::process::Child,
 ) -> bool {
     let mut byte = [0u8; 1];
     loop {
@@ -1304,7 +1103,7 @@ async fn tree_dead(
 /// pipe is dropped (`None`) once it has given its record, hung up, or held
 /// something that is not one: a record is written whole (it is smaller than
 /// `PIPE_BUF`) and is the last thing written.
-fn take_record(status: &mut Option<Receiver>) -> Option<ExitRecord> {
+fn take_record(status: &mut Option<tokio::net::unix::pipe::Receiver>) -> Option<ExitRecord> {
     let mut buf = [0u8; RECORD_LEN + 1];
     let read = status.as_ref()?.try_read(&mut buf);
     if matches!(&read, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock) {

@@ -2,10 +2,11 @@
 //! solver never needs, refused with `EPERM` so that a solver which tries one
 //! fails cleanly (an error return, not a signal). Compiled once at start
 //! and installed by the solver as its last step before `exec`, as one
-//! program ([`table`]): a binary search on the call number, whose leaves
-//! answer at once or check one argument (cheap for the kernel to install
-//! and to run). Tested against seccompiler's (Firecracker's filter
-//! compiler) compilation of the same rules.
+//! program: a fixed prefix of a few instructions (the architecture, x32
+//! calls, and the two calls answered otherwise than `EPERM`), then
+//! seccompiler's (Firecracker's filter compiler) compilation of the rules
+//! refused with `EPERM`. A seccompiler program gives every call it matches
+//! the same answer; the prefix says what it cannot.
 //!
 //! Refused (`EPERM`):
 //!
@@ -36,7 +37,12 @@
 //! until it is added here. Landlock, the file-system view and the
 //! namespaces do not depend on this filter.
 
-mod table;
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
 
 /// `CLONE_NEW*` flags: a `clone` with any of them is refused.
 const NAMESPACE_FLAGS: [u32; 8] = [
@@ -123,53 +129,6 @@ const DENIED: &[libc::c_long] = &[
 /// `ioctl` requests refused (they push input into a terminal).
 const DENIED_IOCTLS: [u32; 2] = [libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
 
-/// The calls refused by their arguments.
-const BY_ARGUMENT: [(libc::c_long, ArgCheck); 5] = [
-    (
-        libc::SYS_clone,
-        ArgCheck::AnyBit {
-            arg: 0,
-            mask: {
-                let mut mask = 0;
-                let mut i = 0;
-                while i < NAMESPACE_FLAGS.len() {
-                    mask |= NAMESPACE_FLAGS[i];
-                    i += 1;
-                }
-                mask
-            },
-        },
-    ),
-    (
-        libc::SYS_personality,
-        ArgCheck::Unless {
-            arg: 0,
-            allowed: &PERSONALITY_ALLOWED,
-        },
-    ),
-    (
-        libc::SYS_socket,
-        ArgCheck::Unless {
-            arg: 0,
-            allowed: &SOCKET_FAMILIES,
-        },
-    ),
-    (
-        libc::SYS_socketpair,
-        ArgCheck::Unless {
-            arg: 0,
-            allowed: &SOCKETPAIR_FAMILIES,
-        },
-    ),
-    (
-        libc::SYS_ioctl,
-        ArgCheck::OneOf {
-            arg: 1,
-            refused: &DENIED_IOCTLS,
-        },
-    ),
-];
-
 /// One compiled BPF program.
 pub(crate) type Program = Vec<libc::sock_filter>;
 
@@ -187,16 +146,32 @@ impl std::fmt::Debug for Filter {
 }
 
 /// Why the filter could not be compiled (an architecture this crate does
-/// not know, or a program whose jumps do not fit classic BPF).
+/// not know, or rules seccompiler refuses).
 #[derive(Debug, thiserror::Error)]
 #[error("seccomp filter not compiled: {0}")]
 pub(crate) struct FilterError(String);
 
+impl From<seccompiler::BackendError> for FilterError {
+    fn from(e: seccompiler::BackendError) -> Self {
+        Self(e.to_string())
+    }
+}
+
 impl Filter {
-    /// Compiles the filter for the architecture this crate was built for.
+    /// Compiles the filter for the architecture this crate was built for
+    /// (at start: it allocates).
     pub(crate) fn compile() -> Result<Self, FilterError> {
-        let arch = audit_arch(std::env::consts::ARCH)?;
-        let program = table::compile(arch, &entries())?;
+        let arch = std::env::consts::ARCH;
+        let target = TargetArch::try_from(arch).map_err(|e| FilterError(e.to_string()))?;
+        let refused = SeccompFilter::new(
+            rules()?,
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::EPERM as u32),
+            target,
+        )?;
+        let compiled = BpfProgram::try_from(refused)?;
+        let mut program = prefix(audit_arch(arch)?);
+        program.extend(compiled.into_iter().map(|i| insn(i.code, i.jt, i.jf, i.k)));
         Ok(Self { program })
     }
 
@@ -206,66 +181,89 @@ impl Filter {
     }
 }
 
-/// Every listed call and its answer.
-fn entries() -> Vec<(u32, Answer)> {
-    let mut entries: Vec<(u32, Answer)> = DENIED
-        .iter()
-        .map(|&nr| (nr as u32, Answer::Always(Verdict::Eperm)))
-        .collect();
-    entries.push((libc::SYS_clone3 as u32, Answer::Always(Verdict::Enosys)));
-    entries.push((
-        libc::SYS_fallocate as u32,
-        Answer::Always(Verdict::Eopnotsupp),
-    ));
-    entries.extend(
-        BY_ARGUMENT
+/// The calls refused with `EPERM`, as seccompiler rules: a call matches
+/// when any of its rules does, a rule when all its conditions do; a call
+/// without rules always matches. Arguments are compared on their low 32
+/// bits (`Dword`): what the kernel reads of an `int` or `unsigned int`
+/// argument, and of `clone`'s flags.
+fn rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, FilterError> {
+    let arg = |index: u8, op: SeccompCmpOp, value: u32| {
+        SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, u64::from(value))
+    };
+    // Refused unless the first argument is one of `allowed`.
+    let unless = |allowed: &[u32]| -> Result<Vec<SeccompRule>, FilterError> {
+        let all_differ = allowed
             .iter()
-            .map(|&(nr, check)| (nr as u32, Answer::ByArgument(check))),
+            .map(|&v| arg(0, SeccompCmpOp::Ne, v))
+            .collect::<Result<_, _>>()?;
+        Ok(vec![SeccompRule::new(all_differ)?])
+    };
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
+        DENIED.iter().map(|&nr| (nr, Vec::new())).collect();
+    rules.insert(
+        libc::SYS_clone,
+        NAMESPACE_FLAGS
+            .iter()
+            .map(|&f| {
+                Ok(SeccompRule::new(vec![arg(
+                    0,
+                    SeccompCmpOp::MaskedEq(u64::from(f)),
+                    f,
+                )?])?)
+            })
+            .collect::<Result<_, FilterError>>()?,
     );
-    entries
+    rules.insert(libc::SYS_personality, unless(&PERSONALITY_ALLOWED)?);
+    rules.insert(libc::SYS_socket, unless(&SOCKET_FAMILIES)?);
+    rules.insert(libc::SYS_socketpair, unless(&SOCKETPAIR_FAMILIES)?);
+    rules.insert(
+        libc::SYS_ioctl,
+        DENIED_IOCTLS
+            .iter()
+            .map(|&r| Ok(SeccompRule::new(vec![arg(1, SeccompCmpOp::Eq, r)?])?))
+            .collect::<Result<_, FilterError>>()?,
+    );
+    Ok(rules)
 }
 
-/// What the filter answers for a call it lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Answer {
-    /// The same answer whatever the arguments.
-    Always(Verdict),
-    /// Refused (`EPERM`) or allowed by one argument.
-    ByArgument(ArgCheck),
-}
-
-/// A check of the low 32 bits of one argument: what the kernel reads of an
-/// `int` or `unsigned int` argument, and of `clone`'s flags.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ArgCheck {
-    /// Refused when any bit of `mask` is set.
-    AnyBit { arg: u8, mask: u32 },
-    /// Refused unless the argument is one of `allowed`.
-    Unless { arg: u8, allowed: &'static [u32] },
-    /// Refused when the argument is one of `refused`.
-    OneOf { arg: u8, refused: &'static [u32] },
-}
-
-impl ArgCheck {
-    /// The index of the argument checked.
-    pub(crate) fn arg(&self) -> u8 {
-        match *self {
-            Self::AnyBit { arg, .. } | Self::Unless { arg, .. } | Self::OneOf { arg, .. } => arg,
-        }
+/// What the program does before seccompiler's part: another architecture's
+/// call kills the process; an x32-ABI call (x86-64 numbers with bit 30
+/// set, which would name the listed calls by other numbers) is refused;
+/// `clone3` answers `ENOSYS` and `fallocate` `EOPNOTSUPP`. Each jump skips
+/// at most the one return after it.
+fn prefix(audit_arch: u32) -> Program {
+    const LD_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    // Offsets of `nr` and `arch` in `struct seccomp_data`.
+    const NR: u32 = 0;
+    const ARCH: u32 = 4;
+    let errno = |e: libc::c_int| libc::SECCOMP_RET_ERRNO | e as u32;
+    let mut program = vec![
+        insn(LD_ABS, 0, 0, ARCH),
+        insn(JEQ, 1, 0, audit_arch),
+        insn(RET, 0, 0, libc::SECCOMP_RET_KILL_PROCESS),
+        insn(LD_ABS, 0, 0, NR),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    {
+        const JGE: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
+        const X32_BIT: u32 = 0x4000_0000;
+        program.push(insn(JGE, 0, 1, X32_BIT));
+        program.push(insn(RET, 0, 0, errno(libc::EPERM)));
     }
+    for (nr, answer) in [
+        (libc::SYS_clone3, errno(libc::ENOSYS)),
+        (libc::SYS_fallocate, errno(libc::EOPNOTSUPP)),
+    ] {
+        program.push(insn(JEQ, 0, 1, nr as u32));
+        program.push(insn(RET, 0, 0, answer));
+    }
+    program
 }
 
-/// A fixed answer of the filter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Verdict {
-    /// `EPERM`: refused.
-    Eperm,
-    /// `ENOSYS`: "not implemented" (`clone3`, so that the C library falls
-    /// back to `clone`).
-    Enosys,
-    /// `EOPNOTSUPP`: "not supported by this file system" (`fallocate`, so
-    /// that `posix_fallocate` falls back to writing).
-    Eopnotsupp,
+fn insn(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
+    libc::sock_filter { code, jt, jf, k }
 }
 
 /// The `AUDIT_ARCH_*` value (`seccomp_data.arch`) of the architecture
@@ -280,4 +278,138 @@ fn audit_arch(arch: &str) -> Result<u32, FilterError> {
         other => return Err(FilterError(format!("no seccomp filter for {other}"))),
     };
     Ok(machine | ARCH_64 | ARCH_LE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arch() -> u32 {
+        audit_arch(std::env::consts::ARCH).unwrap()
+    }
+
+    /// A classic-BPF interpreter for the instructions the program holds,
+    /// over a `seccomp_data` (nr, arch, args): the program's answers
+    /// without installing it (the hostile suite's `refused_system_calls`
+    /// installs it, with a positive control).
+    fn run(program: &[libc::sock_filter], nr: u32, arch: u32, args: [u64; 6]) -> u32 {
+        let word = |offset: u32| -> u32 {
+            match offset {
+                0 => nr,
+                4 => arch,
+                8 | 12 => 0,
+                o if (16..64).contains(&o) => {
+                    let a = args[((o - 16) / 8) as usize];
+                    if (o - 16) % 8 == 0 {
+                        a as u32
+                    } else {
+                        (a >> 32) as u32
+                    }
+                }
+                o => panic!("load at {o}"),
+            }
+        };
+        let (mut acc, mut pc) = (0u32, 0usize);
+        loop {
+            let i = program[pc];
+            pc += 1;
+            let code = u32::from(i.code);
+            match code {
+                c if c == (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) => acc = word(i.k),
+                c if c == (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) => acc &= i.k,
+                c if c == (libc::BPF_JMP | libc::BPF_JA) => pc += i.k as usize,
+                c if c == (libc::BPF_RET | libc::BPF_K) => return i.k,
+                c => {
+                    let taken = match c {
+                        c if c == (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) => acc == i.k,
+                        c if c == (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) => acc >= i.k,
+                        c if c == (libc::BPF_JMP | libc::BPF_JGT | libc::BPF_K) => acc > i.k,
+                        c if c == (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) => acc & i.k != 0,
+                        c => panic!("instruction {c:#x}"),
+                    };
+                    pc += usize::from(if taken { i.jt } else { i.jf });
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn refusals_are_the_documented_ones() {
+        let arch = arch();
+        let filter = Filter::compile().unwrap();
+        let answer =
+            |nr: libc::c_long, args: [u64; 6]| run(filter.program(), nr as u32, arch, args);
+        let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        for &nr in DENIED {
+            assert_eq!(answer(nr, [0; 6]), eperm, "{nr}");
+        }
+        // Another architecture's calls are killed, whatever the number.
+        for nr in [0u32, 1, 101, 300] {
+            let r = run(filter.program(), nr, 0x4000_0003, [0; 6]);
+            assert_eq!(r, libc::SECCOMP_RET_KILL_PROCESS);
+        }
+        // x32-ABI calls are refused, whatever the number.
+        #[cfg(target_arch = "x86_64")]
+        for nr in [0x4000_0000u32, 0x4000_0000 | libc::SYS_getpid as u32] {
+            assert_eq!(run(filter.program(), nr, arch, [0; 6]), eperm, "{nr:#x}");
+        }
+        assert_eq!(
+            answer(libc::SYS_clone3, [0; 6]),
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+        );
+        assert_eq!(
+            answer(libc::SYS_fallocate, [0; 6]),
+            libc::SECCOMP_RET_ERRNO | libc::EOPNOTSUPP as u32
+        );
+        for nr in [
+            libc::SYS_read,
+            libc::SYS_write,
+            libc::SYS_openat,
+            libc::SYS_exit_group,
+        ] {
+            assert_eq!(answer(nr, [0; 6]), libc::SECCOMP_RET_ALLOW, "{nr}");
+        }
+        let a = |a0: i64, a1: u64| [a0 as u64, a1, 0, 0, 0, 0];
+        let allow = libc::SECCOMP_RET_ALLOW;
+        let clone = libc::SYS_clone;
+        let sigchld = i64::from(libc::SIGCHLD);
+        assert_eq!(answer(clone, a(sigchld, 0)), allow);
+        let thread = i64::from(libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_SIGHAND);
+        assert_eq!(answer(clone, a(thread, 0)), allow);
+        for ns in [
+            libc::CLONE_NEWUSER,
+            libc::CLONE_NEWNS,
+            libc::CLONE_NEWNET,
+            0x80,
+        ] {
+            assert_eq!(
+                answer(clone, a(i64::from(ns) | sigchld, 0)),
+                eperm,
+                "{ns:#x}"
+            );
+        }
+        let socket = libc::SYS_socket;
+        for family in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6] {
+            assert_eq!(answer(socket, a(i64::from(family), 0)), allow, "{family}");
+        }
+        for family in [libc::AF_NETLINK, libc::AF_PACKET, libc::AF_VSOCK] {
+            assert_eq!(answer(socket, a(i64::from(family), 0)), eperm, "{family}");
+        }
+        let unix = i64::from(libc::AF_UNIX);
+        assert_eq!(answer(libc::SYS_socketpair, a(unix, 0)), allow);
+        let inet = i64::from(libc::AF_INET);
+        assert_eq!(answer(libc::SYS_socketpair, a(inet, 0)), eperm);
+        assert_eq!(answer(libc::SYS_personality, a(0, 0)), allow);
+        assert_eq!(answer(libc::SYS_personality, a(0xffff_ffff, 0)), allow);
+        // READ_IMPLIES_EXEC.
+        assert_eq!(answer(libc::SYS_personality, a(0x0040_0000, 0)), eperm);
+        assert_eq!(answer(libc::SYS_ioctl, a(1, libc::TCGETS)), allow);
+        assert_eq!(answer(libc::SYS_ioctl, a(1, libc::TIOCSTI)), eperm);
+        assert_eq!(answer(libc::SYS_ioctl, a(1, libc::TIOCLINUX)), eperm);
+        // The upper half of a 64-bit argument is not what the kernel reads.
+        assert_eq!(
+            answer(libc::SYS_ioctl, a(1, libc::TIOCSTI | 1 << 32)),
+            eperm
+        );
+    }
 }

@@ -34,12 +34,6 @@
 //! solver directly, kills its process group, and writes the exit record
 //! itself; a descendant that calls `setsid` escapes that kill.
 //!
-//! A **premade init** ([`premade`](super::premade)) is the same monitor and
-//! init made ahead, with [`ChildPlan::premade`] set: the monitor's working
-//! directory is the run root, and the init stages and enters the view, then
-//! waits for its launch ([`premade_init`]) before it finishes the view with
-//! the run's part and starts the solver.
-//!
 //! Everything the child side touches is prepared before the fork
 //! ([`ChildPlan`]): the code after the fork only makes system calls on
 //! values it already holds, never allocates and never takes a lock. The
@@ -55,7 +49,7 @@
 
 #![allow(unsafe_code)]
 
-use std::ffi::{CString, OsStr};
+use std::ffi::{CStr, CString, OsStr};
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -69,9 +63,8 @@ use rustix::process::{Pid, PidfdFlags, Signal, WaitOptions};
 
 use super::landlock::ViewRules;
 use super::netns::NetNs;
-use super::premade::Request;
 use super::seccomp::Filter;
-use super::view::{self, RunMounts, RunView, ViewPlan};
+use super::view::{self, RunMounts, ViewPlan};
 
 /// Exit code of a monitor or init that lost track of its child (a kernel
 /// error that should not happen); the server treats the run as failed.
@@ -208,11 +201,6 @@ impl CStrArray {
     fn as_ptr(&self) -> *const *const libc::c_char {
         self.ptrs.as_ptr()
     }
-
-    /// The entries, in order.
-    pub(crate) fn entries(&self) -> impl Iterator<Item = &std::ffi::CStr> {
-        self._strings.iter().map(CString::as_c_str)
-    }
 }
 
 /// What the solver `exec`s, prepared before the fork.
@@ -266,8 +254,7 @@ impl IdMaps {
 pub(crate) struct ChildPlan {
     /// The run directory: the monitor's working directory (so that the
     /// view can clone it without a path), and the solver's when there is no
-    /// view. For a premade init ([`ChildPlan::premade`]), the run root: its
-    /// run directory is opened beneath it at launch.
+    /// view.
     pub(crate) run_dir: OwnedFd,
     /// The solver executable opened at registration (`O_PATH`): `exec`'d
     /// directly without the view; with it, the view's copy is checked
@@ -304,119 +291,70 @@ pub(crate) struct ChildPlan {
     /// The stacks the init and the solver run on (see [`spawn_init`] and
     /// [`spawn_solver`]): the sandbox's one mapping.
     pub(crate) stacks: Arc<CloneStack>,
-    /// Set for a premade init ([`premade`](super::premade)): it stages
-    /// the view, then waits for its launch, whose request (run directory,
-    /// `/tmp` and `/dev/shm` sizes, rlimits, argument vector, environment)
-    /// replaces `exec`, `rlimits` and the run part of `view`.
-    pub(crate) premade: Option<PremadeChild>,
+    /// Where the server's argument and environment strings lie, which the
+    /// monitor zeroes in its copy ([`hide_server`]).
+    pub(crate) server: ServerStrings,
 }
 
-/// The child side of a premade init's launch channel.
-#[derive(Debug)]
-pub(crate) struct PremadeChild {
-    /// Read end of the pipe whose one byte starts the launch (end of file:
-    /// the init is discarded unused).
-    pub(crate) go: OwnedFd,
-    /// Write end of the pipe on which the init answers the launch: `0`
-    /// once the solver has `exec`ed, else the error that stopped it.
-    pub(crate) ack: OwnedFd,
-    /// The launch request, in a shared mapping made before the fork (the
-    /// same address here and in the server).
-    pub(crate) request: RequestPtr,
-    /// In the init: a detached clone of the run root's mount tree, taken
-    /// before the view was staged, beneath which the run directory is
-    /// opened at launch (`-1` until then). Kept open until the init exits:
-    /// closing it detaches the tree, which waits for an RCU grace period.
-    pub(crate) tree: RawFd,
-    /// Whether to find out first that the kernel clones out of a detached
-    /// tree (Linux 6.15 and later), as the launch will: the first init of a
-    /// pool does, and fails without it (the pool stops). The try costs an
-    /// RCU grace period (its clone is detached again), so the others skip
-    /// it.
-    pub(crate) check_kernel: bool,
+/// The name (`comm`) of a run's monitor, in place of the server's.
+const MONITOR_NAME: &CStr = c"sandbox-monitor";
+
+/// The name (`comm`) of a run's init, pid 1 of its PID namespace.
+const INIT_NAME: &CStr = c"sandbox-init";
+
+/// Where the server's argument and environment strings lie in its memory
+/// (`arg_start`, `arg_end`, `env_start`, `env_end`: fields 48 to 51 of
+/// `/proc/self/stat`): what the kernel shows as `/proc/<pid>/cmdline` and
+/// `environ` of the server and of every process that copied its memory
+/// without `exec`ing (a run's monitor, and its init, which shares the
+/// monitor's copy). Read once, by [`Sandbox::new`](super::Sandbox::new):
+/// a process's strings do not move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ServerStrings {
+    args: (usize, usize),
+    env: (usize, usize),
 }
 
-/// The address of a premade init's [`Request`].
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RequestPtr(pub(crate) *const Request);
-
-// SAFETY: the address of a shared mapping owned by the premade init's
-// server-side half, which outlives the plan; the plan only carries the
-// address to the child, which reads through it after the server's `go`.
-unsafe impl Send for RequestPtr {}
-// SAFETY: as above; nothing reads through it in the server.
-unsafe impl Sync for RequestPtr {}
-
-impl ChildPlan {
-    /// The launch request of a premade init.
-    fn request(&self) -> Option<&Request> {
-        // SAFETY: the mapping is inherited at the fork and never unmapped in
-        // the child; the server wrote the request before its `go` byte, and
-        // nothing reads it before that byte is read (`premade_init`).
-        self.premade.as_ref().map(|p| unsafe { &*p.request.0 })
+impl ServerStrings {
+    /// This process's, each range checked to lie within one of its
+    /// writable mappings (`/proc/self/maps`): the monitor writes over its
+    /// copy of them.
+    pub(crate) fn of_this_process() -> io::Result<Self> {
+        let stat = std::fs::read_to_string("/proc/self/stat")?;
+        let maps = std::fs::read_to_string("/proc/self/maps")?;
+        Self::parse(&stat, &maps).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidData))
     }
 
-    /// The run's part of the view.
-    fn run_view(&self) -> Option<RunView<'_>> {
-        let v = self.view.as_ref()?;
-        Some(match self.request() {
-            Some(r) => r.run_view(),
-            None => v.run.as_view(),
-        })
+    fn parse(stat: &str, maps: &str) -> Option<Self> {
+        // The name (field 2) may hold spaces and parentheses: field 3 is
+        // the first after the last `)`.
+        let rest = stat.rsplit_once(')')?.1;
+        let mut fields = rest
+            .split_whitespace()
+            .skip(48 - 3)
+            .map(str::parse::<usize>);
+        let mut next = || fields.next()?.ok();
+        let strings = Self {
+            args: (next()?, next()?),
+            env: (next()?, next()?),
+        };
+        let writable = |(start, end): (usize, usize)| {
+            start == end
+                || (start < end
+                    && maps.lines().any(|line| {
+                        let mut cols = line.split_whitespace();
+                        let range = cols.next().and_then(|r| r.split_once('-'));
+                        let rw = cols.next().is_some_and(|p| p.starts_with("rw"));
+                        range.is_some_and(|(lo, hi)| {
+                            let lo = usize::from_str_radix(lo, 16);
+                            let hi = usize::from_str_radix(hi, 16);
+                            rw && lo.is_ok_and(|lo| lo <= start) && hi.is_ok_and(|hi| end <= hi)
+                        })
+                    }))
+        };
+        (strings.args.0 < strings.args.1 && writable(strings.args) && writable(strings.env))
+            .then_some(strings)
     }
-
-    /// The argument vector and environment to `exec`.
-    fn vectors(&self) -> (*const *const libc::c_char, *const *const libc::c_char) {
-        match self.request() {
-            Some(r) => (r.argv(), r.envp()),
-            None => (self.exec.argv.as_ptr(), self.exec.envp.as_ptr()),
-        }
-    }
-}
-
-/// The child's ends of the pipes between a run's monitor and init and the
-/// server ([`run_pipes`]), for its [`ChildPlan`].
-#[derive(Debug)]
-pub(crate) struct ChildEnds {
-    /// [`ChildPlan::control`].
-    pub(crate) control: OwnedFd,
-    /// [`ChildPlan::status`].
-    pub(crate) status: OwnedFd,
-    /// [`ChildPlan::reaped`].
-    pub(crate) reaped: OwnedFd,
-}
-
-/// The server's ends of the same pipes.
-#[derive(Debug)]
-pub(crate) struct ServerEnds {
-    /// Write end of the control pipe: dropping it kills the tree.
-    pub(crate) control: OwnedFd,
-    /// Read end of the status pipe (non-blocking): the [`ExitRecord`].
-    pub(crate) status: OwnedFd,
-    /// Read end of the monitor's "tree dead" pipe (non-blocking).
-    pub(crate) reaped: OwnedFd,
-}
-
-/// Makes the three pipes of one run, each close-on-exec, the server's
-/// read ends non-blocking (they are read from the runtime).
-pub(crate) fn run_pipes() -> io::Result<(ChildEnds, ServerEnds)> {
-    use rustix::pipe::{PipeFlags, pipe_with};
-    let read = PipeFlags::CLOEXEC | PipeFlags::NONBLOCK;
-    let (control_rd, control_wr) = pipe_with(PipeFlags::CLOEXEC)?;
-    let (status_rd, status_wr) = pipe_with(read)?;
-    let (reaped_rd, reaped_wr) = pipe_with(read)?;
-    Ok((
-        ChildEnds {
-            control: control_rd,
-            status: status_wr,
-            reaped: reaped_wr,
-        },
-        ServerEnds {
-            control: control_wr,
-            status: status_rd,
-            reaped: reaped_rd,
-        },
-    ))
 }
 
 /// The stacks of a launch's `clone` children, the init's
@@ -525,18 +463,9 @@ pub(crate) fn install(cmd: &mut tokio::process::Command, mut plan: ChildPlan) {
     }
 }
 
-/// Installs the child-side code of `plan` on a standard library `cmd` (a
-/// premade init, made on a pool's thread outside any runtime).
-pub(crate) fn install_std(cmd: &mut std::process::Command, mut plan: ChildPlan) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: as in `install`.
-    unsafe {
-        cmd.pre_exec(move || child_main(&mut plan));
-    }
-}
-
 fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
     reset_signals();
+    hide_server(plan.server)?;
     // The monitor and init hold a copy of the server's memory: make them
     // non-dumpable so nothing at our uid can read it through /proc or
     // ptrace. `execve` resets this for the solver.
@@ -584,6 +513,37 @@ fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
     // calls without the C library's `errno` (see `spawn_init`).
     let pid = spawn_init(plan, watch)?;
     monitor(pid, fds, watch.parent())
+}
+
+/// Hides the server in this process, the monitor: its copy of the
+/// server's argument and environment strings is zeroed, and its name is
+/// [`MONITOR_NAME`], not the forking thread's. The init, which shares this
+/// memory, shows the same strings. The kernel shows a command line whose
+/// last byte is not NUL (rewritten, as `setproctitle` does) up to its first
+/// NUL: with that byte set, `/proc/<pid>/cmdline` reads as one NUL byte,
+/// not as one per byte of the server's command line.
+fn hide_server(strings: ServerStrings) -> io::Result<()> {
+    for (start, end) in [strings.args, strings.env] {
+        // SAFETY: this process is the server's `fork` (`pre_exec`: its
+        // memory a private copy, which no other process shares before the
+        // init starts), the range lies within one of its writable mappings
+        // (checked by `ServerStrings::of_this_process`; it does not move),
+        // and nothing after the fork reads these strings: the plan holds
+        // the solver's argument vector and environment.
+        unsafe {
+            std::ptr::write_bytes(
+                std::ptr::with_exposed_provenance_mut::<u8>(start),
+                0,
+                end.saturating_sub(start),
+            );
+        }
+    }
+    let (start, end) = strings.args;
+    if end.saturating_sub(start) >= 2 {
+        // SAFETY: the last byte of the range zeroed above.
+        unsafe { std::ptr::with_exposed_provenance_mut::<u8>(end - 1).write(b' ') };
+    }
+    Ok(rustix::thread::set_name(MONITOR_NAME)?)
 }
 
 /// The descriptors the monitor keeps, copied out of the plan before the
@@ -702,30 +662,19 @@ extern "C" fn init_entry(arg: *mut libc::c_void) -> libc::c_int {
     // this process is its only user.
     let plan = unsafe { &mut *args.plan };
     let started = args.watch.child().and_then(|()| {
+        rustix::thread::set_name(INIT_NAME)?;
         // This process is pid 1 of the new namespace.
         if let Some(v) = &mut plan.view {
-            if let Some(p) = &mut plan.premade {
-                let tree = view::clone_cwd()?;
-                p.tree = tree;
-                if p.check_kernel {
-                    view::clones_from_detached(tree)?;
-                }
-                view::stage(&v.plan, &mut v.run.slots)?;
-                view::pivot()?;
-                return Ok(None);
-            }
             view::enter(&v.plan, &mut v.run)?;
         }
         let watch = ParentWatch::prepare(false)?;
         let pid = spawn_solver(plan, watch)?;
-        Ok(Some((pid, watch)))
+        Ok((pid, watch))
     });
     match started {
         // `init` closes every descriptor but its own two, `ready` with
         // them: the monitor's wait ends.
-        Ok(Some((pid, watch))) => init(pid, plan, watch.parent()),
-        // So does `premade_init`, before it waits for its launch.
-        Ok(None) => premade_init(plan),
+        Ok((pid, watch)) => init(pid, plan, watch.parent()),
         Err(e) => {
             let errno = e.raw_os_error().filter(|&e| e != 0).unwrap_or(libc::EIO);
             args.errno.store(errno, Ordering::SeqCst);
@@ -977,8 +926,8 @@ fn harden(plan: &ChildPlan) -> io::Result<RawFd> {
     }
     drop_capabilities()?;
     if let Some(ruleset) = &plan.ruleset {
-        if let (Some(v), Some(run)) = (&plan.view, plan.run_view()) {
-            add_view_rules(ruleset.as_raw_fd(), v.rules, &run)?;
+        if let Some(v) = &plan.view {
+            add_view_rules(ruleset.as_raw_fd(), v.rules)?;
         }
         // SAFETY: landlock_restrict_self on a ruleset descriptor of `plan`.
         cvt_long(unsafe {
@@ -1097,10 +1046,8 @@ fn drop_capabilities() -> io::Result<()> {
 }
 
 /// Adds the rules that exist only inside the view: read beneath its root,
-/// full access beneath its private `/tmp` and `/dev/shm`, and beneath the
-/// run directory or, when that is read-only, its writable subdirectory
-/// (the same inodes as the host's: the view's mounts are binds).
-fn add_view_rules(ruleset: RawFd, rules: ViewRules, run: &RunView<'_>) -> io::Result<()> {
+/// full access beneath its private `/tmp` and `/dev/shm`.
+fn add_view_rules(ruleset: RawFd, rules: ViewRules) -> io::Result<()> {
     // struct landlock_path_beneath_attr (packed).
     #[repr(C, packed)]
     struct PathBeneath {
@@ -1108,15 +1055,10 @@ fn add_view_rules(ruleset: RawFd, rules: ViewRules, run: &RunView<'_>) -> io::Re
         parent_fd: i32,
     }
     const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
-    let writable = match &run.writable {
-        Some(w) => w.in_view,
-        None => view::VIEW_RUN_DIR_C,
-    };
     for (path, access) in [
         (c"/", rules.read),
         (c"/tmp", rules.all),
         (c"/dev/shm", rules.all),
-        (writable, rules.all),
     ] {
         // SAFETY: open of a static C string.
         let fd = cvt(unsafe {
@@ -1154,7 +1096,6 @@ fn exec(plan: &ChildPlan, fd: RawFd) -> io::Result<()> {
     if let Some(filter) = &plan.seccomp {
         install_filter(filter)?;
     }
-    let (argv, envp) = plan.vectors();
     match &plan.view {
         // In the view the path names the file just checked through `fd`:
         // the view is this process's private, read-only mount tree, and
@@ -1166,8 +1107,8 @@ fn exec(plan: &ChildPlan, fd: RawFd) -> io::Result<()> {
                 libc::SYS_execveat,
                 libc::AT_FDCWD,
                 v.plan.solver_path().as_ptr(),
-                argv,
-                envp,
+                plan.exec.argv.as_ptr(),
+                plan.exec.envp.as_ptr(),
                 0,
             );
         },
@@ -1178,8 +1119,8 @@ fn exec(plan: &ChildPlan, fd: RawFd) -> io::Result<()> {
                 libc::SYS_execveat,
                 fd,
                 c"".as_ptr(),
-                argv,
-                envp,
+                plan.exec.argv.as_ptr(),
+                plan.exec.envp.as_ptr(),
                 libc::AT_EMPTY_PATH,
             );
         },
@@ -1304,10 +1245,7 @@ fn reap(pid: Pid, pid_namespace: bool) -> Option<Option<(libc::c_int, u64)>> {
 /// `alive` is the write end of the solver's [`ParentWatch`] pipe.
 fn init(solver: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
     let status = plan.status.as_raw_fd();
-    // A premade init's detached tree is closed by the exit, after the
-    // record (see `PremadeChild::tree`).
-    let tree = plan.premade.as_ref().map_or(-1, |p| p.tree);
-    close_all_except([status, alive, tree]);
+    close_all_except([status, alive]);
     let mut cpu_us: u64 = 0;
     let mut solver_status: Option<libc::c_int> = None;
     loop {
@@ -1342,72 +1280,6 @@ fn init(solver: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
     }
 }
 
-/// A premade init between its making and its launch: closes every
-/// descriptor but what the launch needs (the monitor's wait ends with the
-/// `ready` pipe's hang-up, and so does the standard library's spawn on the
-/// pool's thread with its error pipe's), waits for the server's `go`,
-/// finishes the view with the run's part, starts the solver and answers
-/// on `ack`; then it is the run's [`init`]. Never returns.
-fn premade_init(plan: &mut ChildPlan) -> ! {
-    let Some((go, ack, tree)) = plan
-        .premade
-        .as_ref()
-        .map(|p| (p.go.as_raw_fd(), p.ack.as_raw_fd(), p.tree))
-    else {
-        exit(EXIT_LOST_CHILD);
-    };
-    let status = plan.status.as_raw_fd();
-    let ruleset = plan.ruleset.as_ref().map_or(-1, |r| r.as_raw_fd());
-    // The standard streams are the solver's.
-    close_all_except([0, 1, 2, status, ruleset, go, ack, tree]);
-    // SAFETY: a descriptor this process owns and keeps open.
-    let go_fd = unsafe { BorrowedFd::borrow_raw(go) };
-    let mut byte = [0u8; 1];
-    loop {
-        match rustix::io::read(go_fd, &mut byte) {
-            Ok(1..) => break,
-            // Discarded unused (its server-side half dropped).
-            Ok(0) => exit(0),
-            Err(Errno::INTR) => {}
-            Err(_) => exit(EXIT_LOST_CHILD),
-        }
-    }
-    let started = launch_premade(plan);
-    let errno = match &started {
-        Ok(_) => 0,
-        Err(e) => e.raw_os_error().filter(|&e| e != 0).unwrap_or(libc::EIO),
-    };
-    // SAFETY: a descriptor this process owns and keeps open.
-    let ack_fd = unsafe { BorrowedFd::borrow_raw(ack) };
-    // Four bytes, less than PIPE_BUF: written whole or not at all (then
-    // the server sees the pipe hang up, a failed launch).
-    let _ = rustix::io::write(ack_fd, &errno.to_ne_bytes());
-    match started {
-        Ok((pid, watch)) => init(pid, plan, watch.parent()),
-        Err(_) => exit(EXIT_SPAWN_FAILED),
-    }
-}
-
-/// The launch of a premade init: the request's rlimits, the view finished
-/// with the run's part ([`view::finish_entered`]: the run directory opened
-/// by its name beneath the run root's detached tree, checked against the
-/// server's device and inode), the solver started.
-fn launch_premade(plan: &mut ChildPlan) -> io::Result<(libc::pid_t, ParentWatch)> {
-    let invalid = || io::Error::from_raw_os_error(libc::EINVAL);
-    plan.rlimits = match plan.request() {
-        Some(r) if r.is_written() => r.rlimits(),
-        _ => return Err(invalid()),
-    };
-    let tree = plan.premade.as_ref().map_or(-1, |p| p.tree);
-    let (Some(run), Some(name)) = (plan.run_view(), plan.request().map(Request::run_name)) else {
-        return Err(invalid());
-    };
-    view::finish_entered(&run, tree, name)?;
-    let watch = ParentWatch::prepare(false)?;
-    let pid = spawn_solver(plan, watch)?;
-    Ok((pid, watch))
-}
-
 fn kill_tree(child: Pid, pid_namespace: bool) {
     // `child` is our unreaped child, so its pid (and, after its setsid, its
     // process-group id) is not reused.
@@ -1438,8 +1310,8 @@ fn rusage_us(ru: &libc::rusage) -> u64 {
     tv(&ru.ru_utime).saturating_add(tv(&ru.ru_stime))
 }
 
-/// Closes every descriptor except the given ones; `-1` entries are
-/// ignored.
+/// Closes every descriptor except the (at most three) given ones; `-1`
+/// entries are ignored.
 fn close_all_except<const N: usize>(mut keep: [RawFd; N]) {
     // In-place sort of a fixed array: no allocation.
     keep.sort_unstable();
@@ -1742,6 +1614,39 @@ pub(crate) fn landlock_abi() -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_strings_are_read_after_the_name_and_must_be_writable() {
+        // Fields 3 to 47, then arg_start, arg_end, env_start, env_end; the
+        // name holds `) ` as a process may name itself.
+        let stat = |args: &str| {
+            let mid = vec!["0"; 45].join(" ");
+            format!("42 (a) b (c) {mid} {args}\n")
+        };
+        let maps = "1000-2000 r--p 0 0:0 0 /bin/x\n7000-9000 rw-p 0 0:0 0 [stack]\n";
+        let at = |a, b, c, d| ServerStrings {
+            args: (a, b),
+            env: (c, d),
+        };
+        let parse = |args: &str| ServerStrings::parse(&stat(args), maps);
+        assert_eq!(
+            parse("28672 28700 28700 28800"),
+            Some(at(0x7000, 0x701c, 0x701c, 0x7080))
+        );
+        // An empty environment is nothing to zero.
+        assert_eq!(parse("28672 28700 0 0"), Some(at(0x7000, 0x701c, 0, 0)));
+        for refused in [
+            "4096 4100 28700 28800", // read-only mapping
+            "28672 36865 0 0",       // past the mapping's end
+            "28700 28672 0 0",       // reversed
+            "28672 28672 0 0",       // no command line at all
+            "28672 28700 28800",     // a field short
+            "28672 x 28700 28800",   // not a number
+        ] {
+            assert_eq!(parse(refused), None, "{refused}");
+        }
+        assert!(ServerStrings::of_this_process().is_ok());
+    }
 
     #[test]
     fn record_round_trips_and_rejects_garbage() {

@@ -151,65 +151,15 @@ pub(crate) struct ViewPlan {
 #[derive(Debug)]
 pub(crate) struct RunMounts {
     /// Device and inode of the run directory (the init's working directory).
-    run_dir: (u64, u64),
-    /// The writable subdirectory: its name, staged target, path in the
-    /// view, device and inode.
-    writable: Option<(CString, CString, CString, (u64, u64))>,
+    pub(crate) run_dir: (u64, u64),
+    /// The writable subdirectory: its name, staged target, device and inode.
+    pub(crate) writable: Option<(CString, CString, (u64, u64))>,
     /// Mount options of the private `/tmp` and `/dev/shm` (their sizes).
     tmp_options: CString,
     shm_options: CString,
-    /// Descriptor slots for the clones of the view's sources, one per bind
-    /// (filled in the child; allocated here so the child does not
-    /// allocate).
+    /// Descriptor slots for the clones, one per bind plus two (filled in the
+    /// child; allocated here so the child does not allocate).
     pub(crate) slots: Vec<RawFd>,
-}
-
-impl RunMounts {
-    /// The run-specific part as the child reads it.
-    pub(crate) fn as_view(&self) -> RunView<'_> {
-        RunView {
-            run_dir: self.run_dir,
-            writable: self
-                .writable
-                .as_ref()
-                .map(|(name, staged, in_view, id)| Writable {
-                    name,
-                    staged,
-                    in_view,
-                    id: *id,
-                }),
-            tmp_options: &self.tmp_options,
-            shm_options: &self.shm_options,
-        }
-    }
-}
-
-/// The run-specific part of a view as the child reads it: borrowed from a
-/// [`RunMounts`], or from the launch request a premade init reads
-/// ([`premade`](super::premade)).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RunView<'a> {
-    /// Device and inode of the run directory.
-    pub(crate) run_dir: (u64, u64),
-    /// The writable subdirectory, when the run directory is read-only.
-    pub(crate) writable: Option<Writable<'a>>,
-    /// Mount options of the private `/tmp`.
-    pub(crate) tmp_options: &'a CStr,
-    /// Mount options of the private `/dev/shm`.
-    pub(crate) shm_options: &'a CStr,
-}
-
-/// The one writable subdirectory of a read-only run directory.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Writable<'a> {
-    /// Its name in the run directory.
-    pub(crate) name: &'a CStr,
-    /// Its staged mount point.
-    pub(crate) staged: &'a CStr,
-    /// Its path in the view (where its Landlock rule is added).
-    pub(crate) in_view: &'a CStr,
-    /// Its device and inode.
-    pub(crate) id: (u64, u64),
 }
 
 impl ViewPlan {
@@ -309,15 +259,11 @@ impl ViewPlan {
         shm_size: u64,
     ) -> Result<RunMounts, ConfigError> {
         let writable = match writable {
-            Some((name, id)) => {
-                let in_view = Path::new(VIEW_RUN_DIR).join(name);
-                Some((
-                    cstring(name.as_bytes())?,
-                    staged(&in_view)?,
-                    cstring(in_view.as_os_str().as_bytes())?,
-                    id,
-                ))
-            }
+            Some((name, id)) => Some((
+                cstring(name.as_bytes())?,
+                staged(&Path::new(VIEW_RUN_DIR).join(name))?,
+                id,
+            )),
             None => None,
         };
         Ok(RunMounts {
@@ -325,7 +271,7 @@ impl ViewPlan {
             writable,
             tmp_options: tmpfs_options(tmp_size)?,
             shm_options: tmpfs_options(shm_size)?,
-            slots: vec![-1; self.binds.len()],
+            slots: vec![-1; self.binds.len() + 2],
         })
     }
 
@@ -474,23 +420,8 @@ fn cstring(bytes: &[u8]) -> Result<CString, ConfigError> {
 // ---------------------------------------------------------------------------
 
 /// Builds the view and enters it: on success the calling process's root is
-/// the new root and its working directory `/`. The run directory is the
-/// working directory.
+/// the new root and its working directory `/`.
 pub(crate) fn enter(plan: &ViewPlan, run: &mut RunMounts) -> io::Result<()> {
-    stage(plan, &mut run.slots)?;
-    finish(plan, &run.as_view())
-}
-
-/// The part of the view that does not depend on the run, built in this
-/// mount namespace without entering it: every source cloned (into
-/// `slots`, one per bind) and attached beneath the new root, the generated
-/// files, `/proc`, the root made read-only. [`finish`] adds the run's
-/// part and enters it; a premade init stages ahead and finishes at launch
-/// ([`premade`](super::premade)).
-pub(crate) fn stage(plan: &ViewPlan, slots: &mut [RawFd]) -> io::Result<()> {
-    if slots.len() != plan.binds.len() {
-        return Err(io::Error::from_raw_os_error(libc::EINVAL));
-    }
     // No mount event propagates between this namespace and the host's.
     // SAFETY: mount with static C strings and null data.
     cvt(unsafe {
@@ -503,13 +434,33 @@ pub(crate) fn stage(plan: &ViewPlan, slots: &mut [RawFd]) -> io::Result<()> {
         )
     })?;
     // Clone every source before the stage covers anything.
+    let n = plan.binds.len();
     for (i, b) in plan.binds.iter().enumerate() {
         let fd = clone_tree(libc::AT_FDCWD, &b.source, b.recursive, false)?;
-        slots[i] = fd;
+        run.slots[i] = fd;
         if let Some(id) = b.expect {
             same_file(fd, id)?;
         }
         set_attrs(fd, b.attrs, b.recursive)?;
+    }
+    let run_attrs = MOUNT_ATTR_NOSUID
+        | MOUNT_ATTR_NODEV
+        | if run.writable.is_some() {
+            MOUNT_ATTR_RDONLY
+        } else {
+            0
+        };
+    // Recursive clones: a non-recursive clone of a directory with mounts
+    // beneath it (locked in this less privileged namespace) is refused.
+    let fd = clone_tree(libc::AT_FDCWD, c".", true, false)?;
+    run.slots[n] = fd;
+    same_file(fd, run.run_dir)?;
+    set_attrs(fd, run_attrs, true)?;
+    if let Some((name, _, id)) = &run.writable {
+        let fd = clone_tree(libc::AT_FDCWD, name, true, true)?;
+        run.slots[n + 1] = fd;
+        same_file(fd, *id)?;
+        set_attrs(fd, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true)?;
     }
 
     // The new root.
@@ -532,9 +483,15 @@ pub(crate) fn stage(plan: &ViewPlan, slots: &mut [RawFd]) -> io::Result<()> {
 
     // Attach the clones.
     for (i, b) in plan.binds.iter().enumerate() {
-        attach(slots[i], &b.target)?;
-        close(slots[i]);
-        slots[i] = -1;
+        attach(run.slots[i], &b.target)?;
+        close(run.slots[i]);
+        run.slots[i] = -1;
+    }
+    attach(run.slots[n], &plan.run_target)?;
+    close(run.slots[n]);
+    if let Some((_, target, _)) = &run.writable {
+        attach(run.slots[n + 1], target)?;
+        close(run.slots[n + 1]);
     }
 
     // A fresh /proc of this PID namespace (this process is its pid 1),
@@ -569,140 +526,24 @@ pub(crate) fn stage(plan: &ViewPlan, slots: &mut [RawFd]) -> io::Result<()> {
             true,
         )?;
     }
-    // Nothing more is created on the root: make it read-only (mounts on
-    // its directories are still possible).
-    set_attrs_at(c"/tmp", READ_ONLY | MOUNT_ATTR_NOEXEC, false)
-}
-
-/// The run's part of the view, after [`stage`]: the run directory (the
-/// working directory) and its writable subdirectory cloned, checked (device
-/// and inode) and attached, the private `/tmp` and `/dev/shm` mounted; then
-/// the root is swapped ([`pivot`]). On success the calling process's root
-/// is the new root and its working directory `/`.
-pub(crate) fn finish(plan: &ViewPlan, run: &RunView<'_>) -> io::Result<()> {
-    let fd = clone_tree(libc::AT_FDCWD, c".", true, false)?;
-    let writable = run.writable.map(|w| w.staged);
-    attach_run(run, fd, libc::AT_FDCWD, &plan.run_target, writable)?;
-    mount_private(run, c"/tmp/tmp", c"/tmp/dev/shm")?;
-    pivot()
-}
-
-/// A premade init's half of [`finish`], at its launch: the view is staged
-/// and entered ahead (the expensive part of entering is the old root's
-/// detachment, which waits for an RCU grace period), and the run directory
-/// named `name` is opened beneath `tree`, a detached clone of the run root
-/// made before the stage ([`clone_cwd`]), without following a symbolic
-/// link or crossing a mount, then cloned, checked and attached as
-/// [`finish`] does, at its place in the view.
-pub(crate) fn finish_entered(run: &RunView<'_>, tree: RawFd, name: &CStr) -> io::Result<()> {
-    /// `struct open_how`.
-    #[repr(C)]
-    struct OpenHow {
-        flags: u64,
-        mode: u64,
-        resolve: u64,
-    }
-    const RESOLVE_NO_XDEV: u64 = 0x01;
-    const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
-    const RESOLVE_NO_SYMLINKS: u64 = 0x04;
-    const RESOLVE_BENEATH: u64 = 0x08;
-    let how = OpenHow {
-        flags: (libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64,
-        mode: 0,
-        resolve: RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-    };
-    // SAFETY: openat2 with a C string of the caller's and a live `open_how`
-    // of its declared size.
-    let dir = cvt_long(unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            tree,
-            name.as_ptr(),
-            &how as *const OpenHow,
-            std::mem::size_of::<OpenHow>(),
-        )
-    })? as RawFd;
-    let attached = clone_tree(dir, c"", true, false).and_then(|fd| {
-        let writable = run.writable.map(|w| w.in_view);
-        attach_run(run, fd, dir, VIEW_RUN_DIR_C, writable)
-    });
-    close(dir);
-    attached?;
-    mount_private(run, c"/tmp", c"/dev/shm")
-}
-
-/// A detached clone of the working directory's mount tree (the run root's,
-/// for a premade init), taken before [`stage`] covers anything.
-pub(crate) fn clone_cwd() -> io::Result<RawFd> {
-    clone_tree(libc::AT_FDCWD, c".", true, false)
-}
-
-/// Whether this kernel clones a tree out of a detached one (Linux 6.15 and
-/// later), as [`finish_entered`] does: tried on `tree` once.
-pub(crate) fn clones_from_detached(tree: RawFd) -> io::Result<()> {
-    let fd = clone_tree(tree, c"", true, false)?;
-    close(fd);
-    Ok(())
-}
-
-/// Attaches the run directory's clone `fd` at `target`, checked and
-/// flagged, and the writable subdirectory (cloned from `dir`, the run
-/// directory or `AT_FDCWD` when that is the working directory) at
-/// `writable_target`. `fd` is closed either way.
-fn attach_run(
-    run: &RunView<'_>,
-    fd: RawFd,
-    dir: RawFd,
-    target: &CStr,
-    writable_target: Option<&CStr>,
-) -> io::Result<()> {
-    let run_attrs = MOUNT_ATTR_NOSUID
-        | MOUNT_ATTR_NODEV
-        | if run.writable.is_some() {
-            MOUNT_ATTR_RDONLY
-        } else {
-            0
-        };
-    let attached = same_file(fd, run.run_dir)
-        .and_then(|()| set_attrs(fd, run_attrs, true))
-        .and_then(|()| attach(fd, target));
-    close(fd);
-    attached?;
-    if let (Some(w), Some(target)) = (&run.writable, writable_target) {
-        // Recursive clones: a non-recursive clone of a directory with
-        // mounts beneath it (locked in this less privileged namespace) is
-        // refused.
-        let fd = clone_tree(dir, w.name, true, true)?;
-        let attached = same_file(fd, w.id)
-            .and_then(|()| set_attrs(fd, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true))
-            .and_then(|()| attach(fd, target));
-        close(fd);
-        attached?;
-    }
-    Ok(())
-}
-
-/// Mounts the run's private `/tmp` and `/dev/shm` (POSIX shared memory and
-/// semaphores, as Python's multiprocessing uses them: capped like `/tmp`).
-fn mount_private(run: &RunView<'_>, tmp: &CStr, shm: &CStr) -> io::Result<()> {
     mount_fs(
         c"tmpfs",
-        tmp,
+        c"/tmp/tmp",
         libc::MS_NOSUID | libc::MS_NODEV,
-        run.tmp_options,
+        &run.tmp_options,
     )?;
+    // POSIX shared memory and semaphores (Python's multiprocessing):
+    // private, capped like /tmp.
     mount_fs(
         c"tmpfs",
-        shm,
+        c"/tmp/dev/shm",
         libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-        run.shm_options,
-    )
-}
+        &run.shm_options,
+    )?;
+    // Nothing more is created on the root: make it read-only.
+    set_attrs_at(c"/tmp", READ_ONLY | MOUNT_ATTR_NOEXEC, false)?;
 
-/// Swaps roots: stacks the old root on the staged one, then detaches it.
-/// On success the calling process's root is the new root and its working
-/// directory `/`.
-pub(crate) fn pivot() -> io::Result<()> {
+    // Swap roots: stack the old root on the new one, then detach it.
     // SAFETY: chdir/pivot_root/umount2 with static C strings.
     unsafe {
         cvt(libc::chdir(c"/tmp".as_ptr()))?;
@@ -717,14 +558,10 @@ pub(crate) fn pivot() -> io::Result<()> {
     Ok(())
 }
 
-/// Clones the mount tree at `path` (relative to `dirfd`; an empty path is
-/// `dirfd` itself) into a detached mount; `recursive` takes its submounts
-/// along.
+/// Clones the mount tree at `path` (relative to `dirfd`) into a detached
+/// mount; `recursive` takes its submounts along.
 fn clone_tree(dirfd: RawFd, path: &CStr, recursive: bool, nofollow: bool) -> io::Result<RawFd> {
     let mut flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
-    if path.is_empty() {
-        flags |= libc::AT_EMPTY_PATH as libc::c_uint;
-    }
     if recursive {
         flags |= libc::AT_RECURSIVE as libc::c_uint;
     }

@@ -17,7 +17,10 @@
 //! `netns <hold-ms>` (prints the inode of its network namespace and stays
 //! alive that long; not an attack: what the test compares across runs),
 //! `mem <pid>` (reads the first mapping of that process's memory through
-//! `/proc/<pid>/maps` and `/proc/<pid>/mem`).
+//! `/proc/<pid>/maps` and `/proc/<pid>/mem`), `proc-shows <text>` (the
+//! command line, name or environment of pid 1 or of any other process in
+//! `/proc` but the probe itself, whose arguments hold the text, contains
+//! it).
 
 use std::ffi::CString;
 use std::io::Write;
@@ -104,6 +107,25 @@ fn main() {
                         !text.is_empty() && b.windows(text.len()).any(|w| w == text)
                     }),
                 )
+            }
+            "proc-shows" => {
+                let text = arg(2).as_bytes();
+                let me = std::process::id().to_string();
+                let mut pids: Vec<String> = std::fs::read_dir("/proc")
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Result::ok)
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .filter(|n| n.bytes().all(|b| b.is_ascii_digit()) && *n != me)
+                    .collect();
+                pids.push("1".to_owned());
+                verdict(pids.iter().any(|pid| {
+                    ["cmdline", "comm", "environ"].iter().any(|f| {
+                        std::fs::read(format!("/proc/{pid}/{f}")).is_ok_and(|b| {
+                            !text.is_empty() && b.windows(text.len()).any(|w| w == text)
+                        })
+                    })
+                }))
             }
             "find-comm" => {
                 let name = arg(2);

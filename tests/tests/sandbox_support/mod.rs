@@ -8,11 +8,8 @@ use std::time::Duration;
 
 use hardened_mcp::identity::CallerId;
 use hardened_mcp::runs::{RunDir, RunRoot};
-use hardened_mcp::sandbox::{
-    Outcome, RunRequest, Sandbox, SandboxConfig, SandboxError, SandboxedRun, SolverRegistry,
-};
+use hardened_mcp::sandbox::{Sandbox, SandboxConfig, SolverRegistry};
 use rustix::fs::{FlockOperation, flock};
-use tokio_util::sync::CancellationToken;
 
 pub const FORKER: &str = env!("CARGO_BIN_EXE_sbx_forker");
 pub const ESCAPE: &str = env!("CARGO_BIN_EXE_sbx_escape");
@@ -27,83 +24,12 @@ pub fn registry() -> SolverRegistry {
         .expect("probe solvers are acceptable")
 }
 
-pub fn sandbox_with(config: SandboxConfig) -> TestSandbox {
-    TestSandbox::new(registry(), config)
+pub fn sandbox_with(config: SandboxConfig) -> Sandbox {
+    Sandbox::new(registry(), config).expect("sandbox starts")
 }
 
-pub fn sandbox() -> TestSandbox {
+pub fn sandbox() -> Sandbox {
     sandbox_with(SandboxConfig::default())
-}
-
-/// Whether this test binary launches every run from a premade init: the
-/// `*_premade` twins of the suites (`sandbox_hostile_premade.rs` …) hold
-/// the suite as a module, and run each of its tests on that path.
-pub fn premade() -> bool {
-    env!("CARGO_CRATE_NAME").ends_with("_premade")
-}
-
-/// A [`Sandbox`] whose `launch` and `run`, in a premade twin, first make
-/// a premade init ready ([`Sandbox::make_ahead`]) and then check that the
-/// run was launched from it; elsewhere they are the sandbox's own. A
-/// configuration without premade inits (`made_ahead: 0`, no PID
-/// namespace) launches the ordinary way in a twin too.
-pub struct TestSandbox(pub Sandbox, bool);
-
-impl std::ops::Deref for TestSandbox {
-    type Target = Sandbox;
-    fn deref(&self) -> &Sandbox {
-        &self.0
-    }
-}
-
-impl TestSandbox {
-    /// The sandbox of `registry` with `config`.
-    pub fn new(registry: SolverRegistry, config: SandboxConfig) -> Self {
-        let premade = premade() && config.made_ahead > 0 && config.allow_pid_namespace;
-        let sb = Sandbox::new(registry, config).expect("sandbox starts");
-        TestSandbox(sb, premade)
-    }
-
-    /// [`Sandbox::launch`], from a premade init in a premade twin.
-    pub fn launch(
-        &self,
-        caller: &CallerId,
-        dir: &RunDir,
-        request: RunRequest,
-        cancel: &CancellationToken,
-    ) -> Result<SandboxedRun, SandboxError> {
-        if self.1 {
-            assert!(
-                self.0.make_ahead(request.solver(), &dir.root()),
-                "no premade init for {}",
-                request.solver()
-            );
-        }
-        let run = self.0.launch(caller, dir, request, cancel)?;
-        if self.1 {
-            assert!(
-                run.premade(),
-                "the run was not launched from a premade init"
-            );
-        }
-        Ok(run)
-    }
-
-    /// [`Sandbox::run`], from a premade init in a premade twin (which then
-    /// leaves the caller's usage record alone).
-    pub async fn run(
-        &self,
-        caller: &CallerId,
-        dir: &RunDir,
-        request: RunRequest,
-        cancel: &CancellationToken,
-    ) -> Result<Outcome, SandboxError> {
-        if self.1 {
-            Ok(self.launch(caller, dir, request, cancel)?.wait().await)
-        } else {
-            self.0.run(caller, dir, request, cancel).await
-        }
-    }
 }
 
 pub fn caller(name: &str) -> CallerId {
