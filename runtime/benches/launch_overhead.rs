@@ -20,9 +20,6 @@
 //! LAUNCH_PAIRS=1000 cargo bench ... # more pairs, a narrower interval
 //! LAUNCH_GAP_MS=50 cargo bench ...   # another idle time between spaced pairs
 //! ```
-//!
-//! Issue 24's target for the default launch: within +2 ms of a bare spawn
-//! (spaced).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
@@ -35,9 +32,6 @@ use tokio_util::sync::CancellationToken;
 #[path = "support/levels.rs"]
 mod levels;
 use levels::{Level, TRUE, bare_true, sandbox, sandboxed_true};
-
-/// The default launch's target over a bare spawn (issue 24, point 8).
-const TARGET: Duration = Duration::from_millis(2);
 
 /// Pairs measured per level unless `LAUNCH_PAIRS` says otherwise.
 const PAIRS: usize = 400;
@@ -53,8 +47,7 @@ const GAP_MS: u64 = 20;
 #[derive(Debug, Clone, Copy)]
 enum Pace {
     /// Each pair after an idle time: the pools have refilled (cgroups,
-    /// network namespaces), as on a server that is not saturated. What the
-    /// +2 ms target is about.
+    /// network namespaces), as on a server that is not saturated.
     Spaced(Duration),
     /// One pair right after the other: the pools' refill shares the
     /// cores with the launches measured (a saturated host).
@@ -164,17 +157,9 @@ fn main() {
         let half = 0.98 * (n as f64).sqrt();
         let lo = ((n as f64 / 2.0 - half).floor().max(0.0)) as usize;
         let hi = ((n as f64 / 2.0 + half).ceil() as usize).min(n - 1);
-        let target = TARGET.as_secs_f64();
-        let verdict = if diff[hi] <= target {
-            "within the target"
-        } else if diff[lo] > target {
-            "over the target"
-        } else {
-            "the interval holds the target: undecided"
-        };
         println!(
             "{level:?}, {pace:?}: bare {} sandboxed {} | over bare: median {} (95 % {} to {}), \
-             quartiles {} to {} | +{} target: {verdict}",
+             quartiles {} to {}",
             ms(median(&bare)),
             ms(median(&boxed)),
             ms(median(&diff)),
@@ -182,7 +167,6 @@ fn main() {
             ms(diff[hi]),
             ms(diff[n / 4]),
             ms(diff[3 * n / 4]),
-            ms(target),
         );
     }
 }

@@ -192,9 +192,10 @@ async fn cpu_limit_stops_a_busy_solver() {
     // The kernel checks RLIMIT_CPU against its tick-sampled user + system
     // time, which charges whole ticks; the time reported (rusage) is the
     // precise runtime, found at 0.85 to 0.88 s of the 1 s limit when the
-    // suite's tests share the cores.
+    // suite's tests share the cores: three quarters of the limit is what
+    // it must have used.
     assert!(
-        o.cpu_time.is_some_and(|c| c >= Duration::from_millis(500)),
+        o.cpu_time.is_some_and(|c| c >= Duration::from_millis(750)),
         "{o:?}"
     );
     assert_eq!(control(run.path(), &probe), 0);
