@@ -8,11 +8,6 @@ use serde_json::{Map, Value, json};
 
 use crate::args::ArgError;
 use crate::concurrency::{Ceiling, LimitError};
-use crate::deck::DeckError;
-#[cfg(feature = "runs")]
-use crate::runs::RunError;
-#[cfg(feature = "sandbox")]
-use crate::sandbox::SandboxError;
 
 /// Why a tool call failed, as the caller may see it.
 ///
@@ -256,92 +251,9 @@ impl From<ArgError> for ToolError {
     }
 }
 
-#[cfg(feature = "runs")]
-impl From<RunError> for ToolError {
-    /// Run-root failures: an unknown run stays indistinguishable from a
-    /// foreign one; storage failures become internal errors (logged).
-    fn from(e: RunError) -> Self {
-        match e {
-            RunError::UnknownRun => Self::UnknownRun,
-            RunError::FileNotFound => Self::NotFound,
-            RunError::InvalidFileName => Self::Rejected("invalid run file name"),
-            RunError::FileRefused => Self::Rejected("run file refused"),
-            RunError::FileExists => Self::Rejected("run file already exists"),
-            RunError::TooLarge => Self::Rejected("run file exceeds the size limit"),
-            RunError::NoSpace => Self::Rejected("no space left for run data"),
-            RunError::QuotaExceeded(q) => Self::QuotaExceeded(q),
-            other => Self::internal(format_args!("run root: {other}")),
-        }
-    }
-}
-
 impl From<LimitError> for ToolError {
     fn from(e: LimitError) -> Self {
         Self::Busy(e.into())
-    }
-}
-
-#[cfg(feature = "sandbox")]
-impl From<SandboxError> for ToolError {
-    /// Sandbox failures: ceilings become [`ToolError::Busy`], a run's own
-    /// end (limits, disk, solver failure) a fixed refusal, and everything
-    /// that means the server is misconfigured an internal error (logged).
-    fn from(e: SandboxError) -> Self {
-        match e {
-            SandboxError::GlobalBusy => Self::Busy(Ceiling::ServerRuns),
-            SandboxError::CallerBusy => Self::Busy(Ceiling::CallerRuns),
-            SandboxError::TimedOut => Self::Timeout,
-            SandboxError::Cancelled => Self::Cancelled,
-            SandboxError::UnknownJob => Self::NotFound,
-            SandboxError::CpuLimit => Self::Rejected("the solver run exceeded its CPU-time limit"),
-            SandboxError::FileSizeLimit => {
-                Self::Rejected("the solver run exceeded its file-size limit")
-            }
-            SandboxError::DiskFull => Self::Rejected("the run ran out of disk space"),
-            SandboxError::MemoryLimit => Self::Rejected("the solver run exceeded its memory limit"),
-            SandboxError::ProcessLimit => {
-                Self::Rejected("the solver run exceeded its process limit")
-            }
-            SandboxError::CpuShareLimit => {
-                Self::Rejected("the solver run exceeded its time limit at its CPU share")
-            }
-            SandboxError::DiskLimit => Self::Rejected("the solver run exceeded its disk limit"),
-            SandboxError::FileCountLimit => {
-                Self::Rejected("the solver run exceeded its file-count limit")
-            }
-            SandboxError::SolverFailed => Self::Rejected("the solver failed"),
-            SandboxError::TooManyJobs => {
-                Self::Rejected("too many detached runs are tracked, retry later")
-            }
-            other => Self::internal(format_args!("sandbox: {other}")),
-        }
-    }
-}
-
-impl From<DeckError> for ToolError {
-    /// Values that came from the caller (free text, identifiers, numbers)
-    /// and were refused by the deck format become a fixed refusal naming
-    /// the rule; keys, heads, tokens and the final control-syntax check are
-    /// server-authored, so their failure is a bug: internal, logged. Storage
-    /// failures follow the run root's mapping.
-    fn from(e: DeckError) -> Self {
-        match e {
-            DeckError::NonFinite => Self::Rejected("a solver input number is not finite"),
-            DeckError::Empty => Self::Rejected("a solver input text is empty"),
-            DeckError::TooLong => Self::Rejected("a solver input text is too long"),
-            DeckError::LineBreak => Self::Rejected("a solver input text contains a line break"),
-            DeckError::Comment => Self::Rejected("a solver input text contains comment syntax"),
-            DeckError::Directive => {
-                Self::Rejected("a solver input text contains include or directive syntax")
-            }
-            DeckError::Path => Self::Rejected("a solver input text contains path syntax"),
-            DeckError::ForbiddenCharacter => {
-                Self::Rejected("a solver input text contains a character that is not allowed")
-            }
-            #[cfg(feature = "runs")]
-            DeckError::Storage(run) => run.into(),
-            other => Self::internal(format_args!("deck: {other}")),
-        }
     }
 }
 
@@ -384,7 +296,9 @@ mod tests {
     #[test]
     #[cfg(feature = "sandbox")]
     fn sandbox_and_deck_errors_map_to_fixed_public_texts() {
-        use crate::deck::{DeckText, KeyValue};
+        use crate::deck::{DeckError, DeckText, KeyValue};
+        use crate::runs::RunError;
+        use crate::sandbox::SandboxError;
         // A run ceiling is named as one, not as the call ceiling.
         assert_eq!(
             ToolError::from(SandboxError::CallerBusy),

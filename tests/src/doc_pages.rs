@@ -53,3 +53,8 @@ pub struct ThreatModelDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/benchmarks.md")]
 pub struct BenchmarksDoctests;
+
+/// docs/architecture.md's Rust blocks.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/architecture.md")]
+pub struct ArchitectureDoctests;

@@ -71,9 +71,8 @@ pub fn rule(holds: bool, reason: &'static str) -> Result<(), ArgError> {
 }
 
 /// The pattern of run handles of any valid prefix (`runs::RunHandle::pattern`
-/// is this one): here so that a `RunDir` parameter's spec exists with or
-/// without the `runs` feature, whose gate is then the one error.
-pub const RUN_HANDLE_PATTERN: &str = "^[a-z][a-z0-9]{0,15}_[A-Za-z0-9_-]{22,80}$";
+/// is this one).
+pub const RUN_HANDLE_PATTERN: &str = crate::args::RUN_HANDLE_PATTERN;
 
 /// The longest handle the pattern admits: a 16-character prefix, `_`, 80
 /// characters of body (see `RunHandle::pattern`).

@@ -36,6 +36,12 @@ pub use error::{ArgError, ArgErrorCode, Bound};
 #[doc(hidden)]
 pub use kind::Arg;
 
+/// The pattern of run handles of any valid prefix (`runs::RunHandle::pattern`
+/// is this one): here, below the run root, so that a `RunDir` parameter's
+/// spec exists with or without the `runs` feature, whose gate is then the
+/// one error.
+pub(crate) const RUN_HANDLE_PATTERN: &str = "^[a-z][a-z0-9]{0,15}_[A-Za-z0-9_-]{22,80}$";
+
 use serde_json::Value;
 
 /// An argument struct: the whole argument object of a tool, declared as one

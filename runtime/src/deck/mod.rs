@@ -258,3 +258,37 @@ impl<F: DeckFormat> Deck<F> {
         })
     }
 }
+impl From<DeckError> for crate::ToolError {
+    /// Values that came from the caller (free text, identifiers, numbers)
+    /// and were refused by the deck format become a fixed refusal naming
+    /// the rule; keys, heads, tokens and the final control-syntax check are
+    /// server-authored, so their failure is a bug: internal, logged. Storage
+    /// failures follow the run root's mapping.
+    fn from(e: DeckError) -> Self {
+        match e {
+            DeckError::NonFinite => {
+                crate::ToolError::Rejected("a solver input number is not finite")
+            }
+            DeckError::Empty => crate::ToolError::Rejected("a solver input text is empty"),
+            DeckError::TooLong => crate::ToolError::Rejected("a solver input text is too long"),
+            DeckError::LineBreak => {
+                crate::ToolError::Rejected("a solver input text contains a line break")
+            }
+            DeckError::Comment => {
+                crate::ToolError::Rejected("a solver input text contains comment syntax")
+            }
+            DeckError::Directive => crate::ToolError::Rejected(
+                "a solver input text contains include or directive syntax",
+            ),
+            DeckError::Path => {
+                crate::ToolError::Rejected("a solver input text contains path syntax")
+            }
+            DeckError::ForbiddenCharacter => crate::ToolError::Rejected(
+                "a solver input text contains a character that is not allowed",
+            ),
+            #[cfg(feature = "runs")]
+            DeckError::Storage(run) => run.into(),
+            other => crate::ToolError::internal(format_args!("deck: {other}")),
+        }
+    }
+}

@@ -40,3 +40,21 @@ pub use status::{
     write_captured_log,
 };
 pub use table::{JobId, JobState, JobStatus, Jobs, StatusSink};
+
+/// Forwards every progress change of a run (its
+/// [`progress`](RunningSolver::progress) channel, or a
+/// [`SandboxedRun`](crate::sandbox::SandboxedRun)'s) to a tool's progress
+/// reporter as MCP progress notifications, until the run ends (the sender
+/// is dropped).
+pub async fn forward_progress(
+    mut rx: tokio::sync::watch::Receiver<Option<crate::sandbox::ProgressReport>>,
+    to: crate::context::Progress,
+) {
+    while rx.changed().await.is_ok() {
+        let latest = *rx.borrow_and_update();
+        if let Some(r) = latest {
+            // u64 -> f64 loses precision only above 2^53 units: progress is advisory.
+            to.report(r.done as f64, Some(r.total as f64), None).await;
+        }
+    }
+}

@@ -87,3 +87,21 @@ pub enum RootProblem {
     #[error("it cannot be created or opened")]
     Unavailable,
 }
+
+impl From<RunError> for crate::ToolError {
+    /// Run-root failures: an unknown run stays indistinguishable from a
+    /// foreign one; storage failures become internal errors (logged).
+    fn from(e: RunError) -> Self {
+        match e {
+            RunError::UnknownRun => crate::ToolError::UnknownRun,
+            RunError::FileNotFound => crate::ToolError::NotFound,
+            RunError::InvalidFileName => crate::ToolError::Rejected("invalid run file name"),
+            RunError::FileRefused => crate::ToolError::Rejected("run file refused"),
+            RunError::FileExists => crate::ToolError::Rejected("run file already exists"),
+            RunError::TooLarge => crate::ToolError::Rejected("run file exceeds the size limit"),
+            RunError::NoSpace => crate::ToolError::Rejected("no space left for run data"),
+            RunError::QuotaExceeded(q) => crate::ToolError::QuotaExceeded(q),
+            other => crate::ToolError::internal(format_args!("run root: {other}")),
+        }
+    }
+}

@@ -23,7 +23,7 @@ pub(crate) const MAX_BODY_LEN: usize = 80;
 /// The pattern every handle of every prefix matches (for a JSON Schema that
 /// does not know the server's prefix). [`HandlePrefix::pattern`] gives the
 /// exact one.
-const GENERIC_PATTERN: &str = crate::__private::v1::RUN_HANDLE_PATTERN;
+const GENERIC_PATTERN: &str = crate::args::RUN_HANDLE_PATTERN;
 
 /// An opaque run handle issued by [`RunRoot::create`](super::RunRoot::create).
 ///

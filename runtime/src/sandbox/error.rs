@@ -326,3 +326,49 @@ pub enum ConfigError {
         available: u32,
     },
 }
+
+impl From<SandboxError> for crate::ToolError {
+    /// Sandbox failures: ceilings become [`ToolError::Busy`], a run's own
+    /// end (limits, disk, solver failure) a fixed refusal, and everything
+    /// that means the server is misconfigured an internal error (logged).
+    fn from(e: SandboxError) -> Self {
+        match e {
+            SandboxError::GlobalBusy => {
+                crate::ToolError::Busy(crate::concurrency::Ceiling::ServerRuns)
+            }
+            SandboxError::CallerBusy => {
+                crate::ToolError::Busy(crate::concurrency::Ceiling::CallerRuns)
+            }
+            SandboxError::TimedOut => crate::ToolError::Timeout,
+            SandboxError::Cancelled => crate::ToolError::Cancelled,
+            SandboxError::UnknownJob => crate::ToolError::NotFound,
+            SandboxError::CpuLimit => {
+                crate::ToolError::Rejected("the solver run exceeded its CPU-time limit")
+            }
+            SandboxError::FileSizeLimit => {
+                crate::ToolError::Rejected("the solver run exceeded its file-size limit")
+            }
+            SandboxError::DiskFull => crate::ToolError::Rejected("the run ran out of disk space"),
+            SandboxError::MemoryLimit => {
+                crate::ToolError::Rejected("the solver run exceeded its memory limit")
+            }
+            SandboxError::ProcessLimit => {
+                crate::ToolError::Rejected("the solver run exceeded its process limit")
+            }
+            SandboxError::CpuShareLimit => crate::ToolError::Rejected(
+                "the solver run exceeded its time limit at its CPU share",
+            ),
+            SandboxError::DiskLimit => {
+                crate::ToolError::Rejected("the solver run exceeded its disk limit")
+            }
+            SandboxError::FileCountLimit => {
+                crate::ToolError::Rejected("the solver run exceeded its file-count limit")
+            }
+            SandboxError::SolverFailed => crate::ToolError::Rejected("the solver failed"),
+            SandboxError::TooManyJobs => {
+                crate::ToolError::Rejected("too many detached runs are tracked, retry later")
+            }
+            other => crate::ToolError::internal(format_args!("sandbox: {other}")),
+        }
+    }
+}

@@ -1,10 +1,10 @@
 //! Progress reports from a solver: a line protocol on its standard output,
 //! `PROGRESS <done> <total>`, parsed with a bounded line buffer and published
-//! on a watch channel that tool code forwards as MCP progress notifications.
+//! on a watch channel. Forwarding them to MCP is the jobs layer's
+//! ([`forward_progress`](crate::jobs::forward_progress)): the sandbox knows
+//! nothing of the protocol.
 
 use tokio::sync::watch;
-
-use crate::context::Progress;
 
 /// Longest progress line considered; longer lines are skipped whole.
 pub const MAX_PROGRESS_LINE: usize = 96;
@@ -83,18 +83,6 @@ fn parse_u64(s: &[u8]) -> Option<u64> {
     s.iter().try_fold(0u64, |acc, &d| {
         acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
     })
-}
-
-/// Forwards every progress change of a run to the tool's progress reporter
-/// until the run ends (the sender is dropped).
-pub async fn forward(mut rx: watch::Receiver<Option<ProgressReport>>, to: Progress) {
-    while rx.changed().await.is_ok() {
-        let latest = *rx.borrow_and_update();
-        if let Some(r) = latest {
-            // u64 -> f64 loses precision only above 2^53 units: progress is advisory.
-            to.report(r.done as f64, Some(r.total as f64), None).await;
-        }
-    }
 }
 
 #[cfg(test)]
