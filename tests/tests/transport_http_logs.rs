@@ -94,43 +94,51 @@ async fn hostile_session(addr: SocketAddr) {
         .unwrap();
 }
 
-/// Serves the hostile session with `subscriber` as this thread's default
-/// (the test's runtime has one thread: the server's tasks run on it).
-async fn logged_by(subscriber: impl tracing::Subscriber + Send + Sync + 'static) {
-    let _default = tracing::subscriber::set_default(subscriber);
+/// Serves the hostile session with `log` as this thread's default
+/// subscriber (the test's runtime has one thread: the server's tasks run
+/// on it).
+async fn logged_by(log: tracing::Dispatch) {
+    let _default = tracing::dispatcher::set_default(&log);
     let tokens = BearerAuth::parse(&format!("alice={ALICE}")).unwrap();
     let server = start_echo_http(|c| c.auth(tokens)).await;
     hostile_session(server.local_addr()).await;
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn caller_chosen_text_reaches_no_log_line() {
-    // The positive control: an unfiltered subscriber quotes the text.
+/// What `scenario` logs, run once with an unfiltered subscriber at TRACE
+/// (the positive control: rmcp's own lines, values and all) and once with
+/// the framework's ([`hardened_mcp::logging::subscriber`]) at TRACE.
+async fn raw_and_ours<F: std::future::Future<Output = ()>>(
+    scenario: impl Fn(tracing::Dispatch) -> F,
+) -> (String, String) {
     let raw = LogCapture::default();
-    logged_by(
+    scenario(tracing::Dispatch::new(
         tracing_subscriber::fmt()
             .with_max_level(tracing::Level::TRACE)
             .with_ansi(false)
             .with_writer(raw.clone())
             .finish(),
-    )
+    ))
     .await;
-    let raw = raw.text();
-    assert!(raw.contains(MARK), "the probe never reached a log line");
-
     let ours = LogCapture::default();
-    logged_by(hardened_mcp::logging::subscriber(
+    scenario(tracing::Dispatch::new(hardened_mcp::logging::subscriber(
         "trace",
         ours.clone(),
         false,
-    ))
+    )))
     .await;
     let ours = ours.text();
     assert!(
         ours.contains("serving MCP over HTTP"),
         "nothing captured: {ours}"
     );
+    (raw.text(), ours)
+}
+
+#[tokio::test]
+async fn caller_chosen_text_reaches_no_log_line() {
+    let (raw, ours) = raw_and_ours(logged_by).await;
+    assert!(raw.contains(MARK), "the probe never reached a log line");
     let leaks: Vec<&str> = ours.lines().filter(|l| l.contains(MARK)).collect();
     assert!(
         leaks.is_empty(),
@@ -169,10 +177,10 @@ impl rmcp::ServerHandler for Slow {
 }
 
 /// A 2026-07-28 call of the slow tool whose client closes the connection
-/// before the answer, logged by `subscriber`.
-async fn left_mid_call(subscriber: impl tracing::Subscriber + Send + Sync + 'static) {
+/// before the answer, logged by `log`.
+async fn left_mid_call(log: tracing::Dispatch) {
     use tokio::io::AsyncWriteExt as _;
-    let _default = tracing::subscriber::set_default(subscriber);
+    let _default = tracing::dispatcher::set_default(&log);
     let server = hardened_mcp::transport::HttpServer::new(
         || {
             Ok(Slow {
@@ -207,33 +215,11 @@ async fn left_mid_call(subscriber: impl tracing::Subscriber + Send + Sync + 'sta
 
 #[tokio::test]
 async fn a_client_that_leaves_mid_call_is_not_an_error() {
+    let (raw, ours) = raw_and_ours(left_mid_call).await;
     // The positive control: rmcp itself logs the event as an error.
-    let raw = LogCapture::default();
-    left_mid_call(
-        tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(raw.clone())
-            .finish(),
-    )
-    .await;
-    let raw = raw.text();
     assert!(
         raw.lines().any(|l| l.contains("ERROR")),
         "the probe logged no error to quiet:\n{raw}"
-    );
-
-    let ours = LogCapture::default();
-    left_mid_call(hardened_mcp::logging::subscriber(
-        "trace",
-        ours.clone(),
-        false,
-    ))
-    .await;
-    let ours = ours.text();
-    assert!(
-        ours.contains("serving MCP over HTTP"),
-        "nothing captured: {ours}"
     );
     // The event is logged, at debug, where the connection ends.
     assert!(
