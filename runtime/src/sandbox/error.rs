@@ -328,7 +328,7 @@ pub enum ConfigError {
 }
 
 impl From<SandboxError> for crate::ToolError {
-    /// Sandbox failures: ceilings become [`ToolError::Busy`], a run's own
+    /// Sandbox failures: ceilings become [`ToolError::Busy`](crate::ToolError::Busy), a run's own
     /// end (limits, disk, solver failure) a fixed refusal, and everything
     /// that means the server is misconfigured an internal error (logged).
     fn from(e: SandboxError) -> Self {
