@@ -294,17 +294,23 @@ struct Side {
 }
 
 impl Side {
-    fn new(threads: &'static str) -> Self {
+    /// A runtime whose threads are named `threads`, and the server `serve`
+    /// starts on it.
+    fn start<F>(threads: &'static str, serve: F) -> Self
+    where
+        F: std::future::Future<Output = SocketAddr>,
+    {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name(threads)
             .enable_all()
             .build()
             .unwrap();
+        let addr = runtime.block_on(serve);
         Self {
             runtime,
             threads,
-            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            addr,
         }
     }
 
@@ -351,10 +357,8 @@ fn main() {
     for era in [Era::Session, Era::Stateless] {
         for mode in [Mode::Stream, Mode::Json] {
             let ct = CancellationToken::new();
-            let mut ours = Side::new("bench-hardened");
-            ours.addr = ours.runtime.block_on(hardened(mode, &ct));
-            let mut theirs = Side::new("bench-plain");
-            theirs.addr = theirs.runtime.block_on(plain(mode, &ct));
+            let ours = Side::start("bench-hardened", hardened(mode, &ct));
+            let theirs = Side::start("bench-plain", plain(mode, &ct));
             client.block_on(async {
                 // Warm both up (allocations, the first sessions).
                 measure(&ours, era, 8, window / 4).await;
