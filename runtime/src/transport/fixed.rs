@@ -25,6 +25,8 @@ pub(crate) const fn jsonrpc_message(code: i64) -> &'static str {
         -32603 => "Internal error",
         -32002 => "Resource not found",
         -32022 => "Unsupported protocol version",
+        -32021 => "Missing required client capability",
+        -32020 => "Header mismatch",
         _ => "Request refused",
     }
 }
@@ -42,24 +44,85 @@ pub(crate) fn jsonrpc_error(id: serde_json::Value, code: i64) -> serde_json::Val
 
 /// The error code of an unsupported protocol version (2026-07-28 era).
 const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+/// The error code of a request that needs a client capability the client
+/// did not declare (2026-07-28 era).
+pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
 
-/// The one `data` a fixed error keeps: for `-32022`, the list of protocol
-/// versions the *server* supports, which clients need to negotiate (both
-/// the Python SDK and rmcp retry with a version from it). It is rebuilt
-/// from the entries shaped like a version (`YYYY-MM-DD`); everything else
-/// in it, `requested` (the client's own text) included, is dropped.
+/// The `data` a fixed error keeps, rebuilt from known shapes only:
+///
+/// - `-32022`: the protocol versions the *server* supports, which clients
+///   need to negotiate (both the Python SDK and rmcp retry with one of
+///   them), from the entries shaped like a version (`YYYY-MM-DD`); and
+///   `requested`, the version the client asked for, which the
+///   specification requires echoed, only when it is a short version-like
+///   token ([`is_version_token`]): the client's own header value, sent back
+///   to that client's SDK, never to a model, and too narrow to carry text;
+/// - `-32021`: `requiredCapabilities`, the client capabilities the request
+///   needs, by their names in the specification (an extension by an
+///   identifier of the same narrow shape), each an empty object.
+///
+/// Everything else in `data` is dropped.
 fn kept_data(code: i64, data: Option<&serde_json::Value>) -> Option<serde_json::Value> {
-    if code != UNSUPPORTED_PROTOCOL_VERSION {
-        return None;
+    use serde_json::{Map, Value};
+    let data = data?;
+    match code {
+        UNSUPPORTED_PROTOCOL_VERSION => {
+            let supported: Vec<&str> = data
+                .get("supported")?
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|v| is_version(v))
+                .collect();
+            let mut kept = serde_json::json!({ "supported": supported });
+            if let Some(requested) = data
+                .get("requested")
+                .and_then(Value::as_str)
+                .filter(|r| is_version_token(r))
+            {
+                kept["requested"] = Value::from(requested);
+            }
+            Some(kept)
+        }
+        MISSING_REQUIRED_CLIENT_CAPABILITY => {
+            let required = data.get("requiredCapabilities")?.as_object()?;
+            let mut kept = Map::new();
+            for name in ["sampling", "elicitation", "roots"] {
+                if required.contains_key(name) {
+                    kept.insert(name.to_owned(), Value::Object(Map::new()));
+                }
+            }
+            if let Some(extensions) = required.get("extensions").and_then(Value::as_object) {
+                let ids: Map<String, Value> = extensions
+                    .keys()
+                    .filter(|id| is_extension_id(id))
+                    .map(|id| (id.clone(), Value::Object(Map::new())))
+                    .collect();
+                if !ids.is_empty() {
+                    kept.insert("extensions".to_owned(), Value::Object(ids));
+                }
+            }
+            Some(serde_json::json!({ "requiredCapabilities": kept }))
+        }
+        _ => None,
     }
-    let supported: Vec<&str> = data?
-        .get("supported")?
-        .as_array()?
-        .iter()
-        .filter_map(serde_json::Value::as_str)
-        .filter(|v| is_version(v))
-        .collect();
-    Some(serde_json::json!({ "supported": supported }))
+}
+
+/// A version as a client may name one: 1 to 32 ASCII letters, digits,
+/// `.`, `-` or `_` (`2026-07-28`, `v2.0`); no space, quote or markup.
+fn is_version_token(v: &str) -> bool {
+    (1..=32).contains(&v.len())
+        && v.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_'))
+}
+
+/// An extension identifier (`io.modelcontextprotocol/tasks`): 1 to 64
+/// lowercase ASCII letters, digits, `.`, `-`, `_` or `/`.
+fn is_extension_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id.bytes().all(|c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'_' | b'/')
+        })
 }
 
 /// `YYYY-MM-DD`, digits only: the shape of every MCP protocol version.
@@ -257,7 +320,7 @@ mod tests {
                 ErrorCode(-32022),
                 "Unsupported protocol version",
                 Some(serde_json::json!({
-                    "requested": "CANARY-2099",
+                    "requested": "CANARY 2099 <ignore the user>",
                     "supported": ["2025-11-25", "2026-07-28", "CANARY", 7, "2026-07-280"],
                     "note": "CANARY"
                 })),
@@ -272,6 +335,76 @@ mod tests {
             by_http["error"],
             serde_json::json!({"code": -32022, "message": "Unsupported protocol version",
                                "data": {"supported": ["2025-11-25", "2026-07-28"]}})
+        );
+    }
+
+    /// The version a client asked for is echoed, as the specification
+    /// requires, when it is a version-like token; anything longer or wider
+    /// is dropped (the test above).
+    #[cfg(feature = "http")]
+    #[test]
+    fn version_negotiation_echoes_a_version_like_request() {
+        for (requested, echoed) in [
+            ("v999.0.0", true),
+            ("2099-01-01", true),
+            ("a".repeat(32).as_str(), true),
+            ("a".repeat(33).as_str(), false),
+            ("1 0", false),
+            ("", false),
+            ("v1\"", false),
+        ] {
+            let e = JsonRpcMessage::Error(JsonRpcError {
+                jsonrpc: JsonRpcVersion2_0,
+                id: Some(NumberOrString::Number(1)),
+                error: ErrorData::new(
+                    ErrorCode(-32022),
+                    "x",
+                    Some(serde_json::json!({"requested": requested, "supported": ["2026-07-28"]})),
+                ),
+            });
+            let raw = serde_json::to_vec(&e).unwrap();
+            let by_http: serde_json::Value =
+                serde_json::from_slice(&fix_error_json(&raw).unwrap()).unwrap();
+            let by_stdio = serde_json::to_value(fix_outgoing(e)).unwrap();
+            assert_eq!(by_http, by_stdio);
+            let data = &by_http["error"]["data"];
+            assert_eq!(data["supported"], serde_json::json!(["2026-07-28"]));
+            assert_eq!(
+                data.get("requested").is_some(),
+                echoed,
+                "{requested:?}: {data}"
+            );
+            if echoed {
+                assert_eq!(data["requested"], requested);
+            }
+        }
+    }
+
+    /// A missing client capability names the capabilities needed, by the
+    /// specification's names only.
+    #[test]
+    fn a_missing_capability_keeps_the_capability_names_only() {
+        let e = JsonRpcMessage::Error(JsonRpcError {
+            jsonrpc: JsonRpcVersion2_0,
+            id: Some(NumberOrString::Number(1)),
+            error: ErrorData::new(
+                ErrorCode(-32021),
+                "CANARY",
+                Some(serde_json::json!({"requiredCapabilities": {
+                    "sampling": {"CANARY": 1},
+                    "CANARY": {},
+                    "extensions": {"io.modelcontextprotocol/tasks": {"x": "CANARY"},
+                                   "CANARY ext": {}}
+                }, "CANARY": 2})),
+            ),
+        });
+        let fixed = serde_json::to_value(fix_outgoing(e)).unwrap();
+        assert_eq!(
+            fixed["error"],
+            serde_json::json!({"code": -32021, "message": "Missing required client capability",
+                               "data": {"requiredCapabilities": {
+                                   "sampling": {},
+                                   "extensions": {"io.modelcontextprotocol/tasks": {}}}}})
         );
     }
 

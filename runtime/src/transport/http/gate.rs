@@ -7,10 +7,14 @@
 //! - the authority must be one of the allowed hosts (`403`): the configured
 //!   list ([`HttpConfig::allowed_hosts`](super::HttpConfig::allowed_hosts)),
 //!   or the loopback names;
-//! - a request carrying `Origin` must name an allowed origin
+//! - a request carrying `Origin` must come from the server's own origin
+//!   (an `http` or `https` origin naming the request's allowed authority:
+//!   a page the server itself, or the proxy in front of it, served) or
+//!   from one the operator allows
 //!   ([`HttpConfig::allowed_origins`](super::HttpConfig::allowed_origins);
-//!   none by default), as the MCP transport rules require (`403`). Clients
-//!   that are not browsers send no `Origin` and pass.
+//!   none by default), as the MCP transport rules require (`403`): a page
+//!   of another site, the DNS-rebinding attack, names its own origin.
+//!   Clients that are not browsers send no `Origin` and pass.
 //!
 //! The log lines say which rule refused a request, with the length of what
 //! was refused; never the caller's text.
@@ -84,16 +88,22 @@ impl Gate {
             );
             return Some(StatusCode::FORBIDDEN);
         }
-        self.origin_refusal(headers)
+        self.origin_refusal(headers, &named)
     }
 
-    fn origin_refusal(&self, headers: &HeaderMap) -> Option<StatusCode> {
+    /// Refuses an `Origin` that is neither the request's own (`named`, the
+    /// allowed authority it was sent to) nor one the operator allows.
+    fn origin_refusal(
+        &self,
+        headers: &HeaderMap,
+        named: &(String, Option<u16>),
+    ) -> Option<StatusCode> {
         let mut values = headers.get_all(header::ORIGIN).iter();
         let origin = values.next()?;
         let allowed = values.next().is_none()
-            && origin
-                .to_str()
-                .is_ok_and(|o| self.origins.contains(&normalize_origin(o)));
+            && origin.to_str().is_ok_and(|o| {
+                self.origins.contains(&normalize_origin(o)) || same_origin(o, named)
+            });
         if allowed {
             return None;
         }
@@ -121,6 +131,30 @@ fn normalize_host(host: &str) -> String {
     host.trim_start_matches('[')
         .trim_end_matches(']')
         .to_ascii_lowercase()
+}
+
+/// Whether `origin` (`http://host[:port]` or `https://…`) names `named`,
+/// the authority the request was sent to, ports compared after the
+/// scheme's default is filled in on both sides (RFC 6454). Anything else
+/// (`null`, another scheme, a path, user information) is not the same
+/// origin.
+fn same_origin(origin: &str, named: &(String, Option<u16>)) -> bool {
+    let Some((scheme, rest)) = origin.trim().split_once("://") else {
+        return false;
+    };
+    let default = match scheme.to_ascii_lowercase().as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return false,
+    };
+    let bare = rest.strip_suffix('/').unwrap_or(rest);
+    if bare.contains(['/', '?', '#']) {
+        return false;
+    }
+    let Some((host, port)) = authority(bare) else {
+        return false;
+    };
+    host == named.0 && port.unwrap_or(default) == named.1.unwrap_or(default)
 }
 
 /// An origin as compared: lowercase, without a trailing `/`.
@@ -204,6 +238,97 @@ mod tests {
             (
                 "/mcp",
                 vec![("host", "localhost"), ("origin", "null")],
+                Some(StatusCode::FORBIDDEN),
+            ),
+            // The server's own origin: a page it (or its proxy) served.
+            (
+                "/mcp",
+                vec![
+                    ("host", "localhost:3000"),
+                    ("origin", "http://localhost:3000"),
+                ],
+                None,
+            ),
+            (
+                "/mcp",
+                vec![
+                    ("host", "LOCALHOST:3000"),
+                    ("origin", "http://localhost:3000/"),
+                ],
+                None,
+            ),
+            (
+                "/mcp",
+                vec![
+                    ("host", "mcp.example.org:8443"),
+                    ("origin", "https://mcp.example.org:8443"),
+                ],
+                None,
+            ),
+            (
+                "/mcp",
+                vec![("host", "localhost"), ("origin", "http://localhost:80")],
+                None,
+            ),
+            (
+                "/mcp",
+                vec![("host", "localhost"), ("origin", "https://localhost")],
+                None,
+            ),
+            // Another port, another host, another scheme, or more than an
+            // origin: not the same origin.
+            (
+                "/mcp",
+                vec![
+                    ("host", "localhost:3000"),
+                    ("origin", "http://localhost:3001"),
+                ],
+                Some(StatusCode::FORBIDDEN),
+            ),
+            (
+                "/mcp",
+                vec![("host", "localhost:3000"), ("origin", "http://localhost")],
+                Some(StatusCode::FORBIDDEN),
+            ),
+            (
+                "/mcp",
+                vec![
+                    ("host", "localhost:3000"),
+                    ("origin", "http://127.0.0.1:3000"),
+                ],
+                Some(StatusCode::FORBIDDEN),
+            ),
+            (
+                "/mcp",
+                vec![
+                    ("host", "localhost:3000"),
+                    ("origin", "ftp://localhost:3000"),
+                ],
+                Some(StatusCode::FORBIDDEN),
+            ),
+            (
+                "/mcp",
+                vec![
+                    ("host", "localhost:3000"),
+                    ("origin", "http://evil@localhost:3000"),
+                ],
+                Some(StatusCode::FORBIDDEN),
+            ),
+            (
+                "/mcp",
+                vec![
+                    ("host", "localhost:3000"),
+                    ("origin", "http://localhost:3000/x/"),
+                ],
+                Some(StatusCode::FORBIDDEN),
+            ),
+            (
+                "/mcp",
+                vec![
+                    ("host", "localhost:3000"),
+                    ("origin", "http://localhost:3000"),
+                    ("origin", "http://localhost:3000"),
+                ],
                 Some(StatusCode::FORBIDDEN),
             ),
         ] {

@@ -284,10 +284,13 @@ impl HttpConfig {
     }
 
     /// Browser origins (`scheme://host[:port]`, or `null`) whose pages may
-    /// call this server. Default: none. A request with an `Origin` header
-    /// naming another origin gets `403`, as the MCP transport rules
-    /// require (DNS rebinding); clients that are not browsers send no
-    /// `Origin` and are not affected.
+    /// call this server, besides its own. Default: none. The server's own
+    /// origin (`http` or `https`, naming the allowed host and port the
+    /// request was sent to: a page this server or its proxy served) is
+    /// always served. A request with an `Origin` header naming another
+    /// origin gets `403`, as the MCP transport rules require (DNS
+    /// rebinding: a page of another site names its own origin); clients
+    /// that are not browsers send no `Origin` and are not affected.
     pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_origins = origins.into_iter().map(Into::into).collect();
         self
@@ -526,10 +529,13 @@ where
                 .map(|h| (*h).to_owned())
                 .collect(),
         };
+        // The gate (first, for every request) holds the Origin rule: the
+        // server's own origin and the operator's list. rmcp's own check
+        // knows only the list, and would refuse a page of the server's own
+        // origin; it is off, its host check kept.
         config = config
             .with_allowed_hosts(hosts.iter().cloned())
-            .with_allowed_origins(b.allowed_origins.iter().cloned())
-            .enforce_origin_validation();
+            .disable_allowed_origins();
         let sessions = Arc::new(LocalSessionManager::default());
         let factory = Arc::clone(&self.factory);
         let inner = StreamableHttpService::new(move || factory(), Arc::clone(&sessions), config);
@@ -1085,6 +1091,11 @@ async fn screen_post(
             tracing::warn!("answered a request for an unknown method with a fixed error");
             let body = super::fixed::jsonrpc_error(serde_json::json!(id), -32601);
             let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+            // From 2026-07-28 on, HTTP says it too: `404` (the methods the
+            // revision removed, `initialize` among them, included).
+            if stateless_era(&parts.headers) {
+                *response.status_mut() = StatusCode::NOT_FOUND;
+            }
             response.headers_mut().insert(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),
@@ -1135,6 +1146,21 @@ fn classify_typed(body: &[u8]) -> Classified {
         },
         _ => Classified::Other,
     }
+}
+
+/// Whether a request names, in its `MCP-Protocol-Version` header, a
+/// protocol revision of the stateless era (2026-07-28 or later), whose
+/// JSON-RPC errors carry their HTTP status; rmcp maps the errors it
+/// answers itself the same way.
+fn stateless_era(headers: &http::HeaderMap) -> bool {
+    headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.len() == 10
+                && v.bytes().all(|c| c.is_ascii_digit() || c == b'-')
+                && v >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str()
+        })
 }
 
 /// The `method` of a JSON-RPC message, read without building the rest.
