@@ -1,0 +1,130 @@
+//! The fixture server of the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`, run by `.ci/conformance`): the
+//! tools its server scenarios call, by the names they call them, built
+//! with hardened-mcp's public API only, and served over streamable HTTP
+//! in both protocol eras.
+//!
+//! Every tool is a hardened tool (a cost ceiling, fixed error texts,
+//! bounded arguments where it takes any): the point of the fixture is
+//! that the suite passes *with* the hardening on. What the framework
+//! cannot serve yet, and what it refuses on purpose, is listed in
+//! `tests/conformance/expected-failures.yaml` and explained in
+//! docs/protocol.md.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use hardened_mcp::image::Image;
+use hardened_mcp::prelude::*;
+use hardened_mcp::transport::http::HttpConfig;
+
+/// The fixture's tools (no state: every call stands alone).
+#[derive(Debug, Clone, Copy)]
+pub struct Fixture;
+
+/// A one-pixel red PNG, the image the image scenarios look for.
+const RED_PIXEL: &[u8] = include_bytes!("red-pixel.png");
+
+/// What `test_image_content` answers besides its image.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct ImageNote {
+    /// Width of the image, in pixels.
+    pub width: u32,
+    /// Height of the image, in pixels.
+    pub height: u32,
+}
+
+/// The sum `test_add` answers.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct Sum {
+    /// `a + b`.
+    pub sum: f64,
+}
+
+#[hardened_tools]
+impl Fixture {
+    /// Answers a fixed text (scenario tools-call-simple-text).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    async fn test_simple_text(&self) -> Result<Output<String>, ToolError> {
+        Ok(Output::new(
+            "This is a simple text response for testing.".to_owned(),
+        ))
+    }
+
+    /// Answers a one-pixel PNG image (scenario tools-call-image).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    async fn test_image_content(&self) -> Result<Output<ImageNote>, ToolError> {
+        let image = Image::png(RED_PIXEL.to_vec()).map_err(ToolError::internal)?;
+        let note = ImageNote {
+            width: image.width(),
+            height: image.height(),
+        };
+        Ok(Output::new(note).with_image(image))
+    }
+
+    /// Always fails, with a fixed server-authored error (scenario
+    /// tools-call-error).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    async fn test_error_handling(&self) -> Result<Output<String>, ToolError> {
+        Err(ToolError::Rejected(
+            "this tool always fails: the conformance suite checks the error result",
+        ))
+    }
+
+    /// Reports progress three times, then answers (scenario
+    /// tools-call-with-progress): notifications go to a call that carries
+    /// a progress token.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    async fn test_tool_with_progress(&self, ctx: ToolContext) -> Result<Output<String>, ToolError> {
+        for step in [0.0, 50.0, 100.0] {
+            ctx.progress()
+                .report(step, Some(100.0), Some("working"))
+                .await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(Output::new("progress reported".to_owned()))
+    }
+
+    /// Adds two bounded numbers: the fixture's hardened arguments, refused
+    /// out of bounds, non-finite, as strings or with unknown keys.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    async fn test_add(
+        &self,
+        #[bounded(min = -1e6, max = 1e6, description = "First term")] a: f64,
+        #[bounded(min = -1e6, max = 1e6, description = "Second term")] b: f64,
+    ) -> Result<Output<Sum>, ToolError> {
+        Ok(Output::new(Sum { sum: a + b }))
+    }
+}
+
+/// Serves the conformance fixture over streamable HTTP.
+#[derive(Debug, clap::Parser)]
+#[command(version, about)]
+struct Cli {
+    /// The loopback address to listen on; the MCP endpoint is
+    /// http://ADDR/mcp
+    #[arg(long, default_value = "127.0.0.1:3001")]
+    http: SocketAddr,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let cli: Cli = clap::Parser::parse();
+    let tools = Fixture::hardened_tool_router_set().into_router()?;
+    let server = Server::new(
+        "hardened-mcp-conformance",
+        env!("CARGO_PKG_VERSION"),
+        Fixture,
+        tools,
+    )
+    .instructions("The fixture of the MCP conformance suite: test tools only.");
+    // The suite opens a session per scenario and never ends one; every
+    // request on loopback without tokens is the one local caller, whose
+    // ceiling of open sessions (16 by default, each expiring when idle)
+    // is raised to what one run of the suite opens.
+    let config = HttpConfig::new()
+        .bind(cli.http)
+        .max_sessions_per_caller(1024);
+    hardened_mcp::serve_http(server, config).await?;
+    Ok(())
+}
