@@ -58,3 +58,8 @@ pub struct BenchmarksDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/architecture.md")]
 pub struct ArchitectureDoctests;
+
+/// docs/protocol.md's Rust blocks.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/protocol.md")]
+pub struct ProtocolDoctests;
