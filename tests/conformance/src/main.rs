@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use hardened_mcp::image::Image;
 use hardened_mcp::prelude::*;
+use hardened_mcp::server::resources::{ResourceBody, ResourceSet, ResourceSpec, Resources};
 use hardened_mcp::transport::http::HttpConfig;
 
 /// The fixture's tools (no state: every call stands alone).
@@ -97,6 +98,59 @@ impl Fixture {
     }
 }
 
+/// The variable of the template `test://template/{id}/data`: digits only.
+#[derive(Debug, HardenedArgs)]
+pub struct DataId {
+    /// The record's id.
+    #[bounded(max_len = 9, pattern = "^[0-9]{1,9}$")]
+    pub id: String,
+}
+
+/// The fixture's resources: a text, a PNG, and a template whose variable
+/// is a hardened argument.
+fn resources() -> Result<ResourceSet<Fixture>, hardened_mcp::server::resources::ResourceFaults> {
+    Resources::new()
+        .fixed(
+            ResourceSpec {
+                uri: "test://static-text",
+                name: "static-text",
+                description: "A fixed text (scenario resources-read-text).",
+                mime_type: "text/plain",
+                max_bytes: 1024,
+            },
+            |_, _| {
+                Ok(ResourceBody::text(
+                    "This is the content of the static text resource.",
+                ))
+            },
+        )
+        .fixed(
+            ResourceSpec {
+                uri: "test://static-binary",
+                name: "static-binary",
+                description: "A one-pixel PNG (scenario resources-read-binary).",
+                mime_type: "image/png",
+                max_bytes: 1024,
+            },
+            |_, _| Ok(ResourceBody::blob(RED_PIXEL.to_vec())),
+        )
+        .template(
+            ResourceSpec {
+                uri: "test://template/{id}/data",
+                name: "template-data",
+                description: "A record by its numeric id, as JSON (scenario resources-templates-read).",
+                mime_type: "application/json",
+                max_bytes: 1024,
+            },
+            |_, _, DataId { id }| {
+                Ok(ResourceBody::text(format!(
+                    r#"{{"id":"{id}","templateTest":true,"data":"Data for ID: {id}"}}"#
+                )))
+            },
+        )
+        .build()
+}
+
 /// Serves the conformance fixture over streamable HTTP.
 #[derive(Debug, clap::Parser)]
 #[command(version, about)]
@@ -117,7 +171,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Fixture,
         tools,
     )
-    .instructions("The fixture of the MCP conformance suite: test tools only.");
+    .instructions("The fixture of the MCP conformance suite: test tools and resources.")
+    .resources(resources()?);
     // The suite opens a session per scenario and never ends one; every
     // request on loopback without tokens is the one local caller, whose
     // ceiling of open sessions (16 by default, each expiring when idle)

@@ -25,9 +25,11 @@
 //! ```
 //!
 //! [`Server`] merges with rmcp's own routers: pass
-//! `Self::hardened_tool_router() + Self::tool_router()` as the tools. A
-//! server that needs more of MCP than tools (prompts, resources) implements
-//! [`ServerHandler`] itself with `#[tool_handler]` (see docs/guide.md).
+//! `Self::hardened_tool_router() + Self::tool_router()` as the tools. It
+//! serves resources too ([`Server::resources`], declared with
+//! [`resources::Resources`]); a server that needs more of MCP than that
+//! (prompts, completions) implements [`ServerHandler`] itself with
+//! `#[tool_handler]` (see docs/guide.md).
 //!
 //! A call naming a tool the server does not have is answered with the
 //! fixed `unknown_tool` error result ([`ToolError::UnknownTool`]): the
@@ -36,12 +38,15 @@
 
 use std::sync::Arc;
 
+pub mod resources;
+
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest,
-    CustomResult, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CustomResult, GetTaskParams, GetTaskResult, Implementation, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
     UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
@@ -52,6 +57,7 @@ use crate::context::ToolContext;
 use crate::error::ToolError;
 #[cfg(feature = "jobs")]
 use crate::jobs::{Desks, JobDesk};
+use resources::ResourceSet;
 
 /// Where a server's tasks are: the job desk of one of its services.
 #[cfg(feature = "jobs")]
@@ -72,6 +78,8 @@ pub struct Server<S> {
     info: Arc<ServerConfig>,
     /// Empty: the server serves no tasks.
     tasks: TaskSources<S>,
+    /// `None`: the server serves no resources.
+    resources: Option<Arc<ResourceSet<S>>>,
 }
 
 impl<S> Clone for Server<S> {
@@ -84,6 +92,7 @@ impl<S> Clone for Server<S> {
             tasks: Arc::clone(&self.tasks),
             #[cfg(not(feature = "jobs"))]
             tasks: std::marker::PhantomData,
+            resources: self.resources.clone(),
         }
     }
 }
@@ -114,7 +123,18 @@ impl<S: Send + Sync + 'static> Server<S> {
             tools: Arc::new(tools),
             info: Arc::new(info),
             tasks: Default::default(),
+            resources: None,
         }
+    }
+
+    /// Serves `resources` (declared with [`resources::Resources`]):
+    /// `resources/list`, `resources/templates/list` and `resources/read`,
+    /// under the rules of [`resources`]. Declares the resources
+    /// capability (no subscriptions, no list changes: the set is fixed).
+    pub fn resources(mut self, resources: ResourceSet<S>) -> Self {
+        self.resources = Some(Arc::new(resources));
+        Arc::make_mut(&mut self.info).capabilities.resources = Some(Default::default());
+        self
     }
 
     /// Serves MCP tasks (feature `jobs`): the tools declared `task` whose bodies run a job
@@ -189,6 +209,14 @@ impl<S: Send + Sync + 'static> Server<S> {
     pub fn info(&self) -> &ServerConfig {
         &self.info
     }
+
+    /// The resources served; a server without them knows no resource
+    /// method.
+    fn served_resources(&self) -> Result<&ResourceSet<S>, ErrorData> {
+        self.resources
+            .as_deref()
+            .ok_or_else(crate::tasks::method_not_found)
+    }
 }
 
 impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
@@ -237,6 +265,34 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools.get(name).cloned()
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(self.served_resources()?.list())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(self.served_resources()?.templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let caller = crate::context::ToolContext::from_request(&context)
+            .caller()
+            .clone();
+        let resources = self.served_resources()?;
+        Ok(resources.read(&self.service, &caller, &request.uri)?.into())
     }
 
     async fn get_task(
