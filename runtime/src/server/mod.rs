@@ -26,10 +26,10 @@
 //!
 //! [`Server`] merges with rmcp's own routers: pass
 //! `Self::hardened_tool_router() + Self::tool_router()` as the tools. It
-//! serves resources too ([`Server::resources`], declared with
-//! [`resources::Resources`]); a server that needs more of MCP than that
-//! (prompts, completions) implements [`ServerHandler`] itself with
-//! `#[tool_handler]` (see docs/guide.md).
+//! serves resources ([`Server::resources`], declared with
+//! [`resources::Resources`]), prompts ([`Server::prompts`], declared with
+//! [`prompts::Prompts`]) and the completions of their arguments
+//! ([`completion`]), each hardened as tools are (docs/guide.md).
 //!
 //! A call naming a tool the server does not have is answered with the
 //! fixed `unknown_tool` error result ([`ToolError::UnknownTool`]): the
@@ -38,16 +38,21 @@
 
 use std::sync::Arc;
 
+pub mod completion;
+pub mod prompts;
 pub mod resources;
+#[cfg(test)]
+mod test_args;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest,
-    CustomResult, GetTaskParams, GetTaskResult, Implementation, ListResourceTemplatesResult,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+    GetTaskParams, GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
-    UpdateTaskParams,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig,
+    Tool, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -57,6 +62,7 @@ use crate::context::ToolContext;
 use crate::error::ToolError;
 #[cfg(feature = "jobs")]
 use crate::jobs::{Desks, JobDesk};
+use prompts::PromptSet;
 use resources::ResourceSet;
 
 /// Where a server's tasks are: the job desk of one of its services.
@@ -80,6 +86,8 @@ pub struct Server<S> {
     tasks: TaskSources<S>,
     /// `None`: the server serves no resources.
     resources: Option<Arc<ResourceSet<S>>>,
+    /// `None`: the server serves no prompts.
+    prompts: Option<Arc<PromptSet<S>>>,
 }
 
 impl<S> Clone for Server<S> {
@@ -93,6 +101,7 @@ impl<S> Clone for Server<S> {
             #[cfg(not(feature = "jobs"))]
             tasks: std::marker::PhantomData,
             resources: self.resources.clone(),
+            prompts: self.prompts.clone(),
         }
     }
 }
@@ -124,6 +133,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             info: Arc::new(info),
             tasks: Default::default(),
             resources: None,
+            prompts: None,
         }
     }
 
@@ -132,8 +142,26 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// under the rules of [`resources`]. Declares the resources
     /// capability (no subscriptions, no list changes: the set is fixed).
     pub fn resources(mut self, resources: ResourceSet<S>) -> Self {
+        let completes = resources.has_templates();
         self.resources = Some(Arc::new(resources));
-        Arc::make_mut(&mut self.info).capabilities.resources = Some(Default::default());
+        let capabilities = &mut Arc::make_mut(&mut self.info).capabilities;
+        capabilities.resources = Some(Default::default());
+        if completes {
+            capabilities.completions = Some(Default::default());
+        }
+        self
+    }
+
+    /// Serves `prompts` (declared with [`prompts::Prompts`]):
+    /// `prompts/list` and `prompts/get`, under the rules of [`prompts`].
+    /// Declares the prompts capability (no list changes: the set is
+    /// fixed) and completions ([`completion`]) of prompt arguments and
+    /// template variables.
+    pub fn prompts(mut self, prompts: PromptSet<S>) -> Self {
+        self.prompts = Some(Arc::new(prompts));
+        let capabilities = &mut Arc::make_mut(&mut self.info).capabilities;
+        capabilities.prompts = Some(Default::default());
+        capabilities.completions = Some(Default::default());
         self
     }
 
@@ -210,6 +238,13 @@ impl<S: Send + Sync + 'static> Server<S> {
         &self.info
     }
 
+    /// The prompts served; a server without them knows no prompt method.
+    fn served_prompts(&self) -> Result<&PromptSet<S>, ErrorData> {
+        self.prompts
+            .as_deref()
+            .ok_or_else(crate::tasks::method_not_found)
+    }
+
     /// The resources served; a server without them knows no resource
     /// method.
     fn served_resources(&self) -> Result<&ResourceSet<S>, ErrorData> {
@@ -281,6 +316,57 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         Ok(self.served_resources()?.templates())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(self.served_prompts()?.list())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let caller = crate::context::ToolContext::from_request(&context)
+            .caller()
+            .clone();
+        let prompts = self.served_prompts()?;
+        Ok(prompts
+            .get(
+                &self.service,
+                &caller,
+                &request.name,
+                request.arguments.as_ref(),
+            )?
+            .into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        if self.info.capabilities.completions.is_none() {
+            return Err(crate::tasks::method_not_found());
+        }
+        let completions = match &request.r#ref {
+            Reference::Prompt(p) => self.prompts.as_deref().and_then(|s| s.completions(&p.name)),
+            Reference::Resource(r) => self
+                .resources
+                .as_deref()
+                .and_then(|s| s.completions(&r.uri)),
+            _ => None,
+        };
+        // An unknown prompt or template offers nothing, as an argument
+        // without a closed list of values does.
+        Ok(completions.map_or_else(
+            || CompleteResult::new(Default::default()),
+            |c| c.complete(&request.argument.name, &request.argument.value),
+        ))
     }
 
     async fn read_resource(

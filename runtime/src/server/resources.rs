@@ -73,6 +73,7 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
+use super::completion::{Completions, non_text_fields};
 use crate::args::HardenedArgs;
 use crate::error::ToolError;
 use crate::identity::CallerId;
@@ -136,14 +137,14 @@ impl ResourceBody {
         Self(Body::Blob(bytes))
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match &self.0 {
             Body::Text(t) | Body::Untrusted(t) => t.len(),
             Body::Blob(b) => b.len(),
         }
     }
 
-    fn into_contents(self, uri: &str, mime_type: &str) -> ResourceContents {
+    pub(crate) fn into_contents(self, uri: &str, mime_type: &str) -> ResourceContents {
         match self.0 {
             Body::Text(text) => ResourceContents::text(text, uri).with_mime_type(mime_type),
             Body::Untrusted(text) => {
@@ -170,6 +171,8 @@ struct Declared<S> {
     spec: ResourceSpec,
     /// `None`: a fixed URI.
     template: Option<Template>,
+    /// A template's completable variables.
+    completions: Completions,
     read: Reader<S>,
 }
 
@@ -217,6 +220,7 @@ impl<S: 'static> Resources<S> {
         self.declared.push(Declared {
             spec,
             template: None,
+            completions: Completions::default(),
             read: Arc::new(move |s, caller, _| read(s, caller)),
         });
         self
@@ -257,6 +261,7 @@ impl<S: 'static> Resources<S> {
         self.declared.push(Declared {
             spec,
             template: template.or(Some(Template::default())),
+            completions: Completions::of(&schema),
             read: Arc::new(move |s, caller, vars| {
                 let args = A::parse(vars).map_err(ToolError::InvalidArguments)?;
                 args.validate().map_err(ToolError::InvalidArguments)?;
@@ -342,6 +347,11 @@ impl<S> ResourceSet<S> {
     /// Whether it declares none.
     pub fn is_empty(&self) -> bool {
         self.declared.is_empty()
+    }
+
+    /// Whether it declares a template (whose variables complete).
+    pub(crate) fn has_templates(&self) -> bool {
+        self.declared.iter().any(|d| d.template.is_some())
     }
 
     /// The fixed resources, as `resources/list` answers them: the same for
@@ -436,6 +446,16 @@ impl<S> ResourceSet<S> {
                 .with_ttl_ms(0)
                 .with_cache_scope(CacheScope::Private),
         )
+    }
+}
+
+impl<S> ResourceSet<S> {
+    /// The completable variables of the template `uri_template`.
+    pub(crate) fn completions(&self, uri_template: &str) -> Option<&Completions> {
+        self.declared
+            .iter()
+            .find(|d| d.template.is_some() && d.spec.uri == uri_template)
+            .map(|d| &d.completions)
     }
 }
 
@@ -543,17 +563,10 @@ impl Template {
                 "resource template `{resource}`: `{{{unknown}}}` names no field of the argument type"
             ));
         }
-        let properties = schema.get("properties").and_then(Value::as_object);
-        for key in &keys {
-            let ty = properties
-                .and_then(|p| p.get(*key))
-                .and_then(|p| p.get("type"))
-                .and_then(Value::as_str);
-            if ty != Some("string") {
-                faults.push(format!(
-                    "resource template `{resource}`: field `{key}` is not text (a string or a unit enum): a URI carries text"
-                ));
-            }
+        for key in non_text_fields(schema) {
+            faults.push(format!(
+                "resource template `{resource}`: field `{key}` is not text (a string or a unit enum): a URI carries text"
+            ));
         }
         faults
     }
@@ -584,55 +597,7 @@ impl Template {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-    use crate::args::text::{Pattern, StrSpec};
-    use crate::args::{Arg, ArgError};
-
-    /// The variables of `lab://notes/{owner}/{note}`, as the derive would
-    /// write them (the runtime's own tests cannot use its macros).
-    struct Note {
-        owner: String,
-        note: String,
-    }
-
-    static NAME: StrSpec = StrSpec {
-        min_len: Some(1),
-        max_len: Some(16),
-        pattern: Some(Pattern::new("^[a-z0-9]+$")),
-        charset: None,
-        default: None,
-        doc: crate::args::kind::Doc {
-            description: None,
-            units: None,
-        },
-    };
-
-    impl HardenedArgs for Note {
-        const KEYS: &'static [&'static str] = &["owner", "note"];
-        fn parse(object: &Map<String, Value>) -> Result<Self, ArgError> {
-            let get = |k: &'static str| -> Result<String, ArgError> {
-                match object.get(k) {
-                    Some(v) => <String as Arg>::parse(v, &NAME, k),
-                    None => Err(ArgError::wrong_type(k, "string")),
-                }
-            };
-            Ok(Self {
-                owner: get("owner")?,
-                note: get("note")?,
-            })
-        }
-        fn validate(&self) -> Result<(), ArgError> {
-            Ok(())
-        }
-        fn schema(into: crate::schema::InputSchema) -> crate::schema::InputSchema {
-            let text = serde_json::json!({"type": "string"})
-                .as_object()
-                .unwrap()
-                .clone();
-            into.property("owner", text.clone(), true)
-                .property("note", text, true)
-        }
-        fn spec_faults(_: &mut Vec<(&'static str, &'static str)>) {}
-    }
+    use crate::server::test_args::Note;
 
     fn spec(uri: &'static str, name: &'static str, max_bytes: usize) -> ResourceSpec {
         ResourceSpec {

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use hardened_mcp::image::Image;
 use hardened_mcp::prelude::*;
+use hardened_mcp::server::prompts::{PromptReply, PromptSet, PromptSpec, Prompts};
 use hardened_mcp::server::resources::{ResourceBody, ResourceSet, ResourceSpec, Resources};
 use hardened_mcp::transport::http::HttpConfig;
 
@@ -151,6 +152,81 @@ fn resources() -> Result<ResourceSet<Fixture>, hardened_mcp::server::resources::
         .build()
 }
 
+/// The arguments of `test_prompt_with_arguments`.
+#[derive(Debug, HardenedArgs)]
+pub struct TwoArgs {
+    /// The first argument.
+    #[bounded(max_len = 64, charset = "identifier")]
+    pub arg1: String,
+    /// The second argument.
+    #[bounded(max_len = 64, charset = "identifier")]
+    pub arg2: String,
+}
+
+/// The argument of `test_prompt_with_embedded_resource` (the suite's name).
+#[allow(non_snake_case)]
+#[derive(Debug, HardenedArgs)]
+pub struct EmbeddedUri {
+    /// The URI the embedded resource is shown under.
+    #[bounded(
+        max_len = 256,
+        pattern = "^[a-z][a-z0-9+.-]*://[A-Za-z0-9._~/-]{1,200}$"
+    )]
+    pub resourceUri: String,
+}
+
+/// The fixture's prompts: plain, with checked arguments, with an embedded
+/// resource, with an image.
+fn prompts() -> Result<PromptSet<Fixture>, hardened_mcp::server::prompts::PromptFaults> {
+    Prompts::new()
+        .prompt(
+            PromptSpec {
+                name: "test_simple_prompt",
+                description: "A prompt without arguments (scenario prompts-get-simple).",
+            },
+            |_, _| Ok(PromptReply::new().user("This is a simple prompt for testing.")),
+        )
+        .prompt_with(
+            PromptSpec {
+                name: "test_prompt_with_arguments",
+                description: "A prompt of two checked arguments (scenario prompts-get-with-args).",
+            },
+            |_, _, TwoArgs { arg1, arg2 }| {
+                Ok(PromptReply::new().user(format!(
+                    "Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+                )))
+            },
+        )
+        .prompt_with(
+            PromptSpec {
+                name: "test_prompt_with_embedded_resource",
+                description: "A prompt embedding a resource (scenario prompts-get-embedded-resource).",
+            },
+            |_, _, EmbeddedUri { resourceUri }| {
+                Ok(PromptReply::new()
+                    .user_resource(
+                        resourceUri,
+                        "text/plain",
+                        ResourceBody::text("Embedded resource content for testing."),
+                    )
+                    .user("Please process the embedded resource above."))
+            },
+        )
+        .prompt(
+            PromptSpec {
+                name: "test_prompt_with_image",
+                description: "A prompt holding an image (scenario prompts-get-with-image).",
+            },
+            |_, _| {
+                let image = Image::png(RED_PIXEL.to_vec()).map_err(ToolError::internal)?;
+                Ok(PromptReply::new()
+                    .user_image(image)
+                    .user("Please analyze the image above."))
+            },
+        )
+        .build()
+}
+
 /// Serves the conformance fixture over streamable HTTP.
 #[derive(Debug, clap::Parser)]
 #[command(version, about)]
@@ -171,8 +247,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Fixture,
         tools,
     )
-    .instructions("The fixture of the MCP conformance suite: test tools and resources.")
-    .resources(resources()?);
+    .instructions("The fixture of the MCP conformance suite: test tools, resources and prompts.")
+    .resources(resources()?)
+    .prompts(prompts()?);
     // The suite opens a session per scenario and never ends one; every
     // request on loopback without tokens is the one local caller, whose
     // ceiling of open sessions (16 by default, each expiring when idle)
