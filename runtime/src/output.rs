@@ -15,12 +15,14 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use base64::Engine as _;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, ResourceContents};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::ToolError;
+use crate::untrusted::{UNTRUSTED_NOTICE, Untrusted};
 
 /// Whether a property name looks like it holds a secret: the one rule of
 /// [`crate::redact::is_secret_like`], shared with log and header redaction.
@@ -33,6 +35,73 @@ pub struct Output<T> {
     warnings: Vec<Cow<'static, str>>,
     artifacts: Vec<Artifact>,
     images: Vec<crate::image::Image>,
+    /// Embedded resources and resource links, sent after the images.
+    resources: Vec<ContentBlock>,
+    /// Bytes of the embedded resources' contents.
+    resource_bytes: usize,
+}
+
+/// The `_meta` key of untrusted text's notice in a resource's contents.
+pub const UNTRUSTED_META_KEY: &str = "io.github.hardened-mcp/untrusted";
+/// Most bytes of embedded resources one tool result carries: 4 MiB (a
+/// larger content belongs in a resource the result links to).
+pub const MAX_EMBEDDED_BYTES: usize = 4 * 1024 * 1024;
+
+/// The contents of a resource: what a resource read answers, and what a
+/// tool result or a prompt embeds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceBody(Body);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Body {
+    Text(String),
+    Untrusted(String),
+    Blob(Vec<u8>),
+}
+
+impl ResourceBody {
+    /// Text the server authored (its own documentation, a fixed table).
+    /// Never put text from outside the server here: use
+    /// [`ResourceBody::untrusted`].
+    pub fn text(text: impl Into<String>) -> Self {
+        Self(Body::Text(text.into()))
+    }
+
+    /// Text from outside the server (a solver's output, a file a caller
+    /// wrote), already neutralised and bounded by [`Untrusted`]; the read
+    /// carries the fixed notice beside it.
+    pub fn untrusted(text: Untrusted<String>) -> Self {
+        Self(Body::Untrusted(text.into_data()))
+    }
+
+    /// Binary content, sent base64-encoded.
+    pub fn blob(bytes: Vec<u8>) -> Self {
+        Self(Body::Blob(bytes))
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        match &self.0 {
+            Body::Text(t) | Body::Untrusted(t) => t.len(),
+            Body::Blob(b) => b.len(),
+        }
+    }
+
+    pub(crate) fn into_contents(self, uri: &str, mime_type: &str) -> ResourceContents {
+        match self.0 {
+            Body::Text(text) => ResourceContents::text(text, uri).with_mime_type(mime_type),
+            Body::Untrusted(text) => {
+                let mut meta = serde_json::Map::new();
+                meta.insert(UNTRUSTED_META_KEY.into(), Value::from(UNTRUSTED_NOTICE));
+                ResourceContents::text(text, uri)
+                    .with_mime_type(mime_type)
+                    .with_meta(MetaObject(meta))
+            }
+            Body::Blob(bytes) => {
+                ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri)
+                    .with_mime_type(mime_type)
+            }
+        }
+    }
 }
 
 /// Something a tool produced that the caller can fetch later (a run's file,
@@ -133,7 +202,39 @@ impl<T> Output<T> {
             warnings: Vec::new(),
             artifacts: Vec::new(),
             images: Vec::new(),
+            resources: Vec::new(),
+            resource_bytes: 0,
         }
+    }
+
+    /// Embeds a resource's contents (at `uri`, of `mime_type`), sent as MCP
+    /// resource content after the images. A result embeds at most
+    /// [`MAX_EMBEDDED_BYTES`] (beyond, it is refused as an internal
+    /// error): link larger contents with [`Output::with_resource_link`].
+    pub fn with_resource(
+        mut self,
+        uri: impl Into<String>,
+        mime_type: &str,
+        body: ResourceBody,
+    ) -> Self {
+        self.resource_bytes = self.resource_bytes.saturating_add(body.len());
+        let contents = body.into_contents(&uri.into(), mime_type);
+        self.resources.push(ContentBlock::resource(contents));
+        self
+    }
+
+    /// Links a resource the client can read (`resources/read`): a run's
+    /// file instead of its bytes. `uri` and `name` are server-made (a URI
+    /// the server's resources answer).
+    pub fn with_resource_link(
+        mut self,
+        uri: impl Into<String>,
+        name: impl Into<String>,
+        mime_type: &str,
+    ) -> Self {
+        let link = rmcp::model::Resource::new(uri, name).with_mime_type(mime_type);
+        self.resources.push(ContentBlock::ResourceLink(link));
+        self
     }
 
     /// Adds a server-authored warning.
@@ -208,12 +309,19 @@ impl<T: Serialize> Output<T> {
     /// The MCP result: structured content plus the same JSON as text.
     pub fn into_call_tool_result(self, tool: &'static str) -> Result<CallToolResult, ToolError> {
         let value = self.to_structured(tool)?;
+        if self.resource_bytes > MAX_EMBEDDED_BYTES {
+            return Err(ToolError::internal(format_args!(
+                "tool `{tool}` embedded {} bytes of resources: at most {MAX_EMBEDDED_BYTES}",
+                self.resource_bytes
+            )));
+        }
         let mut content = vec![ContentBlock::text(value.to_string())];
         content.extend(
             self.images
                 .into_iter()
                 .map(crate::image::Image::into_content),
         );
+        content.extend(self.resources);
         let mut r = CallToolResult::success(content);
         r.structured_content = Some(value);
         Ok(r)
@@ -479,6 +587,39 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn resources_follow_the_text_embedded_or_linked_within_a_ceiling() {
+        let out = Output::new(1_u32)
+            .with_resource("lab://units", "text/plain", ResourceBody::text("m, s"))
+            .with_resource(
+                "lab://log",
+                "text/plain",
+                ResourceBody::untrusted(Untrusted::text("\u{1b}[2Jhi")),
+            )
+            .with_resource_link("lab://runs/x/result", "result", "application/json");
+        let r = serde_json::to_value(out.into_call_tool_result("t").unwrap()).unwrap();
+        let content = r["content"].as_array().unwrap();
+        assert_eq!(content.len(), 4);
+        assert_eq!(content[1]["type"], "resource");
+        assert_eq!(content[1]["resource"]["text"], "m, s");
+        assert_eq!(content[2]["resource"]["text"], "␛[2Jhi");
+        assert_eq!(
+            content[2]["resource"]["_meta"][UNTRUSTED_META_KEY],
+            UNTRUSTED_NOTICE
+        );
+        assert_eq!(content[3]["type"], "resource_link");
+        assert_eq!(content[3]["uri"], "lab://runs/x/result");
+        let too_much = Output::new(1_u32).with_resource(
+            "lab://big",
+            "application/octet-stream",
+            ResourceBody::blob(vec![0; MAX_EMBEDDED_BYTES + 1]),
+        );
+        assert!(matches!(
+            too_much.into_call_tool_result("t"),
+            Err(ToolError::Internal(_))
+        ));
+    }
 
     #[derive(Serialize, JsonSchema)]
     struct R {

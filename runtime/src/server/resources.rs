@@ -65,11 +65,10 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use base64::Engine as _;
 use rmcp::ErrorData;
 use rmcp::model::{
-    CacheScope, ListResourceTemplatesResult, ListResourcesResult, MetaObject, ReadResourceResult,
-    Resource, ResourceContents, ResourceTemplate,
+    CacheScope, ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
+    ResourceTemplate,
 };
 use serde_json::{Map, Value};
 
@@ -77,7 +76,6 @@ use super::completion::{Completions, non_text_fields};
 use crate::args::HardenedArgs;
 use crate::error::ToolError;
 use crate::identity::CallerId;
-use crate::untrusted::{UNTRUSTED_NOTICE, Untrusted};
 
 /// Most bytes one read may answer, whatever a declaration says: 16 MiB.
 pub const MAX_RESOURCE_BYTES: usize = 16 * 1024 * 1024;
@@ -85,8 +83,8 @@ pub const MAX_RESOURCE_BYTES: usize = 16 * 1024 * 1024;
 pub const MAX_DECLARED: usize = 1000;
 /// Most characters of a URI the server reads (longer ones are unknown).
 pub const MAX_URI_LEN: usize = 2048;
-/// The `_meta` key of untrusted text's notice in a read's contents.
-pub const UNTRUSTED_META_KEY: &str = "io.github.hardened-mcp/untrusted";
+/// What a read answers (defined beside tool outputs, which embed it too).
+pub use crate::output::{ResourceBody, UNTRUSTED_META_KEY};
 
 /// How a resource or template is described to clients, and the ceiling of
 /// its reads.
@@ -104,62 +102,6 @@ pub struct ResourceSpec {
     /// Most bytes one read answers (text as UTF-8, binary before base64);
     /// at most [`MAX_RESOURCE_BYTES`].
     pub max_bytes: usize,
-}
-
-/// What a read answers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResourceBody(Body);
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Body {
-    Text(String),
-    Untrusted(String),
-    Blob(Vec<u8>),
-}
-
-impl ResourceBody {
-    /// Text the server authored (its own documentation, a fixed table).
-    /// Never put text from outside the server here: use
-    /// [`ResourceBody::untrusted`].
-    pub fn text(text: impl Into<String>) -> Self {
-        Self(Body::Text(text.into()))
-    }
-
-    /// Text from outside the server (a solver's output, a file a caller
-    /// wrote), already neutralised and bounded by [`Untrusted`]; the read
-    /// carries the fixed notice beside it.
-    pub fn untrusted(text: Untrusted<String>) -> Self {
-        Self(Body::Untrusted(text.into_data()))
-    }
-
-    /// Binary content, sent base64-encoded.
-    pub fn blob(bytes: Vec<u8>) -> Self {
-        Self(Body::Blob(bytes))
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        match &self.0 {
-            Body::Text(t) | Body::Untrusted(t) => t.len(),
-            Body::Blob(b) => b.len(),
-        }
-    }
-
-    pub(crate) fn into_contents(self, uri: &str, mime_type: &str) -> ResourceContents {
-        match self.0 {
-            Body::Text(text) => ResourceContents::text(text, uri).with_mime_type(mime_type),
-            Body::Untrusted(text) => {
-                let mut meta = Map::new();
-                meta.insert(UNTRUSTED_META_KEY.into(), Value::from(UNTRUSTED_NOTICE));
-                ResourceContents::text(text, uri)
-                    .with_mime_type(mime_type)
-                    .with_meta(MetaObject(meta))
-            }
-            Body::Blob(bytes) => {
-                ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri)
-                    .with_mime_type(mime_type)
-            }
-        }
-    }
 }
 
 type Reader<S> = Arc<
@@ -598,6 +540,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use crate::server::test_args::Note;
+    use crate::untrusted::{UNTRUSTED_NOTICE, Untrusted};
 
     fn spec(uri: &'static str, name: &'static str, max_bytes: usize) -> ResourceSpec {
         ResourceSpec {

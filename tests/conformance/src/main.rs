@@ -64,6 +64,33 @@ impl Fixture {
         Ok(Output::new(note).with_image(image))
     }
 
+    /// Answers an embedded text resource (scenario
+    /// tools-call-embedded-resource).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    async fn test_embedded_resource(&self) -> Result<Output<String>, ToolError> {
+        Ok(
+            Output::new("an embedded resource follows".to_owned()).with_resource(
+                "test://embedded-resource",
+                "text/plain",
+                ResourceBody::text("This is an embedded resource content."),
+            ),
+        )
+    }
+
+    /// Answers text, an image and an embedded resource (scenario
+    /// tools-call-mixed-content).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    async fn test_multiple_content_types(&self) -> Result<Output<String>, ToolError> {
+        let image = Image::png(RED_PIXEL.to_vec()).map_err(ToolError::internal)?;
+        Ok(Output::new("Multiple content types test:".to_owned())
+            .with_image(image)
+            .with_resource(
+                "test://mixed-content-resource",
+                "application/json",
+                ResourceBody::text(r#"{"test":"data","value":123}"#),
+            ))
+    }
+
     /// Always fails, with a fixed server-authored error (scenario
     /// tools-call-error).
     #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
