@@ -43,6 +43,8 @@ pub struct Output<T> {
 
 /// The `_meta` key of untrusted text's notice in a resource's contents.
 pub const UNTRUSTED_META_KEY: &str = "io.github.hardened-mcp/untrusted";
+/// The `_meta` key saying that untrusted text was cut to its limit.
+pub const TRUNCATED_META_KEY: &str = "io.github.hardened-mcp/truncated";
 /// Most bytes of embedded resources one tool result carries: 4 MiB (a
 /// larger content belongs in a resource the result links to).
 pub const MAX_EMBEDDED_BYTES: usize = 4 * 1024 * 1024;
@@ -55,7 +57,8 @@ pub struct ResourceBody(Body);
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Body {
     Text(String),
-    Untrusted(String),
+    /// Neutralised text, and whether the input was cut.
+    Untrusted(String, bool),
     Blob(Vec<u8>),
 }
 
@@ -68,10 +71,19 @@ impl ResourceBody {
     }
 
     /// Text from outside the server (a solver's output, a file a caller
-    /// wrote), already neutralised and bounded by [`Untrusted`]; the read
-    /// carries the fixed notice beside it.
+    /// wrote), already neutralised and bounded by [`Untrusted`]; the
+    /// contents carry the fixed notice beside it, and say when the input
+    /// was cut ([`TRUNCATED_META_KEY`]).
     pub fn untrusted(text: Untrusted<String>) -> Self {
-        Self(Body::Untrusted(text.into_data()))
+        let cut = text.is_truncated();
+        Self(Body::Untrusted(text.into_data(), cut))
+    }
+
+    /// JSON from outside the server, as the server serialized it (every
+    /// control character escaped): marked untrusted, never cut.
+    #[cfg(feature = "runs")]
+    pub(crate) fn untrusted_json(json: String) -> Self {
+        Self(Body::Untrusted(json, false))
     }
 
     /// Binary content, sent base64-encoded.
@@ -81,7 +93,7 @@ impl ResourceBody {
 
     pub(crate) fn len(&self) -> usize {
         match &self.0 {
-            Body::Text(t) | Body::Untrusted(t) => t.len(),
+            Body::Text(t) | Body::Untrusted(t, _) => t.len(),
             Body::Blob(b) => b.len(),
         }
     }
@@ -89,9 +101,12 @@ impl ResourceBody {
     pub(crate) fn into_contents(self, uri: &str, mime_type: &str) -> ResourceContents {
         match self.0 {
             Body::Text(text) => ResourceContents::text(text, uri).with_mime_type(mime_type),
-            Body::Untrusted(text) => {
+            Body::Untrusted(text, cut) => {
                 let mut meta = serde_json::Map::new();
                 meta.insert(UNTRUSTED_META_KEY.into(), Value::from(UNTRUSTED_NOTICE));
+                if cut {
+                    meta.insert(TRUNCATED_META_KEY.into(), Value::Bool(true));
+                }
                 ResourceContents::text(text, uri)
                     .with_mime_type(mime_type)
                     .with_meta(MetaObject(meta))

@@ -12,7 +12,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use base64::Engine as _;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion, Tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ProtocolVersion, ReadResourceRequestParams,
+    ResourceContents, Tool,
+};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientLifecycleMode, ClientServiceExt as _, ServiceExt};
@@ -355,6 +358,34 @@ async fn run_through_every_tool(era: Era) {
             "{reported} vs {worst}"
         );
         assert!(result["l2_error"].as_f64().unwrap() < 1e-3);
+        // The whole result is a resource the result links to: every node,
+        // read by its owner.
+        let linked = s
+            .call("heat_result", json!({"run": handle, "max_points": 5}))
+            .await;
+        let link = linked
+            .content
+            .iter()
+            .find_map(|c| c.as_resource_link().cloned())
+            .expect("a resource link to the whole result");
+        assert_eq!(link.uri, format!("heat://runs/{handle}/result.json"));
+        let templates = s.client.list_all_resource_templates().await.unwrap();
+        assert!(
+            templates
+                .iter()
+                .any(|t| t.uri_template == "heat://runs/{run_handle}/result.json"),
+            "{templates:?}"
+        );
+        let read = s
+            .client
+            .read_resource(ReadResourceRequestParams::new(link.uri.clone()))
+            .await
+            .unwrap();
+        let ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
+            panic!("text contents: {read:?}")
+        };
+        let whole: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(whole["u"].as_array().map(Vec::len), Some(65), "{whole}");
         let decimated = s
             .ok("heat_result", json!({"run": handle, "max_points": 5}))
             .await;
@@ -414,6 +445,17 @@ async fn run_through_every_tool(era: Era) {
         let gone = s.err("heat_status", json!({"run": handle})).await;
         let never = s.err("heat_status", json!({"run": UNKNOWN_HANDLE})).await;
         assert_eq!(gone, never, "a deleted run answers like any unknown one");
+        // Its resource is gone too, with the one unknown-resource answer.
+        let unknown = |uri: String| async {
+            s.client
+                .read_resource(ReadResourceRequestParams::new(uri))
+                .await
+                .unwrap_err()
+                .to_string()
+        };
+        let deleted_read = unknown(link.uri.clone()).await;
+        let never_read = unknown(format!("heat://runs/{UNKNOWN_HANDLE}/result.json")).await;
+        assert_eq!(deleted_read, never_read);
         let list = s.ok("heat_list", json!({})).await;
         assert!(
             !list["runs"]

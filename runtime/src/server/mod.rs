@@ -374,11 +374,11 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let caller = crate::context::ToolContext::from_request(&context)
-            .caller()
-            .clone();
+        let ctx = crate::context::ToolContext::from_request(&context);
         let resources = self.served_resources()?;
-        Ok(resources.read(&self.service, &caller, &request.uri)?.into())
+        Ok(resources
+            .read(&self.service, ctx.caller(), ctx.scopes(), &request.uri)?
+            .into())
     }
 
     async fn get_task(

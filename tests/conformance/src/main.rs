@@ -145,6 +145,7 @@ fn resources() -> Result<ResourceSet<Fixture>, hardened_mcp::server::resources::
                 description: "A fixed text (scenario resources-read-text).",
                 mime_type: "text/plain",
                 max_bytes: 1024,
+                scopes: &[],
             },
             |_, _| {
                 Ok(ResourceBody::text(
@@ -159,6 +160,7 @@ fn resources() -> Result<ResourceSet<Fixture>, hardened_mcp::server::resources::
                 description: "A one-pixel PNG (scenario resources-read-binary).",
                 mime_type: "image/png",
                 max_bytes: 1024,
+                scopes: &[],
             },
             |_, _| Ok(ResourceBody::blob(RED_PIXEL.to_vec())),
         )
@@ -169,6 +171,7 @@ fn resources() -> Result<ResourceSet<Fixture>, hardened_mcp::server::resources::
                 description: "A record by its numeric id, as JSON (scenario resources-templates-read).",
                 mime_type: "application/json",
                 max_bytes: 1024,
+                scopes: &[],
             },
             |_, _, DataId { id }| {
                 Ok(ResourceBody::text(format!(

@@ -22,6 +22,7 @@ use hardened_mcp::prelude::*;
 use hardened_mcp::rmcp::handler::server::router::tool::ToolRouter;
 use hardened_mcp::runs::FileName;
 use hardened_mcp::sandbox::{Containment, Limits, RunRequest};
+use hardened_mcp::server::resources::{Resources, RunFile, RunFileContent};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -44,6 +45,31 @@ pub const SWEEP_FILE: FileName = FileName::fixed("sweep.json");
 const MAX_SWEEP_BYTES: usize = 64 * 1024;
 /// Most points of a sweep (the `points` bound of `heat_sweep`).
 const MAX_SWEEP_POINTS: usize = 16;
+/// A run's result file as a resource (linked from `heat_result`).
+pub const RESULT_RESOURCE: RunFile = RunFile {
+    uri: "heat://runs/{run_handle}/result.json",
+    name: "result",
+    description: "A finished heat run's whole result (the solver's JSON: every node of the profile).",
+    mime_type: "application/json",
+    dir: Some("out"),
+    file: "result.json",
+    max_bytes: MAX_RESULT_BYTES,
+    content: RunFileContent::Json,
+    scopes: &["heat:read"],
+};
+/// A run's solver log as a resource (untrusted text).
+pub const LOG_RESOURCE: RunFile = RunFile {
+    uri: "heat://runs/{run_handle}/stdout.log",
+    name: "log",
+    description: "A heat run's solver output (untrusted text, at most 256 KiB of it).",
+    mime_type: "text/plain",
+    dir: None,
+    file: "stdout.log",
+    max_bytes: 1024 * 1024,
+    content: RunFileContent::Text,
+    scopes: &["heat:read"],
+};
+
 /// Wall-time limit of one solver run.
 pub const RUN_WALL_TIME: Duration = Duration::from_secs(120);
 
@@ -103,13 +129,19 @@ impl HeatServer {
             .into_router()
     }
 
-    /// The MCP server: these tools, under this server's name and
-    /// instructions; or every startup fault of the tool declarations.
-    pub fn into_mcp(self) -> Result<Server<Self>, RouterError> {
+    /// The MCP server: these tools, and each run's result and log as
+    /// resources (owned like the run), under this server's name and
+    /// instructions; or every startup fault of the declarations.
+    pub fn into_mcp(self) -> Result<Server<Self>, Box<dyn std::error::Error + Send + Sync>> {
         let tools = Self::tools()?;
+        let resources = Resources::new()
+            .run_file(RESULT_RESOURCE, |s: &Self| s.jobs.runs())
+            .run_file(LOG_RESOURCE, |s: &Self| s.jobs.runs())
+            .build()?;
         Ok(
             Server::new("solver-server", env!("CARGO_PKG_VERSION"), self, tools)
-                .instructions(INSTRUCTIONS),
+                .instructions(INSTRUCTIONS)
+                .resources(resources),
         )
     }
 

@@ -154,6 +154,9 @@ impl HeatServer {
         // A table of a smooth profile: evenly spaced nodes (the extremes
         // are in `min` and `max`).
         let d = paging::sample(&all, max_points);
+        let whole = RESULT_RESOURCE
+            .uri
+            .replace("{run_handle}", run.handle().as_str());
         Ok(Output::new(RunResult {
             run_handle: run.handle().to_string(),
             cells: r.cells,
@@ -168,7 +171,8 @@ impl HeatServer {
             mean,
             l2_error: r.l2_error,
             max_error: r.max_error,
-        }))
+        })
+        .with_resource_link(whole, "result.json", "application/json"))
     }
 
     /// A PNG plot of a finished run's temperature profile (image content):
