@@ -1,6 +1,6 @@
-//! The tool context: who is calling, whether the call was cancelled, and a
-//! channel for progress. It is a tool parameter that never appears in the
-//! input schema.
+//! The tool context: who is calling, whether the call was cancelled, and
+//! channels for progress and log notifications. It is a tool parameter
+//! that never appears in the input schema.
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RequestContext, RoleServer};
@@ -32,6 +32,7 @@ pub struct ToolContext {
     scopes: Option<GrantedScopes>,
     cancel: CancellationToken,
     progress: Progress,
+    log: ClientLog,
     task: Option<crate::tasks::TaskOffer>,
     /// Where the call's arguments hold numbers their parse rounded into
     /// integers (recorded by the transport).
@@ -62,11 +63,25 @@ impl ToolContext {
             Some(token) => Progress::to_peer(rc.peer.clone(), token),
             None => Progress::none(),
         };
+        // 2026-07-28: the request's own `_meta` log level; before, the
+        // level the session set (`logging/setLevel`), which the server
+        // puts in the request's extensions.
+        #[allow(deprecated)] // SEP-2577 deprecates logging; 2025-11-25 clients use it
+        let threshold = rc
+            .meta
+            .log_level()
+            .map(LogLevel::from_rmcp)
+            .or_else(|| rc.extensions.get::<LogThreshold>().map(|t| t.0));
+        let log = match threshold {
+            Some(level) => ClientLog::to_peer(rc.peer.clone(), level),
+            None => ClientLog::none(),
+        };
         Self {
             caller,
             scopes,
             cancel: rc.ct.clone(),
             progress,
+            log,
             task: None,
             inexact,
         }
@@ -80,6 +95,7 @@ impl ToolContext {
             scopes: None,
             cancel: CancellationToken::new(),
             progress: Progress::none(),
+            log: ClientLog::none(),
             task: None,
             inexact: None,
         }
@@ -138,6 +154,11 @@ impl ToolContext {
     pub fn progress(&self) -> &Progress {
         &self.progress
     }
+
+    /// Where log notifications to the client go.
+    pub fn log(&self) -> &ClientLog {
+        &self.log
+    }
 }
 
 /// A progress reporter; reports are dropped when the client asked for none.
@@ -182,6 +203,113 @@ impl Progress {
         }
         if let Err(e) = peer.notify_progress(param).await {
             tracing::debug!(error = %e, "progress notification not delivered");
+        }
+    }
+}
+
+/// The level of a log notification, least severe first (RFC 5424's
+/// levels, as MCP names them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// Ordinary progress.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Something to look at.
+    Warning,
+    /// A failure.
+    Error,
+    /// A critical condition.
+    Critical,
+    /// Action must be taken at once.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+#[allow(deprecated)] // SEP-2577 deprecates logging; 2025-11-25 clients use it
+impl LogLevel {
+    pub(crate) fn from_rmcp(level: rmcp::model::LoggingLevel) -> Self {
+        use rmcp::model::LoggingLevel as L;
+        match level {
+            L::Debug => Self::Debug,
+            L::Info => Self::Info,
+            L::Notice => Self::Notice,
+            L::Warning => Self::Warning,
+            L::Error => Self::Error,
+            L::Critical => Self::Critical,
+            L::Alert => Self::Alert,
+            L::Emergency => Self::Emergency,
+        }
+    }
+
+    fn to_rmcp(self) -> rmcp::model::LoggingLevel {
+        use rmcp::model::LoggingLevel as L;
+        match self {
+            Self::Debug => L::Debug,
+            Self::Info => L::Info,
+            Self::Notice => L::Notice,
+            Self::Warning => L::Warning,
+            Self::Error => L::Error,
+            Self::Critical => L::Critical,
+            Self::Alert => L::Alert,
+            Self::Emergency => L::Emergency,
+        }
+    }
+}
+
+/// The log level a session set, put in a call's extensions by the server.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LogThreshold(pub(crate) LogLevel);
+
+/// Log notifications to the client (`notifications/message`): sent only
+/// at or above the level the client asked for (with `logging/setLevel` in
+/// a 2025-11-25 session, or in a 2026-07-28 request's `_meta`); a client
+/// that asked for none gets none.
+#[derive(Debug, Clone)]
+pub struct ClientLog {
+    target: Option<(Peer<RoleServer>, LogLevel)>,
+}
+
+impl ClientLog {
+    /// A log that discards every message.
+    pub fn none() -> Self {
+        Self { target: None }
+    }
+
+    fn to_peer(peer: Peer<RoleServer>, threshold: LogLevel) -> Self {
+        Self {
+            target: Some((peer, threshold)),
+        }
+    }
+
+    /// Whether a message at `level` would be sent.
+    pub fn enabled(&self, level: LogLevel) -> bool {
+        self.target.as_ref().is_some_and(|(_, t)| level >= *t)
+    }
+
+    /// Sends `message` at `level` if the client asked for it. The message
+    /// is server-authored text (a `&'static str`): never a value from the
+    /// caller, a path or solver output, as in the server's own log.
+    /// Delivery failures are ignored: logging is advisory.
+    pub async fn send(&self, level: LogLevel, message: &'static str) {
+        let Some((peer, threshold)) = &self.target else {
+            return;
+        };
+        if level < *threshold {
+            return;
+        }
+        #[allow(deprecated)] // SEP-2577 deprecates logging; 2025-11-25 clients use it
+        let param = rmcp::model::LoggingMessageNotificationParam::new(
+            level.to_rmcp(),
+            serde_json::Value::from(message),
+        );
+        #[allow(deprecated)]
+        let sent = peer.notify_logging_message(param).await;
+        if let Err(e) = sent {
+            tracing::debug!(error = %e, "log notification not delivered");
         }
     }
 }

@@ -38,7 +38,7 @@
 //! ```
 
 pub use crate::args::{ArgError, ArgErrorCode, HardenedArgs, ToolEnum};
-pub use crate::context::ToolContext;
+pub use crate::context::{LogLevel, ToolContext};
 pub use crate::error::ToolError;
 pub use crate::identity::CallerId;
 pub use crate::output::{Artifact, Output};

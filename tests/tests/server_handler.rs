@@ -119,3 +119,94 @@ async fn an_unknown_tool_gets_the_fixed_result() {
     assert_eq!(r.is_error, Some(false));
     let _ = client.cancel().await;
 }
+
+/// A tool that logs one message at `info` and one at `error`.
+struct Chatty;
+
+#[hardened_tools]
+impl Chatty {
+    /// Logs twice, then answers.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
+    async fn chatty(&self, ctx: ToolContext) -> Result<Output<u8>, ToolError> {
+        ctx.log().send(LogLevel::Info, "an info line").await;
+        ctx.log().send(LogLevel::Error, "an error line").await;
+        Ok(Output::new(1))
+    }
+}
+
+/// A client that keeps the log notifications it gets.
+#[derive(Clone, Default)]
+struct LogKeeper(std::sync::Arc<std::sync::Mutex<Vec<Value>>>);
+
+impl rmcp::ClientHandler for LogKeeper {
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(serde_json::to_value(params).unwrap());
+    }
+}
+
+/// Log notifications follow the level the session set: none before it
+/// sets one, those at or above it after; each session has its own.
+#[tokio::test]
+#[allow(deprecated)] // SEP-2577 deprecates logging; 2025-11-25 clients use it
+async fn log_notifications_follow_the_sessions_level() {
+    async fn call(client: &RunningService<RoleClient, LogKeeper>) {
+        let req = CallToolRequestParams::new("chatty").with_arguments(serde_json::Map::new());
+        tokio::time::timeout(Duration::from_secs(10), client.call_tool(req))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    let server = Server::new("chatty", "1.0.0", Chatty, Chatty::hardened_tool_router());
+    assert!(server.info().capabilities.logging.is_some());
+    let mut sessions = Vec::new();
+    for _ in 0..2 {
+        let server = server.clone();
+        let (a, b) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            let running = server.serve(a).await.expect("server starts");
+            let _ = running.waiting().await;
+        });
+        let keeper = LogKeeper::default();
+        let client = keeper.clone().serve(b).await.expect("client connects");
+        sessions.push((client, keeper));
+    }
+    let (first, first_log) = &sessions[0];
+    let (second, second_log) = &sessions[1];
+    // Before any level: nothing.
+    call(first).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(first_log.0.lock().unwrap().is_empty());
+    // At `warning`: the error line only; the other session still nothing.
+    first
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Warning,
+        ))
+        .await
+        .unwrap();
+    call(first).await;
+    call(second).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let got = first_log.0.lock().unwrap().clone();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["level"], "error");
+    assert_eq!(got[0]["data"], "an error line");
+    assert!(second_log.0.lock().unwrap().is_empty());
+    // At `debug`: both.
+    first
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Debug,
+        ))
+        .await
+        .unwrap();
+    call(first).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(first_log.0.lock().unwrap().len(), 3);
+}

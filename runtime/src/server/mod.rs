@@ -59,6 +59,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 #[cfg(feature = "jobs")]
 use crate::context::ToolContext;
+use crate::context::{LogLevel, LogThreshold};
 use crate::error::ToolError;
 #[cfg(feature = "jobs")]
 use crate::jobs::{Desks, JobDesk};
@@ -77,7 +78,8 @@ type TaskSources<S> = std::marker::PhantomData<fn() -> S>;
 /// A service, its tools and its identity, served as one MCP server.
 ///
 /// Cloning is cheap (shared pointers): the HTTP transport makes one handler
-/// per session from it.
+/// per session from it. A clone starts a session of its own: the log level
+/// a client sets (`logging/setLevel`) is that clone's.
 pub struct Server<S> {
     service: Arc<S>,
     tools: Arc<ToolRouter<S>>,
@@ -88,6 +90,9 @@ pub struct Server<S> {
     resources: Option<Arc<ResourceSet<S>>>,
     /// `None`: the server serves no prompts.
     prompts: Option<Arc<PromptSet<S>>>,
+    /// The log level the session set (`logging/setLevel`, 2025-11-25): a
+    /// cell of its own in every clone, as each session is one.
+    log_level: std::sync::Mutex<Option<LogLevel>>,
 }
 
 impl<S> Clone for Server<S> {
@@ -102,6 +107,7 @@ impl<S> Clone for Server<S> {
             tasks: std::marker::PhantomData,
             resources: self.resources.clone(),
             prompts: self.prompts.clone(),
+            log_level: Default::default(),
         }
     }
 }
@@ -125,8 +131,14 @@ impl<S: Send + Sync + 'static> Server<S> {
         service: S,
         tools: ToolRouter<S>,
     ) -> Self {
-        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(name, version));
+        #[allow(deprecated)] // SEP-2577 deprecates logging; 2025-11-25 clients use it
+        let info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new(name, version));
         Self {
             service: Arc::new(service),
             tools: Arc::new(tools),
@@ -134,6 +146,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             tasks: Default::default(),
             resources: None,
             prompts: None,
+            log_level: Default::default(),
         }
     }
 
@@ -238,6 +251,14 @@ impl<S: Send + Sync + 'static> Server<S> {
         &self.info
     }
 
+    /// The log level this session set, if it set one.
+    fn session_log_level(&self) -> Option<LogLevel> {
+        *self
+            .log_level
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// The prompts served; a server without them knows no prompt method.
     fn served_prompts(&self) -> Result<&PromptSet<S>, ErrorData> {
         self.prompts
@@ -270,6 +291,9 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
                 .is_some_and(|c| c.supports_tasks())
         {
             context.extensions.insert(crate::tasks::TasksAccepted);
+        }
+        if let Some(level) = self.session_log_level() {
+            context.extensions.insert(LogThreshold(level));
         }
         if self.tools.get(&request.name).is_none() {
             tracing::debug!("call of a tool this server does not have: refused");
@@ -316,6 +340,20 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         Ok(self.served_resources()?.templates())
+    }
+
+    #[allow(deprecated)] // SEP-2577 deprecates logging; 2025-11-25 clients use it
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *self
+            .log_level
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some(LogLevel::from_rmcp(request.level));
+        Ok(())
     }
 
     async fn list_prompts(

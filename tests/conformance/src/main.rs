@@ -114,6 +114,22 @@ impl Fixture {
         Ok(Output::new("progress reported".to_owned()))
     }
 
+    /// Sends three log notifications, then answers (scenario
+    /// tools-call-with-logging): sent at or above the level the client
+    /// asked for.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    async fn test_tool_with_logging(&self, ctx: ToolContext) -> Result<Output<String>, ToolError> {
+        for message in [
+            "Tool execution started",
+            "Tool processing data",
+            "Tool execution completed",
+        ] {
+            ctx.log().send(LogLevel::Info, message).await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(Output::new("logged".to_owned()))
+    }
+
     /// Adds two bounded numbers: the fixture's hardened arguments, refused
     /// out of bounds, non-finite, as strings or with unknown keys.
     #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
