@@ -35,6 +35,8 @@ pub struct Output<T> {
     warnings: Vec<Cow<'static, str>>,
     artifacts: Vec<Artifact>,
     images: Vec<crate::image::Image>,
+    /// Audio, sent after the images.
+    audio: Vec<crate::audio::Audio>,
     /// Embedded resources and resource links, sent after the images.
     resources: Vec<ContentBlock>,
     /// Bytes of the embedded resources' contents.
@@ -217,6 +219,7 @@ impl<T> Output<T> {
             warnings: Vec::new(),
             artifacts: Vec::new(),
             images: Vec::new(),
+            audio: Vec::new(),
             resources: Vec::new(),
             resource_bytes: 0,
         }
@@ -269,6 +272,15 @@ impl<T> Output<T> {
     /// the size ceilings; its bytes do not enter the structured result.
     pub fn with_image(mut self, image: crate::image::Image) -> Self {
         self.images.push(image);
+        self
+    }
+
+    /// Adds audio, sent as MCP audio content after the images.
+    /// [`Audio`](crate::audio::Audio) has already checked it is a PCM WAV
+    /// file within the size ceiling; its bytes do not enter the structured
+    /// result.
+    pub fn with_audio(mut self, audio: crate::audio::Audio) -> Self {
+        self.audio.push(audio);
         self
     }
 
@@ -335,6 +347,11 @@ impl<T: Serialize> Output<T> {
             self.images
                 .into_iter()
                 .map(crate::image::Image::into_content),
+        );
+        content.extend(
+            self.audio
+                .into_iter()
+                .map(crate::audio::Audio::into_content),
         );
         content.extend(self.resources);
         let mut r = CallToolResult::success(content);

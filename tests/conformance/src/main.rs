@@ -14,6 +14,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use hardened_mcp::audio::Audio;
 use hardened_mcp::image::Image;
 use hardened_mcp::prelude::*;
 use hardened_mcp::server::prompts::{PromptReply, PromptSet, PromptSpec, Prompts};
@@ -26,6 +27,10 @@ pub struct Fixture;
 
 /// A one-pixel red PNG, the image the image scenarios look for.
 const RED_PIXEL: &[u8] = include_bytes!("red-pixel.png");
+
+/// Eight frames of silence, mono 16-bit PCM at 8 kHz: the audio the
+/// audio scenario looks for.
+const SILENCE: &[u8] = include_bytes!("silence.wav");
 
 /// What `test_image_content` answers besides its image.
 #[derive(Debug, serde::Serialize, schemars::JsonSchema)]
@@ -62,6 +67,13 @@ impl Fixture {
             height: image.height(),
         };
         Ok(Output::new(note).with_image(image))
+    }
+
+    /// Answers a short PCM WAV clip (scenario tools-call-audio).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    async fn test_audio_content(&self) -> Result<Output<String>, ToolError> {
+        let audio = Audio::wav(SILENCE.to_vec()).map_err(ToolError::internal)?;
+        Ok(Output::new("an audio clip follows".to_owned()).with_audio(audio))
     }
 
     /// Answers an embedded text resource (scenario
