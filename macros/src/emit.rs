@@ -68,11 +68,16 @@ fn opt_str(v: &Option<String>) -> TokenStream {
     opt(v.as_deref(), |s| quote!(#s))
 }
 
-fn doc_tokens(description: &Option<String>, units: &Option<String>) -> TokenStream {
+fn doc_tokens(
+    description: &Option<String>,
+    units: &Option<String>,
+    header: &Option<String>,
+) -> TokenStream {
     let hm = hm();
     let d = opt_str(description);
     let u = opt_str(units);
-    quote!(#hm::Doc { description: #d, units: #u })
+    let h = opt_str(header);
+    quote!(#hm::Doc { description: #d, units: #u, header: #h })
 }
 
 /// The spec of a scalar kind.
@@ -170,12 +175,16 @@ fn spec_tokens(p: &ArgModel) -> TokenStream {
                 description: None,
                 ..p.spec.clone()
             };
-            let item = scalar_spec(inner, &item_spec, doc_tokens(&None, &p.spec.units));
+            let item = scalar_spec(inner, &item_spec, doc_tokens(&None, &p.spec.units, &None));
             let n = Literal::usize_suffixed(p.spec.max_items.unwrap_or(0));
-            let doc = doc_tokens(&p.spec.description, &None);
+            let doc = doc_tokens(&p.spec.description, &None, &None);
             quote!(#hm::VecSpec { max_items: #n, item: #item, doc: #doc })
         }
-        k => scalar_spec(k, &p.spec, doc_tokens(&p.spec.description, &p.spec.units)),
+        k => scalar_spec(
+            k,
+            &p.spec,
+            doc_tokens(&p.spec.description, &p.spec.units, &p.spec.header),
+        ),
     }
 }
 

@@ -102,6 +102,8 @@ pub struct Spec {
     pub charset: Option<Charset>,
     pub units: Option<String>,
     pub description: Option<String>,
+    /// The `x-mcp-header` name (SEP-2243).
+    pub header: Option<String>,
 }
 
 /// One checked parameter.

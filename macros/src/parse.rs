@@ -118,6 +118,9 @@ pub struct BoundedAttr {
     #[darling(with = raw_expr)]
     pub max_items: Option<Expr>,
     pub description: Option<LitStr>,
+    /// SEP-2243: the argument is mirrored in the `Mcp-Param-{header}`
+    /// request header, which the HTTP transport checks against the body.
+    pub header: Option<LitStr>,
 }
 
 /// Integer types the framework can bound (they fit in `i128`, and JSON

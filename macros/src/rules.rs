@@ -53,6 +53,9 @@ rules! {
     NonPositiveMaxCost => "non-positive-max-cost",
     /// `units` blank.
     EmptyUnits => "empty-units",
+    /// `header` that is not a header name, or the same header on two
+    /// parameters of one tool.
+    HeaderName => "header-name",
     /// `timeout_s` zero, negative, non-finite or above 1e9.
     NonPositiveTimeout => "non-positive-timeout",
     /// `concurrency` zero, negative, fractional or above `u32::MAX`.

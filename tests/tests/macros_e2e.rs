@@ -579,3 +579,27 @@ mod integer_costs {
         assert!(!v.is_valid(&json!({"cells": 1, "steps": 1.9e19})));
     }
 }
+
+/// `header` puts `x-mcp-header` on the property, and nowhere else.
+#[test]
+fn a_header_argument_is_annotated_in_the_schema() {
+    use hardened_mcp::prelude::*;
+    struct H;
+    #[hardened_tools]
+    impl H {
+        /// Echoes a region mirrored in a header.
+        #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
+        async fn regional(
+            &self,
+            #[bounded(max_len = 16, charset = "identifier", header = "Region")] region: String,
+            #[bounded(min = 0, max = 9)] level: u8,
+        ) -> Result<Output<u8>, ToolError> {
+            Ok(Output::new(level + region.len() as u8))
+        }
+    }
+    let router = H::hardened_tool_router();
+    let tool = router.get("regional").expect("listed");
+    let props = &tool.input_schema["properties"];
+    assert_eq!(props["region"]["x-mcp-header"], "Region");
+    assert!(props["level"].get("x-mcp-header").is_none());
+}

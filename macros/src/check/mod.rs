@@ -103,6 +103,31 @@ fn positive(e: &Option<Expr>, key: &str, integer: bool, errors: &mut Errors) -> 
     }
 }
 
+/// Refuses the same `x-mcp-header` on two arguments (header names compare
+/// without case).
+fn check_header_names(args: &[ArgModel], errors: &mut Errors) {
+    let mut seen: Vec<(String, &ArgModel)> = Vec::new();
+    for a in args {
+        let Some(h) = &a.spec.header else { continue };
+        let key = h.to_ascii_lowercase();
+        if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
+            errors.rule(
+                Rule::HeaderName,
+                a.ident.span(),
+                format!(
+                    "`{}` and `{}` are both mirrored in the header `Mcp-Param-{h}`",
+                    first.ident, a.ident
+                ),
+                "one request header cannot carry two arguments: the transport could not tell \
+                 which one it must match",
+                "give each argument its own `header` name",
+            );
+        } else {
+            seen.push((key, a));
+        }
+    }
+}
+
 /// Checks one tool; `None` when any rule is violated (errors recorded).
 /// Checks the fields of a `#[derive(HardenedArgs)]` struct.
 pub fn struct_fields(params: &[Param], errors: &mut Errors) -> Vec<ArgModel> {
@@ -122,6 +147,7 @@ pub fn struct_fields(params: &[Param], errors: &mut Errors) -> Vec<ArgModel> {
             out.push(m);
         }
     }
+    check_header_names(&out, errors);
     out
 }
 
@@ -244,6 +270,8 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
             params.push(m);
         }
     }
+
+    check_header_names(&params, errors);
 
     if a.task.is_present() && contexts == 0 {
         errors.rule(

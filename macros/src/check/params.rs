@@ -277,6 +277,7 @@ pub(super) fn allowed_keys(kind: &Kind) -> Vec<&'static str> {
             "exclusive_max",
             "units",
             "default",
+            "header",
         ]),
         Kind::Float(_) => v.extend([
             "min",
@@ -286,15 +287,18 @@ pub(super) fn allowed_keys(kind: &Kind) -> Vec<&'static str> {
             "units",
             "default",
             "finite",
+            "header",
         ]),
-        Kind::Bool | Kind::Enum => v.push("default"),
-        Kind::Str => v.extend(["min_len", "max_len", "pattern", "charset", "default"]),
+        Kind::Bool | Kind::Enum => v.extend(["default", "header"]),
+        Kind::Str => v.extend([
+            "min_len", "max_len", "pattern", "charset", "default", "header",
+        ]),
         Kind::Vec(inner) => {
             v.push("max_items");
             v.extend(
                 allowed_keys(inner)
                     .into_iter()
-                    .filter(|k| *k != "default" && *k != "description"),
+                    .filter(|k| !matches!(*k, "default" | "description" | "header")),
             );
         }
         Kind::Option(inner) => return allowed_keys(inner),
@@ -327,10 +331,16 @@ pub(super) fn present_keys(b: &BoundedAttr) -> Vec<(&'static str, Span)> {
     s("pattern", &b.pattern);
     s("charset", &b.charset);
     s("description", &b.description);
+    s("header", &b.header);
     if b.finite.is_present() {
         v.push(("finite", b.finite.span()));
     }
     v
+}
+
+/// An `x-mcp-header` name: 1 to 64 ASCII letters, digits and `-`.
+pub(super) fn is_header_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
 }
 
 pub(super) fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
@@ -477,6 +487,23 @@ pub(super) fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
         description: b.description.as_ref().map(LitStr::value),
         ..Spec::default()
     };
+    if let Some(h) = &b.header
+        && allowed.contains(&"header")
+    {
+        let name = h.value();
+        if is_header_name(&name) {
+            spec.header = Some(name);
+        } else {
+            errors.rule(
+                Rule::HeaderName,
+                h.span(),
+                format!("`header = {name:?}` on `{pname}` is not a header name"),
+                "the argument travels in the HTTP header `Mcp-Param-{header}` (SEP-2243), whose \
+                 name must be a token a client can send and the transport can compare",
+                "use 1 to 64 ASCII letters, digits and `-` (`header = \"Region\"`)",
+            );
+        }
+    }
 
     let arg = Declared {
         p,

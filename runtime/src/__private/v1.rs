@@ -90,6 +90,7 @@ pub const fn run_handle_spec() -> StrSpec {
         doc: Doc {
             description: Some("A run handle returned by an earlier call."),
             units: None,
+            header: None,
         },
     }
 }

@@ -12,6 +12,9 @@ pub struct Doc {
     pub description: Option<&'static str>,
     /// The physical units of a number, shown to the model.
     pub units: Option<&'static str>,
+    /// The request header the argument is mirrored in (`x-mcp-header`,
+    /// SEP-2243: `Mcp-Param-{header}`), checked by the HTTP transport.
+    pub header: Option<&'static str>,
 }
 
 impl Doc {
@@ -19,6 +22,7 @@ impl Doc {
     pub const NONE: Doc = Doc {
         description: None,
         units: None,
+        header: None,
     };
 
     pub(super) fn apply(&self, m: &mut Map<String, Value>) {
@@ -33,6 +37,9 @@ impl Doc {
         }
         if let Some(u) = self.units {
             m.insert("x-units".into(), Value::from(u));
+        }
+        if let Some(h) = self.header {
+            m.insert("x-mcp-header".into(), Value::from(h));
         }
     }
 }

@@ -23,6 +23,7 @@ static NAME: StrSpec = StrSpec {
     doc: crate::args::kind::Doc {
         description: None,
         units: None,
+        header: None,
     },
 };
 

@@ -142,6 +142,17 @@ impl Fixture {
         Ok(Output::new("logged".to_owned()))
     }
 
+    /// Echoes a value the client also sends in the `Mcp-Param-Value`
+    /// header (scenario http-custom-header-server-validation): the
+    /// transport refuses a request whose header and argument differ.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    async fn test_custom_header(
+        &self,
+        #[bounded(max_len = 256, header = "Value", description = "Any short text")] value: String,
+    ) -> Result<Output<String>, ToolError> {
+        Ok(Output::new(value))
+    }
+
     /// Adds two bounded numbers: the fixture's hardened arguments, refused
     /// out of bounds, non-finite, as strings or with unknown keys.
     #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
