@@ -52,7 +52,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 CANARY = "CANARYpy8Kd"
 TOOLS = {
-    "heat_start", "heat_sweep", "heat_status", "heat_wait", "heat_log",
+    "heat_start", "heat_solve", "heat_sweep", "heat_status", "heat_wait", "heat_log",
     "heat_result", "heat_plot", "heat_sweep_plot", "heat_cancel", "heat_delete", "heat_list",
 }
 RUN_TOOLS = [

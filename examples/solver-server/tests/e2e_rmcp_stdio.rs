@@ -33,13 +33,14 @@ const TEST_BUDGET: Duration = Duration::from_secs(90);
 /// Marker placed in hostile values and key names; no response may contain it.
 const CANARY: &str = "CANARYq7Zx";
 
-const TOOLS: [&str; 11] = [
+const TOOLS: [&str; 12] = [
     "heat_cancel",
     "heat_delete",
     "heat_list",
     "heat_log",
     "heat_plot",
     "heat_result",
+    "heat_solve",
     "heat_start",
     "heat_status",
     "heat_sweep",
@@ -234,6 +235,10 @@ async fn tools_are_listed_with_strict_schemas() {
         let required: HashMap<&str, &[&str]> = HashMap::from([
             (
                 "heat_start",
+                &["cells", "steps", "length", "diffusivity", "dt"][..],
+            ),
+            (
+                "heat_solve",
                 &["cells", "steps", "length", "diffusivity", "dt"][..],
             ),
             (
@@ -991,4 +996,76 @@ fn assert_plot(png: &[u8]) {
         ink > total / 100 && ink < total / 2,
         "{ink} of {total} pixels drawn"
     );
+}
+
+/// A client that declares the tasks extension.
+#[derive(Clone)]
+struct TaskClient;
+
+impl rmcp::ClientHandler for TaskClient {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_tasks()
+                .build(),
+            rmcp::model::Implementation::new("heat-e2e-tasks", "1"),
+        )
+    }
+}
+
+/// `heat_solve` answers a client without tasks with the whole result, a
+/// client that takes tasks with a task (the server declares the
+/// extension) whose result is the same, and refuses a grid too large to
+/// answer whole.
+#[tokio::test]
+async fn heat_solve_is_a_task_for_a_client_that_takes_tasks() {
+    use rmcp::model::{CallToolResponse, GetTaskParams, TaskPayload};
+    bounded(async {
+        let s = Session::start().await;
+        let plain = s.ok("heat_solve", small_run(200)).await;
+        assert_eq!(plain["report"]["state"], "succeeded", "{plain}");
+        assert_eq!(plain["result"]["u"].as_array().map(Vec::len), Some(65));
+        let mut big = small_run(10);
+        big["cells"] = json!(20_001);
+        big["dt"] = json!(1e-12);
+        let (kind, _) = s.err("heat_solve", big).await;
+        assert_eq!(kind, "invalid_arguments");
+        s.shutdown().await;
+
+        let root = tempfile::tempdir().unwrap();
+        let (transport, _stderr) = TokioChildProcess::builder(server_command(root.path()))
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let c = TaskClient.serve(transport).await.unwrap();
+        assert!(c.peer_info().unwrap().capabilities.supports_tasks());
+        let Value::Object(args) = small_run(200) else {
+            unreachable!()
+        };
+        let created = c
+            .call_tool_once(CallToolRequestParams::new("heat_solve").with_arguments(args))
+            .await
+            .unwrap();
+        let CallToolResponse::Task(created) = created else {
+            panic!("not a task: {created:?}")
+        };
+        let id = created.task.task_id.clone();
+        let completed = loop {
+            let t = c
+                .get_task(GetTaskParams::new(id.clone()))
+                .await
+                .unwrap()
+                .task;
+            match t.payload {
+                TaskPayload::Working => tokio::time::sleep(Duration::from_millis(50)).await,
+                TaskPayload::Completed { result } => break result,
+                other => panic!("{other:?}"),
+            }
+        };
+        let data = &completed["structuredContent"]["data"];
+        assert_eq!(data["report"]["state"], "succeeded", "{completed:?}");
+        assert_eq!(data["result"]["u"].as_array().map(Vec::len), Some(65));
+        let _ = c.cancel().await;
+    })
+    .await;
 }

@@ -25,6 +25,7 @@ fn typescript_sdk_over_stdio() {
     ]);
     let tools = [
         "heat_start",
+        "heat_solve",
         "heat_sweep",
         "heat_status",
         "heat_wait",

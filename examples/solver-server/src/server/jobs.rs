@@ -5,21 +5,39 @@
 
 use super::*;
 
-/// One validated simulation.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Spec {
-    pub(super) cells: u32,
-    pub(super) steps: u64,
-    pub(super) length: f64,
-    pub(super) diffusivity: f64,
-    pub(super) dt: f64,
-    pub(super) boundary: Boundary,
-    pub(super) initial: Initial,
-    pub(super) mode: u32,
+/// One simulation: the arguments of `heat_start` and `heat_solve`,
+/// checked as a whole by each (the Courant rule is the tools' `check`).
+#[derive(Debug, Clone, Copy, HardenedArgs)]
+pub struct Spec {
+    /// Grid cells
+    #[bounded(min = 8, max = 200_000)]
+    pub cells: u32,
+    /// Time steps
+    #[bounded(min = 1, max = 10_000_000)]
+    pub steps: u64,
+    /// Rod length
+    #[bounded(min = 1e-3, max = 1e3, units = "m")]
+    pub length: f64,
+    /// Thermal diffusivity
+    #[bounded(min = 1e-9, max = 1e3, units = "m^2/s")]
+    pub diffusivity: f64,
+    /// Time step
+    #[bounded(exclusive_min = 0.0, max = 1e3, units = "s")]
+    pub dt: f64,
+    /// Boundary condition at both ends of the rod.
+    #[bounded(default = "dirichlet")]
+    pub boundary: Boundary,
+    /// Initial temperature profile.
+    #[bounded(default = "sine")]
+    pub initial: Initial,
+    /// Mode number of sine/cosine
+    #[bounded(min = 1, max = 64, default = 1)]
+    pub mode: u32,
 }
 
 impl Spec {
-    pub(super) fn courant(&self) -> f64 {
+    /// The Courant number of the explicit step.
+    pub fn courant(&self) -> f64 {
         courant(self.diffusivity, self.dt, self.length, self.cells)
     }
 

@@ -14,47 +14,20 @@ impl HeatServer {
     #[hardened_tool(
         max_cost = 2e9,
         units = "cell-steps",
-        cost = cells as f64 * steps as f64,
-        check(courant(diffusivity, dt, length, cells) <= 0.5,
+        cost = spec.cells as f64 * spec.steps as f64,
+        check(spec.courant() <= 0.5,
               "unstable time step: diffusivity * dt / dx^2 must not exceed 0.5 (dx = length / cells)"),
         timeout_s = 10,
         scopes = "heat:write"
     )]
-    #[allow(clippy::too_many_arguments)]
     pub async fn heat_start(
         &self,
         ctx: ToolContext,
-        #[bounded(min = 8, max = 200_000, description = "Grid cells")] cells: u32,
-        #[bounded(min = 1, max = 10_000_000, description = "Time steps")] steps: u64,
-        #[bounded(min = 1e-3, max = 1e3, units = "m", description = "Rod length")] length: f64,
-        #[bounded(
-            min = 1e-9,
-            max = 1e3,
-            units = "m^2/s",
-            description = "Thermal diffusivity"
-        )]
-        diffusivity: f64,
-        #[bounded(exclusive_min = 0.0, max = 1e3, units = "s", description = "Time step")] dt: f64,
-        #[bounded(default = "dirichlet")] boundary: Boundary,
-        #[bounded(default = "sine")] initial: Initial,
-        #[bounded(
-            min = 1,
-            max = 64,
-            default = 1,
-            description = "Mode number of sine/cosine"
-        )]
-        mode: u32,
+        #[args] spec: Spec,
     ) -> Result<Output<RunStarted>, ToolError> {
-        let spec = Spec {
-            cells,
-            steps,
-            length,
-            diffusivity,
-            dt,
-            boundary,
-            initial,
-            mode,
-        };
+        let Spec {
+            cells, steps, dt, ..
+        } = spec;
         let JobStarted { run_handle } = self.jobs.start(ctx.caller(), &spec).await?;
         Ok(Output::new(RunStarted {
             run_handle,
@@ -62,6 +35,31 @@ impl HeatServer {
             courant: spec.courant(),
             t_final: dt * steps as f64,
         }))
+    }
+
+    /// Run a 1-D heat-diffusion simulation to its end and answer its
+    /// result: as an MCP task for a client that takes tasks (follow it
+    /// with tasks/get), else waiting at most 100 s (then follow the run
+    /// handle with heat_wait). At most 20 000 cells: the whole profile is
+    /// in the answer (heat_start runs larger grids).
+    #[hardened_tool(
+        max_cost = 2e9,
+        units = "cell-steps",
+        cost = spec.cells as f64 * spec.steps as f64,
+        check(spec.courant() <= 0.5,
+              "unstable time step: diffusivity * dt / dx^2 must not exceed 0.5 (dx = length / cells)"),
+        check(spec.cells <= 20_000,
+              "heat_solve answers the whole profile: at most 20000 cells (use heat_start for more)"),
+        timeout_s = 110,
+        task,
+        scopes = "heat:write"
+    )]
+    pub async fn heat_solve(
+        &self,
+        ctx: ToolContext,
+        #[args] spec: Spec,
+    ) -> Result<Output<JobOutcome<SolverResult>>, ToolError> {
+        self.jobs.run(&ctx, &spec, Duration::from_secs(100)).await
     }
 
     /// Sweep the diffusivity over `points` evenly spaced values from
