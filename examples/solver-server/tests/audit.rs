@@ -32,7 +32,7 @@ async fn the_solver_server_audits_clean() {
     )
     .await
     .unwrap();
-    assert_eq!(report.tools, 11);
+    assert_eq!(report.tools, 12);
     assert!(!report.fails(Severity::Low), "{}", report.text());
 }
 
@@ -57,7 +57,7 @@ async fn the_solver_server_audits_clean_over_http() {
     )
     .await
     .unwrap();
-    assert_eq!(report.tools, 11, "{}", report.text());
+    assert_eq!(report.tools, 12, "{}", report.text());
     assert!(report.calls > 100, "{}", report.calls);
     assert!(!report.fails(Severity::Low), "{}", report.text());
     // Without the token the audit stops at the handshake, and says why.
