@@ -7,7 +7,7 @@ use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use syn::Type;
 
-use crate::model::{ArgModel, DefaultLit, Num, Spec, ToolModel};
+use crate::model::{ArgModel, Confirm, DefaultLit, Num, Spec, ToolModel};
 use crate::parse::{Kind, ToolsAttr};
 
 /// The error of a `RunDir` parameter in a server without the run root
@@ -424,32 +424,25 @@ pub(crate) fn generate(
     }
 }
 
-/// `pub fn validate_<tool>(&args...)`: the revalidation step.
-fn validator(t: usize, m: &ToolModel) -> TokenStream {
+/// What the validator and the estimate share: the parameters (by
+/// reference), the rebinding of `Copy` ones by value, and, inside `cost`
+/// only, integer parameters as `f64`.
+struct CostParts {
+    params: Vec<TokenStream>,
+    rebinds: Vec<TokenStream>,
+    as_f64: Vec<TokenStream>,
+}
+
+fn cost_parts(m: &ToolModel) -> CostParts {
     let hm = hm();
-    let (vname, name) = names(m);
-    let params = m.params.iter().filter(|p| is_arg(p)).map(|p| {
-        let id = &p.ident;
-        let ty = &p.ty;
-        quote!(#id: &#ty)
-    });
-    // Each argument's check, as a `Result<(), ArgError>` expression.
-    let checks: Vec<TokenStream> = m
+    let params = m
         .params
         .iter()
         .filter(|p| is_arg(p))
         .map(|p| {
             let id = &p.ident;
             let ty = &p.ty;
-            let key = p.key();
-            let s = spec_ident(Some(t), p);
-            match p.kind {
-                Kind::Args => quote!(<#ty as #hm::HardenedArgs>::validate(#id)),
-                _ => {
-                    let (check, r) = (arg_fn(ty, "check"), spec_ref(ty, &s));
-                    quote!(#check(#id, #r, #key))
-                }
-            }
+            quote!(#id: &#ty)
         })
         .collect();
     let rebinds: Vec<TokenStream> = m
@@ -462,13 +455,6 @@ fn validator(t: usize, m: &ToolModel) -> TokenStream {
             quote!(let #id: #ty = *#id;)
         })
         .collect();
-    let conditions: Vec<&syn::Expr> = m.checks.iter().map(|c| &c.expr).collect();
-    let reasons: Vec<&syn::LitStr> = m.checks.iter().map(|c| &c.reason).collect();
-    let cost = &m.cost;
-    let max = f64_tokens(m.max_cost);
-    let units = &m.units;
-    let cost_id = syn::Ident::new("__hardened_cost", Span::mixed_site());
-    let ok_id = syn::Ident::new("__hardened_ok", Span::mixed_site());
     // Inside `cost` only, integer parameters are `f64`: an estimate written
     // over them saturates to infinity (refused) instead of wrapping in
     // release builds; `check` rules above keep the native types. The new
@@ -497,6 +483,75 @@ fn validator(t: usize, m: &ToolModel) -> TokenStream {
             }
         })
         .collect();
+    CostParts {
+        params,
+        rebinds,
+        as_f64,
+    }
+}
+
+/// The estimate of a tool that asks for approval above a cost: the `cost`
+/// expression over the validated arguments, as the validator evaluates it.
+fn estimate(m: &ToolModel, name: &syn::Ident) -> TokenStream {
+    let CostParts {
+        params,
+        rebinds,
+        as_f64,
+    } = cost_parts(m);
+    let cost = &m.cost;
+    quote! {
+        #[allow(
+            unused_variables,
+            clippy::too_many_arguments,
+            clippy::ptr_arg,
+            clippy::trivially_copy_pass_by_ref,
+            clippy::cast_lossless,
+            clippy::cast_precision_loss
+        )]
+        fn #name(#(#params),*) -> ::core::primitive::f64 {
+            #(#rebinds)*
+            #(#as_f64)*
+            #cost
+        }
+    }
+}
+
+/// `pub fn validate_<tool>(&args...)`: the revalidation step.
+fn validator(t: usize, m: &ToolModel) -> TokenStream {
+    let hm = hm();
+    let (vname, name) = names(m);
+    let CostParts {
+        params,
+        rebinds,
+        as_f64,
+    } = cost_parts(m);
+    // Each argument's check, as a `Result<(), ArgError>` expression.
+    let checks: Vec<TokenStream> = m
+        .params
+        .iter()
+        .filter(|p| is_arg(p))
+        .map(|p| {
+            let id = &p.ident;
+            let ty = &p.ty;
+            let key = p.key();
+            let s = spec_ident(Some(t), p);
+            match p.kind {
+                Kind::Args => quote!(<#ty as #hm::HardenedArgs>::validate(#id)),
+                _ => {
+                    let (check, r) = (arg_fn(ty, "check"), spec_ref(ty, &s));
+                    quote!(#check(#id, #r, #key))
+                }
+            }
+        })
+        .collect();
+    let conditions: Vec<&syn::Expr> = m.checks.iter().map(|c| &c.expr).collect();
+    let reasons: Vec<&syn::LitStr> = m.checks.iter().map(|c| &c.reason).collect();
+    let cost = &m.cost;
+    let max = f64_tokens(m.max_cost);
+    let units = &m.units;
+    let cost_id = syn::Ident::new("__hardened_cost", Span::mixed_site());
+    let ok_id = syn::Ident::new("__hardened_ok", Span::mixed_site());
+    let f64_ty = quote!(::core::primitive::f64);
     let doc = format!(
         "Revalidates the arguments of the `{name}` tool: every declared bound, every `check(..)` \
          rule, then the cost ceiling ({} {units}). The tool runs it again on every call, so direct \
@@ -659,6 +714,20 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
             }
         })
         .collect();
+    // A tool that asks for approval: revalidate, estimate, ask; then the
+    // body (which revalidates again, as on every call).
+    let est_fn = syn::Ident::new("__hardened_estimate", Span::mixed_site());
+    let (estimate_fn, approval) = if m.confirm == Confirm::Never {
+        (TokenStream::new(), TokenStream::new())
+    } else {
+        (
+            estimate(m, &est_fn),
+            quote! {
+                <#self_ty>::#vname(#(&#validated),*)?;
+                #hm::approve(&#meta, &#ctx, #est_fn(#(&#validated),*)).await?;
+            },
+        )
+    };
     let method = &m.ident;
     let output = &m.output;
     let invoke = if m.is_async {
@@ -680,7 +749,7 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
                     #hm::Result::Err(e) => return #hm::ToolError::from(e).into_call_tool_result(),
                 };
                 #(#resolves)*
-                #hm::run::<#output, _>(&#meta, &#limiter, &#ctx, async { #invoke }).await
+                #hm::run::<#output, _>(&#meta, &#limiter, &#ctx, async { #approval #invoke }).await
             })
         }
     };
@@ -699,6 +768,19 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
         .map(|at| quote::quote_spanned!(at=> #hm::needs_jobs! { { ::core::compile_error!(#JOBS_GATE); } }));
     let units = &m.units;
     let description = &m.description;
+    let confirm = match m.confirm {
+        Confirm::Never => quote!(#hm::Confirm::Never),
+        Confirm::Always => quote!(#hm::Confirm::Always),
+        Confirm::Above(v) => {
+            let v = f64_tokens(v);
+            quote!(#hm::Confirm::Above(#v))
+        }
+    };
+    let asks = m.asks.iter().map(|a| match a.as_str() {
+        "sampling" => quote!(#hm::ClientNeed::Sampling),
+        "roots" => quote!(#hm::ClientNeed::Roots),
+        _ => quote!(#hm::ClientNeed::Elicitation),
+    });
     let annotations = match &m.annotations {
         Some(a) => {
             let b = |v: Option<bool>| opt(v, |b| quote!(#b));
@@ -745,10 +827,13 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
             scopes: &[#(#scopes),*],
             task: #task,
             arguments: #arguments,
+            confirm: #confirm,
+            asks: &[#(#asks),*],
         };
         #task_gate
         #parse
         #check
+        #estimate_fn
         #call
         let mut #faults = #hm::Vec::new();
         #(#self_tests)*

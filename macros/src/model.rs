@@ -123,6 +123,14 @@ impl ArgModel {
     }
 }
 
+/// `confirm_above` / `confirm`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Confirm {
+    Never,
+    Above(f64),
+    Always,
+}
+
 /// One checked tool, ready to expand.
 #[derive(Debug)]
 pub struct ToolModel {
@@ -138,6 +146,11 @@ pub struct ToolModel {
     pub scopes: Vec<String>,
     /// `task`: where it was written (the span of the `jobs` gate).
     pub task: Option<proc_macro2::Span>,
+    /// When the person approves a call.
+    pub confirm: Confirm,
+    /// Client capabilities every call needs (`elicitation`, `sampling`,
+    /// `roots`).
+    pub asks: Vec<String>,
     pub annotations: Option<Annotations>,
     pub params: Vec<ArgModel>,
     pub output: Type,

@@ -91,6 +91,13 @@ pub struct ToolAttr {
     pub scopes: Option<LitStr>,
     /// The tool may run as an MCP task (a client that takes tasks gets one).
     pub task: Flag,
+    /// Ask the person to approve a call whose estimated cost is above this.
+    #[darling(with = raw_expr)]
+    pub confirm_above: Option<Expr>,
+    /// Ask the person to approve every call.
+    pub confirm: Flag,
+    /// Client capabilities every call needs, space-separated.
+    pub asks: Option<LitStr>,
 }
 
 /// `#[bounded(...)]`.

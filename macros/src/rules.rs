@@ -56,6 +56,12 @@ rules! {
     /// `header` that is not a header name, or the same header on two
     /// parameters of one tool.
     HeaderName => "header-name",
+    /// `confirm_above` not a finite literal at least zero and below
+    /// `max_cost`, or beside `confirm`.
+    ConfirmAbove => "confirm-above",
+    /// An `asks` token that is not a client capability a tool can ask, or
+    /// one listed twice.
+    AsksUnknown => "asks-unknown",
     /// `timeout_s` zero, negative, non-finite or above 1e9.
     NonPositiveTimeout => "non-positive-timeout",
     /// `concurrency` zero, negative, fractional or above `u32::MAX`.

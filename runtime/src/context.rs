@@ -2,6 +2,8 @@
 //! channels for progress and log notifications. It is a tool parameter
 //! that never appears in the input schema.
 
+use std::sync::Arc;
+
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use tokio_util::sync::CancellationToken;
@@ -25,6 +27,16 @@ fn from_http_parts<T: Send + Sync + 'static>(_: &RequestContext<RoleServer>) -> 
     None
 }
 
+/// The caller of a request: the [`CallerId`] the transport stored in its
+/// extensions (or in the HTTP request parts), else [`CallerId::local`].
+pub(crate) fn caller_of(rc: &RequestContext<RoleServer>) -> CallerId {
+    rc.extensions
+        .get::<CallerId>()
+        .or_else(|| from_http_parts::<CallerId>(rc))
+        .cloned()
+        .unwrap_or_else(CallerId::local)
+}
+
 /// Per-call context handed to a tool body.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -37,6 +49,9 @@ pub struct ToolContext {
     /// Where the call's arguments hold numbers their parse rounded into
     /// integers (recorded by the transport).
     inexact: Option<InexactNumbers>,
+    /// The call's questions to the client (put in the request's
+    /// extensions by the server).
+    round: Option<Arc<crate::ask::Round>>,
 }
 
 impl ToolContext {
@@ -47,12 +62,7 @@ impl ToolContext {
     /// parts rmcp's streamable-HTTP service stores there). When none is
     /// present (stdio), the caller is [`CallerId::local`].
     pub fn from_request(rc: &RequestContext<RoleServer>) -> Self {
-        let caller = rc
-            .extensions
-            .get::<CallerId>()
-            .or_else(|| from_http_parts::<CallerId>(rc))
-            .cloned()
-            .unwrap_or_else(CallerId::local);
+        let caller = caller_of(rc);
         let scopes = from_http_parts::<GrantedScopes>(rc).cloned();
         let inexact = rc
             .extensions
@@ -84,6 +94,7 @@ impl ToolContext {
             log,
             task: None,
             inexact,
+            round: rc.extensions.get::<Arc<crate::ask::Round>>().cloned(),
         }
     }
 
@@ -98,7 +109,13 @@ impl ToolContext {
             log: ClientLog::none(),
             task: None,
             inexact: None,
+            round: None,
         }
+    }
+
+    /// The call's questions to the client, if it came through a server.
+    pub(crate) fn round(&self) -> Option<&crate::ask::Round> {
+        self.round.as_deref()
     }
 
     /// The places of the call's arguments whose numbers were rounded into

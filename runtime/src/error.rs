@@ -49,6 +49,29 @@ pub enum ToolError {
     /// Something failed inside the server; the detail is in the server log
     /// under this reference id.
     Internal(ReferenceId),
+    /// The call waits for the client's answers (2026-07-28): a question
+    /// was asked whose answer did not come with the call. Return it (`?`):
+    /// the call ends with an input-required result, and the client calls
+    /// again with the answers.
+    AwaitingInput,
+    /// A question needs a capability the client did not declare
+    /// (the call ends with the protocol's `-32021`).
+    ClientCannotAnswer(crate::ask::ClientNeed),
+    /// An answer was not of the kind asked for (the call ends with a
+    /// protocol error).
+    MalformedAnswer,
+    /// An answer's content failed its type's parser or bounds.
+    AnswerRefused {
+        /// The question's key.
+        question: &'static str,
+        /// The rule that failed: the field and the bound, never the value.
+        error: ArgError,
+    },
+    /// The client did not answer a question (an error, or no answer in
+    /// time).
+    NoAnswer,
+    /// The person did not approve the call.
+    NotApproved,
 }
 
 /// Which per-caller quota of the run root (feature `runs`: `runs::Quotas`)
@@ -134,11 +157,17 @@ impl ToolError {
             Self::QuotaExceeded(_) => "quota_exceeded",
             Self::Rejected(_) => "rejected",
             Self::Internal(_) => "internal",
+            Self::AwaitingInput => "awaiting_input",
+            Self::ClientCannotAnswer(_) => "client_cannot_answer",
+            Self::MalformedAnswer => "malformed_answer",
+            Self::AnswerRefused { .. } => "answer_refused",
+            Self::NoAnswer => "no_answer",
+            Self::NotApproved => "not_approved",
         }
     }
 
     /// Every value [`ToolError::kind`] can take.
-    pub const KINDS: [&'static str; 12] = [
+    pub const KINDS: [&'static str; 18] = [
         "invalid_arguments",
         "cost_exceeded",
         "busy",
@@ -151,6 +180,12 @@ impl ToolError {
         "quota_exceeded",
         "rejected",
         "internal",
+        "awaiting_input",
+        "client_cannot_answer",
+        "malformed_answer",
+        "answer_refused",
+        "no_answer",
+        "not_approved",
     ];
 
     /// The JSON Schema (draft 2020-12) of the structured `error` object that
@@ -172,7 +207,9 @@ impl ToolError {
                 "units": { "type": "string", "description": "The cost units (cost_exceeded)." },
                 "quota": { "type": "string", "enum": ["runs", "bytes", "creates_per_minute"], "description": "The quota that refused a new run (quota_exceeded)." },
                 "concurrency": { "type": "string", "enum": Ceiling::TOKENS, "description": "The concurrency ceiling that was reached (busy)." },
-                "reference": { "type": "string", "description": "The id under which the server logged the detail (internal)." }
+                "reference": { "type": "string", "description": "The id under which the server logged the detail (internal)." },
+                "question": { "type": "string", "description": "The key of the question whose answer was refused (answer_refused)." },
+                "capability": { "type": "string", "enum": ["elicitation", "sampling", "roots"], "description": "The client capability the call needs (client_cannot_answer)." }
             },
             "required": ["kind", "message"],
             "additionalProperties": false
@@ -202,6 +239,15 @@ impl ToolError {
             }
             Self::Busy(c) => {
                 m.insert("concurrency".into(), Value::from(c.token()));
+            }
+            Self::AnswerRefused { question, error } => {
+                m.insert("question".into(), Value::from(*question));
+                if let Value::Object(detail) = error.to_json() {
+                    m.extend(detail);
+                }
+            }
+            Self::ClientCannotAnswer(need) => {
+                m.insert("capability".into(), Value::from(need.capability()));
             }
             _ => {}
         }
@@ -239,6 +285,26 @@ impl fmt::Display for ToolError {
             Self::QuotaExceeded(q) => write!(f, "quota exceeded: {q}; delete runs or wait"),
             Self::Rejected(reason) => f.write_str(reason),
             Self::Internal(id) => write!(f, "internal error (reference {id})"),
+            Self::AwaitingInput => {
+                f.write_str("the call waits for the client's answers to its questions")
+            }
+            Self::ClientCannotAnswer(need) => write!(
+                f,
+                "this call needs the client's {} capability, which it did not declare; nothing ran",
+                need.capability()
+            ),
+            Self::MalformedAnswer => {
+                f.write_str("an answer from the client was not of the kind asked for; nothing ran")
+            }
+            Self::AnswerRefused { question, error } => {
+                write!(f, "the answer to `{question}` was refused: ")?;
+                let text = error.to_string();
+                f.write_str(text.strip_prefix("invalid arguments: ").unwrap_or(&text))
+            }
+            Self::NoAnswer => {
+                f.write_str("the client did not answer the server's question; nothing ran")
+            }
+            Self::NotApproved => f.write_str("the call was not approved; nothing ran"),
         }
     }
 }

@@ -39,6 +39,7 @@
 extern crate self as hardened_mcp;
 
 pub mod args;
+pub mod ask;
 pub mod audio;
 pub mod concurrency;
 pub mod context;

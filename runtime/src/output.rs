@@ -745,6 +745,15 @@ mod tests {
             ToolError::QuotaExceeded(crate::error::Quota::Runs),
             ToolError::rejected("no result yet"),
             ToolError::internal("detail"),
+            ToolError::AwaitingInput,
+            ToolError::ClientCannotAnswer(crate::ask::ClientNeed::Sampling),
+            ToolError::MalformedAnswer,
+            ToolError::AnswerRefused {
+                question: "age",
+                error: ArgError::new(ArgErrorCode::AboveMaximum, "age", Some(Bound::Int(150))),
+            },
+            ToolError::NoAnswer,
+            ToolError::NotApproved,
         ];
         let mut kinds = std::collections::BTreeSet::new();
         for e in errors {

@@ -40,6 +40,12 @@ pub struct ToolMeta {
     pub task: bool,
     /// The argument names, as declared.
     pub arguments: &'static [&'static str],
+    /// When the tool asks the person to approve a call
+    /// (`confirm_above = ..`, `confirm`).
+    pub confirm: crate::ask::Confirm,
+    /// What the tool asks of every client (`asks = ".."`): a call from a
+    /// client that did not declare it is refused before anything runs.
+    pub asks: &'static [crate::ask::ClientNeed],
 }
 
 /// The entry a route calls: parse, revalidate, run the body, shape the result.
@@ -116,6 +122,11 @@ impl<S> HardenedTool<S> {
     /// The tool's name (as served: with its mount prefix, if mounted).
     pub fn name(&self) -> &str {
         &self.tool.name
+    }
+
+    /// What the tool asks of every client (`#[hardened_tool(asks = ..)]`).
+    pub fn asks(&self) -> &'static [crate::ask::ClientNeed] {
+        self.meta.asks
     }
 
     /// Runs the strict parser, revalidation, `check(..)` rules and the cost
@@ -506,6 +517,16 @@ impl<S: Send + Sync + 'static> ToolSet<S> {
                     if let Some(o) = &offer {
                         ctx = ctx.with_task_offer(o.clone());
                     }
+                    // A client that does not declare what the tool asks
+                    // of every client is refused before anything runs.
+                    if let Some(need) = meta.asks.iter().find(|n| !ctx.can_ask(**n)) {
+                        tracing::debug!(
+                            need = need.capability(),
+                            "a call from a client without a capability the tool needs: refused"
+                        );
+                        let refused = need.missing();
+                        return Box::pin(async move { Err(refused) });
+                    }
                     if let Some(refused) = rounded_integer(meta, &scopes, &schema, &ctx) {
                         return Box::pin(async move { Ok(CallToolResponse::Complete(refused)) });
                     }
@@ -592,6 +613,16 @@ where
         Ok(r) => r,
         Err(e) => e.into_call_tool_result(),
     }
+}
+
+/// The approval step of a tool that declares `confirm_above` or `confirm`
+/// (generated code runs it after revalidation, before the body).
+pub async fn approve(
+    meta: &'static ToolMeta,
+    ctx: &ToolContext,
+    estimate: f64,
+) -> Result<(), ToolError> {
+    crate::ask::approve_call(ctx, meta.name, meta.confirm, estimate, meta.units).await
 }
 
 /// The description the model reads: the declared text, then the ceiling

@@ -48,6 +48,11 @@ impl InputSchema {
         T::schema(self)
     }
 
+    /// The properties and the required names, as added.
+    pub(crate) fn into_parts(self) -> (Map<String, Value>, Vec<&'static str>) {
+        (self.properties, self.required)
+    }
+
     /// The finished schema, with the cost ceiling and its units.
     pub fn finish(self, max_cost: f64, units: &'static str) -> Arc<JsonObject> {
         let mut m = Map::new();

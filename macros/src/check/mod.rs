@@ -19,8 +19,8 @@ use pure::check_pure;
 use refs::{check_cost_casts, check_refs};
 
 use crate::diag::{Errors, at};
-use crate::model::{ArgModel, Num, ToolModel};
-use crate::parse::{Kind, Param, ToolFn};
+use crate::model::{ArgModel, Confirm, Num, ToolModel};
+use crate::parse::{Kind, Param, ToolAttr, ToolFn};
 use crate::rules::Rule;
 
 /// `scopes = "a b"`: space-separated RFC 6749 scope tokens, at least one,
@@ -101,6 +101,81 @@ fn positive(e: &Option<Expr>, key: &str, integer: bool, errors: &mut Errors) -> 
             None
         }
     }
+}
+
+/// `confirm_above` (a finite literal at least zero and below `max_cost`:
+/// at or above it, the ceiling refuses first and nothing is ever asked) or
+/// `confirm`, not both.
+fn confirm(a: &ToolAttr, max_cost: Option<f64>, errors: &mut Errors) -> Confirm {
+    let Some(e) = &a.confirm_above else {
+        return if a.confirm.is_present() {
+            Confirm::Always
+        } else {
+            Confirm::Never
+        };
+    };
+    if a.confirm.is_present() {
+        errors.rule(
+            Rule::ConfirmAbove,
+            a.confirm.span(),
+            "`confirm` and `confirm_above` on one tool",
+            "`confirm` asks before every call, `confirm_above` only above a cost: one tool has one rule",
+            "keep one of them",
+        );
+        return Confirm::Never;
+    }
+    match (eval_num(e).map(Num::as_f64), max_cost) {
+        (Some(v), Some(max)) if v.is_finite() && v >= 0.0 && v < max => Confirm::Above(v),
+        (Some(_), None) => Confirm::Never,
+        _ => {
+            errors.rule(
+                Rule::ConfirmAbove,
+                e.span(),
+                "`confirm_above` must be a finite numeric literal, at least zero and below `max_cost`",
+                "it is compared with the estimated cost, in the tool's units; at or above the \
+                 ceiling, the ceiling refuses the call first and nothing is ever asked",
+                "write e.g. `confirm_above = 1e6` (below `max_cost`), or `confirm` to ask every time",
+            );
+            Confirm::Never
+        }
+    }
+}
+
+/// The capabilities of `asks = ".."`: `elicitation`, `sampling`, `roots`,
+/// each once.
+fn asks(lit: Option<&LitStr>, errors: &mut Errors) -> Vec<String> {
+    let Some(lit) = lit else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    let text = lit.value();
+    for token in text.split_whitespace() {
+        if !["elicitation", "sampling", "roots"].contains(&token) || out.iter().any(|t| t == token)
+        {
+            errors.rule(
+                Rule::AsksUnknown,
+                lit.span(),
+                format!(
+                    "`asks` lists `{token}`, which is not a client capability or is listed twice"
+                ),
+                "a call from a client that did not declare each capability listed is refused \
+                 before anything runs; the names are the specification's",
+                "list each of `elicitation`, `sampling`, `roots` at most once, space-separated",
+            );
+            continue;
+        }
+        out.push(token.to_owned());
+    }
+    if out.is_empty() && text.split_whitespace().next().is_none() {
+        errors.rule(
+            Rule::AsksUnknown,
+            lit.span(),
+            "`asks` is empty",
+            "an empty list would declare that the tool needs nothing, which omitting the key already says",
+            "name a capability (`asks = \"elicitation\"`), or remove `asks`",
+        );
+    }
+    out
 }
 
 /// Refuses the same `x-mcp-header` on two arguments (header names compare
@@ -205,6 +280,8 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
     let timeout_s = positive(&a.timeout_s, "timeout_s", false, errors);
     let concurrency = positive(&a.concurrency, "concurrency", true, errors).map(|f| f as usize);
     let scopes = scopes(a.scopes.as_ref(), errors);
+    let confirm = confirm(a, max_cost, errors);
+    let asks = asks(a.asks.as_ref(), errors);
 
     let name = a
         .name
@@ -352,6 +429,8 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
         concurrency,
         scopes,
         task: a.task.is_present().then(|| a.task.span()),
+        confirm,
+        asks,
         annotations: a.annotations.clone(),
         params,
         output: output?,

@@ -42,7 +42,7 @@ pub mod completion;
 pub mod prompts;
 pub mod resources;
 #[cfg(test)]
-mod test_args;
+pub(crate) mod test_args;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -57,6 +57,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+use crate::ask::{Asking, Binding, StateKey};
 #[cfg(feature = "jobs")]
 use crate::context::ToolContext;
 use crate::context::{LogLevel, LogThreshold};
@@ -93,6 +94,9 @@ pub struct Server<S> {
     /// The log level the session set (`logging/setLevel`, 2025-11-25): a
     /// cell of its own in every clone, as each session is one.
     log_level: std::sync::Mutex<Option<LogLevel>>,
+    /// How tools ask the client: the `requestState` key, its lifetime, the
+    /// spent states (shared by every clone).
+    asking: Asking,
 }
 
 impl<S> Clone for Server<S> {
@@ -108,6 +112,7 @@ impl<S> Clone for Server<S> {
             resources: self.resources.clone(),
             prompts: self.prompts.clone(),
             log_level: Default::default(),
+            asking: self.asking.clone(),
         }
     }
 }
@@ -147,7 +152,23 @@ impl<S: Send + Sync + 'static> Server<S> {
             resources: None,
             prompts: None,
             log_level: Default::default(),
+            asking: Asking::default(),
         }
+    }
+
+    /// Seals the `requestState` of input-required results (2026-07-28)
+    /// with `key` instead of the random key made at start: replicas that
+    /// share a key accept each other's states ([`StateKey`]).
+    pub fn state_key(mut self, key: StateKey) -> Self {
+        self.asking.set_key(key);
+        self
+    }
+
+    /// How long a sealed `requestState` stays valid (default ten minutes):
+    /// the time a person has to answer a question.
+    pub fn state_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.asking.set_ttl(ttl);
+        self
     }
 
     /// Serves `resources` (declared with [`resources::Resources`]):
@@ -301,8 +322,25 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
                 ToolError::UnknownTool.into_call_tool_result(),
             ));
         }
+        let caller = crate::context::caller_of(&context);
+        let binding = Binding::new(
+            caller.as_str(),
+            &format!("tools/call:{}", request.name),
+            request.arguments.as_ref(),
+        );
+        let round = self.asking.begin(
+            &context,
+            &binding,
+            request.input_responses.as_ref(),
+            request.request_state.as_deref(),
+        )?;
+        context.extensions.insert(Arc::clone(&round));
         let tcc = ToolCallContext::new(&*self.service, request, context);
-        self.tools.call(tcc).await
+        let response = self.tools.call(tcc).await?;
+        Ok(match self.asking.end(&round, &binding)? {
+            Some(input_required) => CallToolResponse::InputRequired(input_required),
+            None => response,
+        })
     }
 
     async fn list_tools(

@@ -9,6 +9,7 @@ use crate::args::{Arg, ArgError, HardenedArgs};
 
 /// The variables of `lab://notes/{owner}/{note}`, as the derive would
 /// write them (the runtime's own tests cannot use its macros).
+#[derive(Debug, PartialEq)]
 pub(crate) struct Note {
     pub(crate) owner: String,
     pub(crate) note: String,

@@ -14,6 +14,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use hardened_mcp::ask::{ClientNeed, Elicited, Sampling};
 use hardened_mcp::audio::Audio;
 use hardened_mcp::image::Image;
 use hardened_mcp::prelude::*;
@@ -163,6 +164,376 @@ impl Fixture {
     ) -> Result<Output<Sum>, ToolError> {
         Ok(Output::new(Sum { sum: a + b }))
     }
+
+    /// Asks the client's model to complete `prompt` (scenario
+    /// tools-call-sampling, 2025-11-25) and answers with its text.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, asks = "sampling")]
+    async fn test_sampling(
+        &self,
+        ctx: ToolContext,
+        #[bounded(max_len = 1000, description = "What to ask the model")] prompt: String,
+    ) -> Result<Output<String>, ToolError> {
+        let sampled = ctx
+            .sample("prompt", Sampling::new(prompt).max_tokens(100))
+            .await?;
+        Ok(Output::new(format!(
+            "LLM response: {}",
+            sampled.text.data()
+        )))
+    }
+
+    /// Asks the person for a user name and an e-mail address (scenario
+    /// tools-call-elicitation, 2025-11-25), with `message` as the question.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, asks = "elicitation")]
+    async fn test_elicitation(
+        &self,
+        ctx: ToolContext,
+        #[bounded(max_len = 1000, description = "The question")] message: String,
+    ) -> Result<Output<String>, ToolError> {
+        let answer = ctx.elicit::<Contact>("contact", message).await?;
+        Ok(Output::new(format!("User response: {}", outcome(&answer))))
+    }
+
+    /// Asks for a form whose fields all have defaults (scenario
+    /// elicitation-sep1034-defaults, 2025-11-25).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, asks = "elicitation")]
+    async fn test_elicitation_sep1034_defaults(
+        &self,
+        ctx: ToolContext,
+    ) -> Result<Output<String>, ToolError> {
+        let answer = ctx
+            .elicit::<Profile>("profile", "Please review your profile")
+            .await?;
+        Ok(Output::new(format!(
+            "Elicitation completed: {}",
+            outcome(&answer)
+        )))
+    }
+
+    /// Asks for a form of single- and multi-select enums (scenario
+    /// elicitation-sep1330-enums, 2025-11-25).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, asks = "elicitation")]
+    async fn test_elicitation_sep1330_enums(
+        &self,
+        ctx: ToolContext,
+    ) -> Result<Output<String>, ToolError> {
+        let answer = ctx.elicit::<Choices>("choices", "Please choose").await?;
+        Ok(Output::new(format!(
+            "Elicitation completed: {}",
+            outcome(&answer)
+        )))
+    }
+
+    /// Needs sampling from every client (scenario server-stateless): a
+    /// call that does not declare it is refused with -32021.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, asks = "sampling")]
+    async fn test_missing_capability(&self) -> Result<Output<String>, ToolError> {
+        Ok(Output::new("the client declared sampling".to_owned()))
+    }
+
+    /// Asks a question (scenario server-stateless): on the 2026-07-28 wire
+    /// the question is an input-required result, never a request on the
+    /// stream.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
+    async fn test_streaming_elicitation(
+        &self,
+        ctx: ToolContext,
+    ) -> Result<Output<String>, ToolError> {
+        let answer = ctx
+            .elicit::<Named>("user_name", "What is your name?")
+            .await?;
+        Ok(Output::new(format!(
+            "Elicitation completed: {}",
+            outcome(&answer)
+        )))
+    }
+
+    /// Greets the person by the name they give (scenario
+    /// input-required-result-basic-elicitation and its variants).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
+    async fn test_input_required_result_elicitation(
+        &self,
+        ctx: ToolContext,
+    ) -> Result<Output<String>, ToolError> {
+        greet(&ctx, "user_name", "What is your name?").await
+    }
+
+    /// Asks the client's model a question (scenario
+    /// input-required-result-basic-sampling).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
+    async fn test_input_required_result_sampling(
+        &self,
+        ctx: ToolContext,
+    ) -> Result<Output<String>, ToolError> {
+        let sampled = ctx
+            .sample(
+                "capital_question",
+                Sampling::new("What is the capital of France?").max_tokens(100),
+            )
+            .await?;
+        Ok(Output::new(format!(
+            "The model answered: {}",
+            sampled.text.data()
+        )))
+    }
+
+    /// Asks the client for its roots (scenario
+    /// input-required-result-basic-list-roots).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
+    async fn test_input_required_result_list_roots(
+        &self,
+        ctx: ToolContext,
+    ) -> Result<Output<String>, ToolError> {
+        let roots = ctx.roots("client_roots").await?;
+        Ok(Output::new(format!(
+            "Found {} root(s)",
+            roots.uris.data().len()
+        )))
+    }
+
+    /// Asks for a confirmation, the answers of the round sealed in
+    /// `requestState` (scenario input-required-result-request-state).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
+    async fn test_input_required_result_request_state(
+        &self,
+        ctx: ToolContext,
+    ) -> Result<Output<String>, ToolError> {
+        confirmed(&ctx).await
+    }
+
+    /// Asks three questions in one round (scenario
+    /// input-required-result-multiple-input-requests).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
+    async fn test_input_required_result_multiple_inputs(
+        &self,
+        ctx: ToolContext,
+    ) -> Result<Output<String>, ToolError> {
+        let (name, greeting, roots) = futures::join!(
+            ctx.elicit::<Named>("user_name", "What is your name?"),
+            ctx.sample(
+                "greeting",
+                Sampling::new("Generate a greeting").max_tokens(50)
+            ),
+            ctx.roots("client_roots"),
+        );
+        let (name, _greeting, roots) = (name?, greeting?, roots?);
+        Ok(Output::new(format!(
+            "{} with {} root(s)",
+            outcome(&name),
+            roots.uris.data().len()
+        )))
+    }
+
+    /// Asks one question, then another (scenario
+    /// input-required-result-multi-round).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
+    async fn test_input_required_result_multi_round(
+        &self,
+        ctx: ToolContext,
+    ) -> Result<Output<String>, ToolError> {
+        let name = ctx
+            .elicit::<Named>("step1", "Step 1: What is your name?")
+            .await?;
+        let color = ctx
+            .elicit::<Colour>("step2", "Step 2: What is your favorite color?")
+            .await?;
+        match (name, color) {
+            (Elicited::Accepted(n), Elicited::Accepted(c)) => {
+                Ok(Output::new(format!("{} likes {}", n.name, c.color)))
+            }
+            _ => Err(ToolError::NotApproved),
+        }
+    }
+
+    /// Asks for a confirmation whose sealed state a client may alter
+    /// (scenario input-required-result-tampered-state): an altered state
+    /// is refused.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
+    async fn test_input_required_result_tampered_state(
+        &self,
+        ctx: ToolContext,
+    ) -> Result<Output<String>, ToolError> {
+        confirmed(&ctx).await
+    }
+
+    /// Asks only what the client declared (scenario
+    /// input-required-result-capability-check).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
+    async fn test_input_required_result_capabilities(
+        &self,
+        ctx: ToolContext,
+    ) -> Result<Output<String>, ToolError> {
+        if ctx.can_ask(ClientNeed::Elicitation) {
+            return greet(&ctx, "user_name", "What is your name?").await;
+        }
+        if ctx.can_ask(ClientNeed::Sampling) {
+            let sampled = ctx
+                .sample(
+                    "greeting",
+                    Sampling::new("Generate a greeting").max_tokens(50),
+                )
+                .await?;
+            return Ok(Output::new(format!(
+                "The model answered: {}",
+                sampled.text.data()
+            )));
+        }
+        let roots = ctx.roots("client_roots").await?;
+        Ok(Output::new(format!(
+            "Found {} root(s)",
+            roots.uris.data().len()
+        )))
+    }
+}
+
+/// `accept`, `decline` or `cancel`.
+fn outcome<T>(answer: &Elicited<T>) -> &'static str {
+    match answer {
+        Elicited::Accepted(_) => "accept",
+        Elicited::Declined => "decline",
+        Elicited::Cancelled => "cancel",
+    }
+}
+
+/// Asks the person's name under `key` and greets them.
+async fn greet(
+    ctx: &ToolContext,
+    key: &'static str,
+    question: &str,
+) -> Result<Output<String>, ToolError> {
+    match ctx.elicit::<Named>(key, question).await? {
+        Elicited::Accepted(Named { name }) => Ok(Output::new(format!("Hello, {name}!"))),
+        Elicited::Declined | Elicited::Cancelled => Ok(Output::new("Hello, stranger!".to_owned())),
+    }
+}
+
+/// Asks for a yes/no confirmation under `confirm`.
+async fn confirmed(ctx: &ToolContext) -> Result<Output<String>, ToolError> {
+    match ctx
+        .elicit::<Confirmation>("confirm", "Please confirm")
+        .await?
+    {
+        Elicited::Accepted(Confirmation { ok: true }) => {
+            Ok(Output::new("state-ok: confirmed".to_owned()))
+        }
+        _ => Ok(Output::new("state-ok: not confirmed".to_owned())),
+    }
+}
+
+/// A person's name.
+#[derive(Debug, HardenedArgs)]
+pub struct Named {
+    /// Your name.
+    #[bounded(max_len = 64, charset = "identifier")]
+    pub name: String,
+}
+
+/// A favourite colour.
+#[derive(Debug, HardenedArgs)]
+pub struct Colour {
+    /// Your favourite colour.
+    #[bounded(max_len = 32, charset = "identifier")]
+    pub color: String,
+}
+
+/// A yes/no confirmation.
+#[derive(Debug, HardenedArgs)]
+pub struct Confirmation {
+    /// Whether to go ahead.
+    pub ok: bool,
+}
+
+/// A user name and an e-mail address.
+#[derive(Debug, HardenedArgs)]
+pub struct Contact {
+    /// User's response
+    #[bounded(max_len = 64, charset = "identifier")]
+    pub username: String,
+    /// User's email address
+    #[bounded(max_len = 254, pattern = "^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+$")]
+    pub email: String,
+}
+
+/// An account's status.
+#[derive(Debug, Clone, Copy, ToolEnum)]
+pub enum Status {
+    /// In use.
+    Active,
+    /// Not in use.
+    Inactive,
+    /// Awaiting review.
+    Pending,
+}
+
+/// A profile whose every field has a default (SEP-1034).
+#[derive(Debug, HardenedArgs)]
+pub struct Profile {
+    /// Your name.
+    #[bounded(max_len = 64, default = "John Doe")]
+    pub name: String,
+    /// Your age.
+    #[bounded(min = 0, max = 150, default = 30)]
+    pub age: u32,
+    /// Your score.
+    #[bounded(min = 0.0, max = 100.0, default = 95.5)]
+    pub score: f64,
+    /// Your status.
+    #[bounded(default = "active")]
+    pub status: Status,
+    /// Whether you are verified.
+    #[bounded(default = true)]
+    pub verified: bool,
+}
+
+/// Options 1 to 3.
+#[derive(Debug, Clone, Copy, ToolEnum)]
+pub enum Option123 {
+    /// The first.
+    Option1,
+    /// The second.
+    Option2,
+    /// The third.
+    Option3,
+}
+
+/// Values 1 to 3.
+#[derive(Debug, Clone, Copy, ToolEnum)]
+pub enum Value123 {
+    /// First Option.
+    Value1,
+    /// Second Option.
+    Value2,
+    /// Third Option.
+    Value3,
+}
+
+/// Legacy options 1 to 3.
+#[derive(Debug, Clone, Copy, ToolEnum)]
+pub enum Opt123 {
+    /// Option One.
+    Opt1,
+    /// Option Two.
+    Opt2,
+    /// Option Three.
+    Opt3,
+}
+
+/// Single and multiple choices (SEP-1330).
+#[allow(non_snake_case)]
+#[derive(Debug, HardenedArgs)]
+pub struct Choices {
+    /// One option.
+    pub untitledSingle: Option123,
+    /// One value.
+    pub titledSingle: Value123,
+    /// One legacy option.
+    pub legacyEnum: Opt123,
+    /// Several options.
+    #[bounded(max_items = 3)]
+    pub untitledMulti: Vec<Option123>,
+    /// Several values.
+    #[bounded(max_items = 3)]
+    pub titledMulti: Vec<Value123>,
 }
 
 /// The variable of the template `test://template/{id}/data`: digits only.

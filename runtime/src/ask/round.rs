@@ -1,0 +1,382 @@
+//! One call's questions to the client, in the protocol era the call
+//! speaks.
+//!
+//! - **2025-11-25** (a session): the question is a request to the client
+//!   (`elicitation/create`, `sampling/createMessage`, `roots/list`), and
+//!   the tool waits for the answer.
+//! - **2026-07-28** (stateless): a question whose answer did not come with
+//!   the call is collected; the call then ends with an input-required
+//!   result listing every question asked, and a sealed `requestState`
+//!   carrying the answers accepted so far. The client calls again with
+//!   the answers, the tool runs again from the start, and this time its
+//!   questions are answered.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rmcp::ErrorData;
+use rmcp::model::{ErrorCode, InputRequest, InputRequests, InputRequiredResult, InputResponses};
+use rmcp::service::{Peer, RequestContext, RoleServer};
+use serde_json::Value;
+
+use super::answer::AnswerFault;
+use super::state::{self, Binding, Sealed, Spent, StateFault, StateKey};
+use crate::error::{ReferenceId, ToolError};
+
+/// What a question needs the client to support.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ClientNeed {
+    /// Form elicitation (a question to the person behind the client).
+    Elicitation,
+    /// URL-mode elicitation (a page the person is asked to open).
+    UrlElicitation,
+    /// Sampling (a completion from the client's model).
+    Sampling,
+    /// The client's roots.
+    Roots,
+}
+
+impl ClientNeed {
+    /// The capability's name in the specification.
+    pub const fn capability(self) -> &'static str {
+        match self {
+            Self::Elicitation | Self::UrlElicitation => "elicitation",
+            Self::Sampling => "sampling",
+            Self::Roots => "roots",
+        }
+    }
+
+    /// A need from its capability name (`elicitation`, `sampling`, `roots`).
+    pub fn from_capability(name: &str) -> Option<Self> {
+        match name {
+            "elicitation" => Some(Self::Elicitation),
+            "sampling" => Some(Self::Sampling),
+            "roots" => Some(Self::Roots),
+            _ => None,
+        }
+    }
+
+    /// Whether `caps` (the client's declared capabilities, as JSON) has it.
+    fn declared_in(self, caps: &Value) -> bool {
+        let Some(c) = caps.get(self.capability()).filter(|c| c.is_object()) else {
+            return false;
+        };
+        match self {
+            // An elicitation capability naming neither mode means form.
+            Self::Elicitation => c.get("form").is_some() || c.get("url").is_none(),
+            Self::UrlElicitation => c.get("url").is_some(),
+            Self::Sampling | Self::Roots => true,
+        }
+    }
+
+    /// The error of a call that needs it from a client that did not
+    /// declare it: `-32021` with `requiredCapabilities` (HTTP 400 in the
+    /// 2026-07-28 era).
+    pub(crate) fn missing(self) -> ErrorData {
+        let required = match self {
+            Self::UrlElicitation => serde_json::json!({ "elicitation": { "url": {} } }),
+            other => serde_json::json!({ other.capability(): {} }),
+        };
+        ErrorData::new(
+            ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "Missing required client capability",
+            Some(serde_json::json!({ "requiredCapabilities": required })),
+        )
+    }
+}
+
+/// How long a tool waits for a 2025-11-25 client to answer a question.
+const ANSWER_WAIT: Duration = Duration::from_secs(600);
+
+/// Where a call's answers come from.
+enum Source {
+    /// 2026-07-28: with the call (`inputResponses`), or carried over from
+    /// earlier rounds in the sealed state.
+    Stateless {
+        responses: InputResponses,
+        carried: BTreeMap<String, Value>,
+    },
+    /// 2025-11-25: from the client, asked in the session.
+    Session(Peer<RoleServer>),
+}
+
+/// What the questions of a call left behind.
+#[derive(Default)]
+struct Slot {
+    /// Questions without an answer yet (2026-07-28).
+    pending: InputRequests,
+    /// Answers the tool took in this round (2026-07-28).
+    accepted: BTreeMap<String, Value>,
+    /// A protocol error that ends the call, whatever the tool returns.
+    fault: Option<ErrorData>,
+}
+
+/// The questions and answers of one call.
+pub(crate) struct Round {
+    source: Source,
+    /// The client's declared capabilities, as JSON (`{}` when none).
+    caps: Value,
+    slot: Mutex<Slot>,
+}
+
+impl std::fmt::Debug for Round {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Round").finish_non_exhaustive()
+    }
+}
+
+impl Round {
+    fn slot(&self) -> MutexGuard<'_, Slot> {
+        match self.slot.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Whether the client declared what `need` asks.
+    pub(crate) fn declares(&self, need: ClientNeed) -> bool {
+        need.declared_in(&self.caps)
+    }
+
+    /// The raw answer to `key`: carried, sent with the call, or asked for
+    /// now (2025-11-25). Without one (2026-07-28), `request` joins the
+    /// round's questions and the call must end: [`ToolError::AwaitingInput`].
+    pub(crate) async fn obtain(
+        &self,
+        key: &'static str,
+        need: ClientNeed,
+        request: InputRequest,
+    ) -> Result<Value, ToolError> {
+        if !self.declares(need) {
+            tracing::debug!(
+                key,
+                need = need.capability(),
+                "a question to a client that cannot answer it: refused"
+            );
+            self.fail(need.missing());
+            return Err(ToolError::ClientCannotAnswer(need));
+        }
+        match &self.source {
+            Source::Stateless { responses, carried } => {
+                if let Some(v) = carried.get(key).or_else(|| responses.get(key)) {
+                    return Ok(v.clone());
+                }
+                self.slot().pending.insert(key.to_owned(), request);
+                Err(ToolError::AwaitingInput)
+            }
+            Source::Session(peer) => ask_peer(peer, request).await,
+        }
+    }
+
+    /// Takes the answer to `key` as parsed: a well-formed answer is kept
+    /// for the next round; one that is not an answer of the kind asked for
+    /// ends the call with a protocol error.
+    pub(crate) fn settle<T>(
+        &self,
+        key: &'static str,
+        raw: Value,
+        parsed: Result<T, AnswerFault>,
+    ) -> Result<T, ToolError> {
+        match parsed {
+            Ok(t) => {
+                if matches!(self.source, Source::Stateless { .. }) {
+                    self.slot().accepted.insert(key.to_owned(), raw);
+                }
+                Ok(t)
+            }
+            Err(AnswerFault::Malformed) => {
+                tracing::debug!(
+                    key,
+                    "an input response is not an answer of the kind asked for"
+                );
+                self.fail(ErrorData::invalid_params(
+                    "an input response is not an answer of the kind the server asked for",
+                    None,
+                ));
+                Err(ToolError::MalformedAnswer)
+            }
+            Err(AnswerFault::Refused(error)) => Err(ToolError::AnswerRefused {
+                question: key,
+                error,
+            }),
+        }
+    }
+
+    fn fail(&self, error: ErrorData) {
+        self.slot().fault.get_or_insert(error);
+    }
+}
+
+/// Asks a 2025-11-25 client, within [`ANSWER_WAIT`].
+async fn ask_peer(peer: &Peer<RoleServer>, request: InputRequest) -> Result<Value, ToolError> {
+    #[allow(deprecated)] // SEP-2577 deprecates sampling and roots; 2025-11-25 clients use them
+    let answer = async {
+        match request {
+            InputRequest::Elicitation(r) => peer
+                .create_elicitation(r.params)
+                .await
+                .map(|a| serde_json::to_value(a).unwrap_or(Value::Null)),
+            InputRequest::CreateMessage(r) => peer
+                .create_message(r.params)
+                .await
+                .map(|a| serde_json::to_value(a).unwrap_or(Value::Null)),
+            InputRequest::ListRoots(_) => peer
+                .list_roots()
+                .await
+                .map(|a| serde_json::to_value(a).unwrap_or(Value::Null)),
+            _ => Err(rmcp::service::ServiceError::UnexpectedResponse),
+        }
+    };
+    match tokio::time::timeout(ANSWER_WAIT, answer).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => {
+            let id = ReferenceId::new();
+            tracing::info!(reference = %id, error = %e, "the client did not answer a question");
+            Err(ToolError::NoAnswer)
+        }
+        Err(_) => {
+            tracing::info!("the client did not answer a question in time");
+            Err(ToolError::NoAnswer)
+        }
+    }
+}
+
+/// A server's sealing of `requestState`: its key, how long a state lives,
+/// and the nonces already spent.
+#[derive(Debug, Clone)]
+pub(crate) struct Asking {
+    key: Option<StateKey>,
+    ttl: Duration,
+    spent: Arc<Spent>,
+}
+
+impl Default for Asking {
+    fn default() -> Self {
+        Self {
+            key: StateKey::random(),
+            ttl: state::DEFAULT_TTL,
+            spent: Arc::default(),
+        }
+    }
+}
+
+/// The fixed answer to a `requestState` that does not open.
+fn bad_state(fault: StateFault) -> ErrorData {
+    let id = ReferenceId::new();
+    tracing::info!(reference = %id, %fault, "refused a requestState");
+    ErrorData::invalid_params(
+        "the requestState is invalid, expired or already used; call again without it",
+        None,
+    )
+}
+
+impl Asking {
+    pub(crate) fn set_key(&mut self, key: StateKey) {
+        self.key = Some(key);
+    }
+
+    pub(crate) fn set_ttl(&mut self, ttl: Duration) {
+        self.ttl = ttl;
+    }
+
+    /// The round of one request. In the 2026-07-28 era its `requestState`
+    /// is opened (bound to `binding`) and its nonce spent; one that does
+    /// not open is a fixed error.
+    pub(crate) fn begin(
+        &self,
+        rc: &RequestContext<RoleServer>,
+        binding: &Binding,
+        responses: Option<&InputResponses>,
+        request_state: Option<&str>,
+    ) -> Result<Arc<Round>, ErrorData> {
+        let caps = rc
+            .client_capabilities()
+            .and_then(|c| serde_json::to_value(c).ok())
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        let source = if stateless(rc) {
+            let carried = match request_state {
+                None => BTreeMap::new(),
+                Some(text) => {
+                    let key = self
+                        .key
+                        .as_ref()
+                        .ok_or_else(|| bad_state(StateFault::NoKey))?;
+                    let now = state::now_ms();
+                    let opened = state::open(key, binding, text, now).map_err(bad_state)?;
+                    if !self.spent.claim(&opened, now) {
+                        return Err(bad_state(StateFault::Replayed));
+                    }
+                    opened.answers
+                }
+            };
+            Source::Stateless {
+                responses: responses.cloned().unwrap_or_default(),
+                carried,
+            }
+        } else {
+            Source::Session(rc.peer.clone())
+        };
+        Ok(Arc::new(Round {
+            source,
+            caps,
+            slot: Mutex::default(),
+        }))
+    }
+
+    /// How the round ends: its protocol error, an input-required result
+    /// (the questions without an answer, and the sealed answers so far),
+    /// or `None`: the call's own result stands.
+    pub(crate) fn end(
+        &self,
+        round: &Round,
+        binding: &Binding,
+    ) -> Result<Option<InputRequiredResult>, ErrorData> {
+        let mut slot = round.slot();
+        if let Some(fault) = slot.fault.take() {
+            return Err(fault);
+        }
+        if slot.pending.is_empty() {
+            return Ok(None);
+        }
+        let mut answers = match &round.source {
+            Source::Stateless { carried, .. } => carried.clone(),
+            Source::Session(_) => BTreeMap::new(),
+        };
+        answers.append(&mut slot.accepted);
+        let nonce = state::fresh_nonce().map_err(internal)?;
+        let ttl_ms = u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX);
+        let sealed = Sealed {
+            nonce,
+            expires_ms: state::now_ms().saturating_add(ttl_ms),
+            answers,
+        };
+        let key = self
+            .key
+            .as_ref()
+            .ok_or(StateFault::NoKey)
+            .map_err(internal)?;
+        let text = state::seal(key, binding, &sealed).map_err(internal)?;
+        Ok(Some(InputRequiredResult::new(
+            Some(std::mem::take(&mut slot.pending)),
+            Some(text),
+        )))
+    }
+}
+
+/// The error of a state that cannot be sealed (no randomness): logged
+/// with a reference id, answered with the fixed internal error.
+fn internal(fault: StateFault) -> ErrorData {
+    let id = ReferenceId::new();
+    tracing::error!(reference = %id, %fault, "cannot seal a requestState");
+    ErrorData::internal_error("Internal error", None)
+}
+
+/// Whether the request speaks the stateless 2026-07-28 era: it carries its
+/// protocol version in `_meta`.
+fn stateless(rc: &RequestContext<RoleServer>) -> bool {
+    rc.meta
+        .protocol_version()
+        .is_some_and(|v| v.to_string().as_str() >= "2026-07-28")
+}
