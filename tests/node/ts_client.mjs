@@ -7,7 +7,10 @@
 //   node ts_client.mjs <label> '<calls JSON>' <server> [args...]
 //
 // <calls JSON>: {"tools": [names], "calls": [{"tool", "arguments",
-// "expect": "ok" | "<error kind>"}]}. Every tool listed must be named in
+// "expect": "ok" | "<error kind>", "asked"?: bool}], "person"?: "approve" |
+// "decline"}. With "person", the client declares elicitation and its person
+// answers every question (approve: accept with {"approve": true}); "asked"
+// says whether a call must (true) or must not (false) have put a question. Every tool listed must be named in
 // "tools"; every input and output schema is compiled with the SDK's own
 // validator; each call's result is validated by the SDK against the output
 // schema (it does so for every result that is not an error). Prints
@@ -17,6 +20,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const DEADLINE_MS = 120_000;
 const warnings = [];
@@ -61,7 +65,19 @@ const transport = new StdioClientTransport({
   env: { PATH: process.env.PATH ?? "/usr/bin:/bin", RUST_LOG: "warn" },
   stderr: "ignore",
 });
-const client = new Client({ name: "hardened-mcp-ts-test", version: "0.1.0" });
+const client = new Client(
+  { name: "hardened-mcp-ts-test", version: "0.1.0" },
+  plan.person ? { capabilities: { elicitation: {} } } : undefined,
+);
+const questions = [];
+if (plan.person) {
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    questions.push(request.params.message);
+    return plan.person === "approve"
+      ? { action: "accept", content: { approve: true } }
+      : { action: "decline" };
+  });
+}
 try {
   await client.connect(transport);
   const { tools } = await client.listTools();
@@ -84,9 +100,13 @@ try {
   for (const call of plan.calls) {
     // callTool validates structuredContent against the tool's output schema
     // and throws when it does not match.
+    const before = questions.length;
     const r = await client.callTool({ name: call.tool, arguments: call.arguments });
     const kind = r.isError ? r.structuredContent?.error?.kind : "ok";
     if (kind !== call.expect) fail(`${call.tool}: expected ${call.expect}, got ${kind}: ${JSON.stringify(r).slice(0, 400)}`);
+    if (call.asked !== undefined && (questions.length > before) !== call.asked) {
+      fail(`${call.tool}: asked ${questions.length > before}, expected ${call.asked}`);
+    }
   }
   await client.close();
 } catch (e) {

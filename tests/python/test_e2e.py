@@ -46,6 +46,7 @@ import anyio
 import httpx2
 from jsonschema import Draft202012Validator
 
+import mcp_types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -292,6 +293,81 @@ async def run_stdio(server: str, solver: str, era: str) -> None:
                     check(gone == never, "a deleted run answers like one that never existed")
 
 
+# ---- approvals -----------------------------------------------------------------
+
+
+class Person:
+    """The person behind the client: answers the server's questions (an
+    elicitation in a 2025-11-25 session, an input-required result in the
+    2026-07-28 era), approving or not as told."""
+
+    def __init__(self) -> None:
+        self.approve = True
+        self.asked: list[str] = []
+
+    def _answer(self, message: str) -> types.ElicitResult:
+        self.asked.append(message)
+        if self.approve:
+            return types.ElicitResult(action="accept", content={"approve": True})
+        return types.ElicitResult(action="decline")
+
+    async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
+        return self._answer(params.message)
+
+    async def call(self, d: Driver, era: str, tool: str, args: dict[str, Any]) -> Any:
+        """Calls `tool`, answering what the server asks on the way."""
+        if era == "legacy":
+            return await d.call(tool, args)
+        r = await d.call(tool, args, allow_input_required=True)
+        while isinstance(r, types.InputRequiredResult):
+            answers = {k: self._answer(q.params.message) for k, q in (r.input_requests or {}).items()}
+            r = await d.call(tool, args, input_responses=answers, request_state=r.request_state,
+                             allow_input_required=True)
+        return r
+
+
+def costly_run() -> dict[str, Any]:
+    """Above the server's approval threshold (1e8 cell-steps): 2000 x 60000."""
+    return small_run(cells=2000, steps=60_000)
+
+
+async def run_approvals(server: str, solver: str, era: str) -> None:
+    """A costly run asks the person and runs when approved, never when
+    declined; a small one does not ask; deleting asks (--confirm-delete)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        params = StdioServerParameters(
+            command=server,
+            args=["serve", "--run-root", str(Path(tmp) / "runs"), "--solver", solver, "--confirm-delete"],
+            env={"RUST_LOG": "warn"},
+        )
+        person = Person()
+        with open(Path(tmp) / "stderr.log", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, elicitation_callback=person) as session:
+                    await start(session, era)
+                    d = Driver(session, f"approvals {era}", [])
+                    await d.list_tools()
+                    r = await person.call(d, era, "heat_start", costly_run())
+                    check(r.is_error is not True, f"approved run failed: {r.model_dump_json()[:400]}")
+                    check(len(person.asked) == 1, f"asked {person.asked}")
+                    check("cell-steps" in person.asked[0] and "120000000" in person.asked[0],
+                          f"the question shows the estimate and its units: {person.asked[0]}")
+                    handle = r.structured_content["data"]["run_handle"]
+                    r = await person.call(d, era, "heat_start", small_run(steps=10))
+                    check(r.is_error is not True and len(person.asked) == 1, "a small run is not asked about")
+                    person.approve = False
+                    r = await person.call(d, era, "heat_start", costly_run())
+                    check(r.is_error is True and r.structured_content["error"]["kind"] == "not_approved",
+                          f"a declined run: {r.model_dump_json()[:400]}")
+                    listed = await d.ok("heat_list", {})
+                    check(len(listed["runs"]) == 2, f"the declined run never started: {listed}")
+                    person.approve = True
+                    asked = len(person.asked)
+                    r = await person.call(d, era, "heat_delete", {"run": handle})
+                    check(r.is_error is not True and len(person.asked) == asked + 1, "deleting asks")
+                    check("Delete" in person.asked[-1], f"the delete question: {person.asked[-1]}")
+
+
 # ---- HTTP --------------------------------------------------------------------
 
 
@@ -447,6 +523,7 @@ def main() -> int:
     async def go() -> None:
         if a.transport in ("stdio", "all"):
             await with_budget(f"stdio {a.era}", lambda: run_stdio(a.server, a.solver, a.era))
+            await with_budget(f"approvals {a.era}", lambda: run_approvals(a.server, a.solver, a.era))
         if a.transport in ("http", "all"):
             await with_budget(f"http {a.era}", lambda: run_http(a.server, a.solver, a.era))
 

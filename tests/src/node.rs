@@ -51,6 +51,8 @@ pub fn client_dir() -> Option<PathBuf> {
 /// must be exactly the tools listed, every schema must compile without a
 /// warning, and each of `calls` (`{"tool", "arguments", "expect": "ok" |
 /// "<error kind>"}`) must end as expected, its result validated by the SDK.
+/// `calls` may instead be a whole plan (`{"calls": [..], "person": ..}`,
+/// see `tests/node/ts_client.mjs`), to which `tools` is added.
 pub fn run_ts_client(
     label: &str,
     tools: &[&str],
@@ -59,7 +61,14 @@ pub fn run_ts_client(
     args: &[&str],
 ) {
     let Some(dir) = client_dir() else { return };
-    let plan = serde_json::json!({ "tools": tools, "calls": calls });
+    let plan = match calls {
+        serde_json::Value::Object(plan) => {
+            let mut plan = plan.clone();
+            plan.insert("tools".into(), serde_json::json!(tools));
+            serde_json::Value::Object(plan)
+        }
+        calls => serde_json::json!({ "tools": tools, "calls": calls }),
+    };
     let mut cmd = Command::new("node");
     cmd.current_dir(&dir)
         .arg("ts_client.mjs")

@@ -71,7 +71,7 @@ pub fn build(
         }
         None => Launcher::local(sandbox),
     };
-    HeatServer::new(runs, launcher)
+    HeatServer::new(runs, launcher, common.confirm_delete)
         .into_mcp()
         .map_err(|e| StartError::new("tool router", e))
 }

@@ -38,6 +38,9 @@ pub struct CommonOptions {
     pub allow_weak_sandbox: bool,
     /// Run solvers as Slurm jobs instead of on this machine.
     pub slurm: Option<SlurmOptions>,
+    /// `--confirm-delete`: cancelling and deleting a run ask the person
+    /// behind the client first.
+    pub confirm_delete: bool,
     /// Per-caller quotas and retention of the run root (defaults:
     /// [`RunLimits::default`]).
     pub run_limits: RunLimits,
@@ -186,6 +189,11 @@ struct CommonArgs {
     /// The log's containment line says which layers runs get
     #[arg(long)]
     allow_weak_sandbox: bool,
+    /// Ask the person behind the client to approve each cancel and delete
+    /// (an MCP elicitation; a client that cannot ask is refused). A guard for
+    /// people, not an access control: the heat:write scope is that
+    #[arg(long)]
+    confirm_delete: bool,
     /// Where solver runs go [default: local]
     #[arg(long, value_name = "KIND")]
     launcher: Option<LauncherKind>,
@@ -290,6 +298,7 @@ impl CommonArgs {
             solver: self.solver,
             allow_weak_sandbox: self.allow_weak_sandbox,
             slurm,
+            confirm_delete: self.confirm_delete,
             run_limits: RunLimits {
                 max_runs: l.max_runs,
                 max_mib: l.max_run_mib,

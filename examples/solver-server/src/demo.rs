@@ -11,11 +11,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use base64::Engine as _;
 use hardened_mcp::transport::HardenedStdio;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientConfig, NumberOrString, ProgressNotificationParam,
+    CallToolRequestParams, CallToolResult, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, NumberOrString, ProgressNotificationParam,
     ProgressToken, RequestMetaObject,
 };
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::app::{self, StartError};
@@ -28,8 +29,28 @@ struct ProgressBar {
 }
 
 impl ClientHandler for ProgressBar {
+    /// A client that can put questions to its person (elicitation).
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::default()
+        let mut config = ClientConfig::default();
+        config.capabilities.elicitation = Some(ElicitationCapability::default());
+        config
+    }
+
+    /// The person behind this client: shown the server's question, they
+    /// approve (the demo plays them).
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ElicitRequestParams::FormElicitationParams { message, .. } = request else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        println!("  the server asks: {message}");
+        println!("  -> approved (the demo plays the person behind the client)");
+        let mut answer = ElicitResult::new(ElicitationAction::Accept);
+        answer.content = Some(json!({ "approve": true }));
+        Ok(answer)
     }
 
     async fn on_progress(&self, p: ProgressNotificationParam, _: NotificationContext<RoleClient>) {
@@ -56,7 +77,10 @@ type Client = RunningService<RoleClient, ProgressBar>;
 /// Runs the demo; errors are start-up or protocol failures.
 pub async fn run(opts: DemoOptions) -> Result<(), StartError> {
     let tmp = std::env::temp_dir().join(format!("hardened-mcp-demo-{}", std::process::id()));
-    let server = app::build(&opts.common, &tmp)?;
+    // The demo's server asks before cancelling or deleting a run, too.
+    let mut common = opts.common.clone();
+    common.confirm_delete = true;
+    let server = app::build(&common, &tmp)?;
     let containment = server.service().containment().to_string();
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     let (sr, sw) = tokio::io::split(server_io);
@@ -100,7 +124,10 @@ async fn session(client: &Client, opts: &DemoOptions, containment: &str) -> Resu
     }
     println!("  solver containment: {containment}");
 
-    heading("2. Start a run (2000 cells x 200000 steps, sine initial profile, Dirichlet ends)");
+    heading(
+        "2. Start a run (2000 cells x 200000 steps, sine initial profile, Dirichlet ends): \
+         above 1e8 cell-steps, the server asks the person to approve it first",
+    );
     let started = call(
         client,
         "heat_start",
@@ -249,7 +276,7 @@ async fn session(client: &Client, opts: &DemoOptions, containment: &str) -> Resu
         }
     }
 
-    heading("8. Clean up");
+    heading("8. Clean up: deleting a run asks the person first");
     let _ = call(client, "heat_delete", json!({"run": handle}), None).await?;
     let gone = call_raw(client, "heat_status", json!({"run": handle}), None).await?;
     println!(

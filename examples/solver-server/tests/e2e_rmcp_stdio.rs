@@ -57,9 +57,32 @@ enum Era {
     Discover,
 }
 
+/// The client of the tests: its person approves every question (the
+/// server asks before a run above 1e8 cell-steps).
+#[derive(Debug, Clone, Copy)]
+struct Approver;
+
+impl rmcp::ClientHandler for Approver {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut config = rmcp::model::ClientConfig::default();
+        config.capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        config
+    }
+
+    async fn create_elicitation(
+        &self,
+        _: rmcp::model::ElicitRequestParams,
+        _: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let mut yes = rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept);
+        yes.content = Some(json!({"approve": true}));
+        Ok(yes)
+    }
+}
+
 /// A spawned server with an rmcp client session on its stdio.
 struct Session {
-    client: RunningService<RoleClient, ()>,
+    client: RunningService<RoleClient, Approver>,
     tools: HashMap<String, Tool>,
     _root: Option<tempfile::TempDir>,
 }
@@ -106,12 +129,15 @@ impl Session {
             .spawn()
             .unwrap();
         let client = match era {
-            Era::Handshake => ().serve(transport).await.unwrap(),
+            Era::Handshake => Approver.serve(transport).await.unwrap(),
             Era::Discover => {
                 let mode = ClientLifecycleMode::Discover {
                     preferred_versions: vec![ProtocolVersion::V_2026_07_28],
                 };
-                let client = ().serve_with_lifecycle(transport, mode).await.unwrap();
+                let client = Approver
+                    .serve_with_lifecycle(transport, mode)
+                    .await
+                    .unwrap();
                 let info = client.peer_info().expect("discovered");
                 assert!(
                     info.capabilities.tools.is_some(),

@@ -51,6 +51,10 @@ pub struct JobOptions {
     pub max_listed: usize,
     /// The largest persisted log read back by the log tool.
     pub max_log_bytes: usize,
+    /// Whether the cancel and delete tools ask the person behind the
+    /// client to approve each call ([`ToolContext::approve`]): a guard for
+    /// people, not an access control (the write scopes are that).
+    pub confirm_cancel_and_delete: bool,
 }
 
 impl Default for JobOptions {
@@ -59,6 +63,7 @@ impl Default for JobOptions {
             max_tracked: 1024,
             max_listed: 200,
             max_log_bytes: 1 << 20,
+            confirm_cancel_and_delete: false,
         }
     }
 }
@@ -123,6 +128,19 @@ struct Desk {
 }
 
 impl JobDesk {
+    /// Asks the person to approve `what` when the desk's options say so.
+    pub(super) async fn confirm(
+        &self,
+        ctx: &ToolContext,
+        what: &'static str,
+    ) -> Result<(), ToolError> {
+        if self.0.options.confirm_cancel_and_delete {
+            ctx.approve(what).await
+        } else {
+            Ok(())
+        }
+    }
+
     /// The job type this desk serves.
     pub(crate) fn kind(&self) -> &'static str {
         self.0.kind

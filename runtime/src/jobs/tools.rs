@@ -147,6 +147,11 @@ impl JobDesk {
         ctx: ToolContext,
         run: RunDir,
     ) -> Result<Output<JobDone>, ToolError> {
+        self.confirm(
+            &ctx,
+            "Cancel this run? Its solver is stopped, and what it has not written is lost.",
+        )
+        .await?;
         let mut done = self.cancel_run(ctx.caller(), &run)?;
         if done.outcome == CANCEL_REQUESTED {
             // Carried out by the server process that follows the run.
@@ -172,6 +177,11 @@ impl JobDesk {
         ctx: ToolContext,
         run: RunDir,
     ) -> Result<Output<JobDone>, ToolError> {
+        self.confirm(
+            &ctx,
+            "Delete this run and everything in it? This cannot be undone.",
+        )
+        .await?;
         Ok(Output::new(self.delete_run(ctx.caller(), run).await?))
     }
 }

@@ -15,7 +15,8 @@ use std::time::Duration;
 use hardened_mcp::deck::{Deck, KeyValue};
 use hardened_mcp::image::Image;
 use hardened_mcp::jobs::{
-    JobOutcome, JobScopes, JobService, JobStarted, Launcher, Prepared, ResultFile, SolverJob,
+    JobOptions, JobOutcome, JobScopes, JobService, JobStarted, Launcher, Prepared, ResultFile,
+    SolverJob,
 };
 use hardened_mcp::paging;
 use hardened_mcp::prelude::*;
@@ -103,10 +104,13 @@ impl HasRunRoot for HeatServer {
 
 impl HeatServer {
     /// A server on `runs`, launching `heat1d` through `launcher` (whose
-    /// registry must hold [`SOLVER_ID`]).
-    pub fn new(runs: RunRoot, launcher: Launcher) -> Self {
+    /// registry must hold [`SOLVER_ID`]). With `confirm_removal`, cancelling
+    /// and deleting a run ask the person behind the client first.
+    pub fn new(runs: RunRoot, launcher: Launcher, confirm_removal: bool) -> Self {
+        let mut options = JobOptions::default();
+        options.confirm_cancel_and_delete = confirm_removal;
         Self {
-            jobs: JobService::new(HeatJob, runs, launcher),
+            jobs: JobService::with_options(HeatJob, runs, launcher, options),
         }
     }
 
@@ -134,6 +138,7 @@ impl HeatServer {
     /// instructions; or every startup fault of the declarations.
     pub fn into_mcp(self) -> Result<Server<Self>, Box<dyn std::error::Error + Send + Sync>> {
         let tools = Self::tools()?;
+        let state_key = self.jobs.runs().state_key();
         let resources = Resources::new()
             .run_file(RESULT_RESOURCE, |s: &Self| s.jobs.runs())
             .run_file(LOG_RESOURCE, |s: &Self| s.jobs.runs())
@@ -142,7 +147,9 @@ impl HeatServer {
             Server::new("solver-server", env!("CARGO_PKG_VERSION"), self, tools)
                 .instructions(INSTRUCTIONS)
                 .resources(resources)
-                .tasks(|s: &Self| s.jobs.desk()),
+                .tasks(|s: &Self| s.jobs.desk())
+                // Replicas over one run root open each other's requestState.
+                .state_key(state_key),
         )
     }
 
