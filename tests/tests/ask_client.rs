@@ -638,3 +638,23 @@ async fn a_session_client_is_asked_and_its_answer_checked() {
     );
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn replicas_over_one_run_root_open_a_state_once_among_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("runs");
+    let root = |p: &std::path::Path| hardened_mcp::runs::RunRoot::open(p).unwrap();
+    let one = serve(server(Asker::default()).states_in(&root(&path))).await;
+    let two = serve(server(Asker::default()).states_in(&root(&path))).await;
+    let mut at_one = HttpClient::new(one.local_addr(), Some(ALICE));
+    let mut at_two = HttpClient::new(two.local_addr(), Some(ALICE));
+    let state = round_one(&mut at_one, "greet", "hi").await;
+    let answer =
+        json!({"inputResponses": {"age": accept(json!({"age": 4}))}, "requestState": state});
+    let body = call("greet", json!({"greeting": "hi"}), elicits(), answer);
+    let (_, rpc) = post(&mut at_two, "greet", &body).await;
+    assert_eq!(rpc["result"]["structuredContent"]["data"], "hi, 4", "{rpc}");
+    // The replay, at the replica that sealed it: refused.
+    let (_, rpc) = post(&mut at_one, "greet", &body).await;
+    is_refused_state(&rpc);
+}

@@ -243,13 +243,40 @@ async fn ask_peer(peer: &Peer<RoleServer>, request: InputRequest) -> Result<Valu
     }
 }
 
+/// Where the nonces of spent states are kept: in this process, or in a
+/// run root every replica shares.
+#[derive(Debug, Clone)]
+enum Ledger {
+    Process(Arc<Spent>),
+    #[cfg(feature = "runs")]
+    Root(crate::runs::RunRoot),
+}
+
+impl Ledger {
+    /// Claims `state`'s nonce: `false` if it was spent (or, for a root
+    /// that cannot record it, in doubt: refused).
+    fn claim(&self, state: &Sealed, now_ms: u64) -> bool {
+        match self {
+            Self::Process(spent) => spent.claim(state, now_ms),
+            #[cfg(feature = "runs")]
+            Self::Root(root) => match root.claim_state(&state.nonce, state.expires_ms, now_ms) {
+                Ok(first) => first,
+                Err(e) => {
+                    tracing::error!(error = %e, "run root: cannot record a spent requestState; refused");
+                    false
+                }
+            },
+        }
+    }
+}
+
 /// A server's sealing of `requestState`: its key, how long a state lives,
 /// and the nonces already spent.
 #[derive(Debug, Clone)]
 pub(crate) struct Asking {
     key: Option<StateKey>,
     ttl: Duration,
-    spent: Arc<Spent>,
+    spent: Ledger,
 }
 
 impl Default for Asking {
@@ -257,7 +284,7 @@ impl Default for Asking {
         Self {
             key: StateKey::random(),
             ttl: state::DEFAULT_TTL,
-            spent: Arc::default(),
+            spent: Ledger::Process(Arc::default()),
         }
     }
 }
@@ -275,6 +302,14 @@ fn bad_state(fault: StateFault) -> ErrorData {
 impl Asking {
     pub(crate) fn set_key(&mut self, key: StateKey) {
         self.key = Some(key);
+    }
+
+    /// Seals with `root`'s key and keeps spent states in `root`: every
+    /// server process over it opens the others' states, once in all.
+    #[cfg(feature = "runs")]
+    pub(crate) fn set_root(&mut self, root: &crate::runs::RunRoot) {
+        self.key = Some(root.state_key());
+        self.spent = Ledger::Root(root.clone());
     }
 
     pub(crate) fn set_ttl(&mut self, ttl: Duration) {

@@ -27,6 +27,7 @@ mod key;
 mod name;
 mod owner;
 mod root;
+mod states;
 mod sys;
 
 pub use dir::{MAX_MEASURED_ENTRIES, RunDir, RunLease, RunSubdir};

@@ -183,7 +183,7 @@ pub(crate) struct RootInner {
 /// ```
 #[derive(Clone)]
 pub struct RunRoot {
-    inner: Arc<RootInner>,
+    pub(super) inner: Arc<RootInner>,
 }
 
 impl RunRoot {

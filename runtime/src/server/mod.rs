@@ -164,6 +164,18 @@ impl<S: Send + Sync + 'static> Server<S> {
         self
     }
 
+    /// Seals `requestState` with a key derived from `root`'s and records
+    /// the spent states in `root`: the replicas over one run root open
+    /// each other's states, and a state opens one call among all of them
+    /// (with [`Server::state_key`] alone, replicas share the key but each
+    /// keeps its own spent states).
+    #[cfg(feature = "runs")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "runs")))]
+    pub fn states_in(mut self, root: &crate::runs::RunRoot) -> Self {
+        self.asking.set_root(root);
+        self
+    }
+
     /// How long a sealed `requestState` stays valid (default ten minutes):
     /// the time a person has to answer a question.
     pub fn state_ttl(mut self, ttl: std::time::Duration) -> Self {

@@ -138,7 +138,7 @@ impl HeatServer {
     /// instructions; or every startup fault of the declarations.
     pub fn into_mcp(self) -> Result<Server<Self>, Box<dyn std::error::Error + Send + Sync>> {
         let tools = Self::tools()?;
-        let state_key = self.jobs.runs().state_key();
+        let runs = self.jobs.runs().clone();
         let resources = Resources::new()
             .run_file(RESULT_RESOURCE, |s: &Self| s.jobs.runs())
             .run_file(LOG_RESOURCE, |s: &Self| s.jobs.runs())
@@ -148,8 +148,9 @@ impl HeatServer {
                 .instructions(INSTRUCTIONS)
                 .resources(resources)
                 .tasks(|s: &Self| s.jobs.desk())
-                // Replicas over one run root open each other's requestState.
-                .state_key(state_key),
+                // Replicas over one run root open each other's requestState,
+                // each once among them.
+                .states_in(&runs),
         )
     }
 
