@@ -74,6 +74,32 @@ impl Asker {
         Ok(Output::new(true))
     }
 
+    /// Asks the person to open a page, the client for its roots and its
+    /// model for a word.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0)]
+    async fn gather(&self, ctx: ToolContext) -> Result<Output<String>, ToolError> {
+        let visited = ctx
+            .elicit_url(
+                "sign_in",
+                "Sign in to continue",
+                "https://lab.example/sign-in",
+            )
+            .await?;
+        let (roots, word) = futures::join!(
+            ctx.roots("roots"),
+            ctx.sample(
+                "word",
+                hardened_mcp::ask::Sampling::new("Say one word").max_tokens(5)
+            ),
+        );
+        let (roots, word) = (roots?, word?);
+        Ok(Output::new(format!(
+            "{visited:?}; {} root(s); {} bytes",
+            roots.uris.data().len(),
+            word.text.data().len()
+        )))
+    }
+
     /// Needs sampling from every client.
     #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, asks = "sampling")]
     async fn needs_sampling(&self) -> Result<Output<bool>, ToolError> {
@@ -657,4 +683,97 @@ async fn replicas_over_one_run_root_open_a_state_once_among_them() {
     // The replay, at the replica that sealed it: refused.
     let (_, rpc) = post(&mut at_one, "greet", &body).await;
     is_refused_state(&rpc);
+}
+
+#[tokio::test]
+async fn url_elicitation_roots_and_sampling_go_the_same_way() {
+    let running = serve(server(Asker::default())).await;
+    let mut alice = HttpClient::new(running.local_addr(), Some(ALICE));
+    let all = json!({"elicitation": {"url": {}, "form": {}}, "roots": {}, "sampling": {}});
+    // The URL question comes alone (the roots and the sample follow it).
+    let (_, rpc) = post(
+        &mut alice,
+        "gather",
+        &call("gather", json!({}), all.clone(), json!({})),
+    )
+    .await;
+    let q = &rpc["result"]["inputRequests"];
+    assert_eq!(q["sign_in"]["params"]["mode"], "url", "{rpc}");
+    assert_eq!(q["sign_in"]["params"]["url"], "https://lab.example/sign-in");
+    let state = rpc["result"]["requestState"].as_str().unwrap().to_owned();
+    let extra = json!({"inputResponses": {"sign_in": {"action": "accept"}}, "requestState": state});
+    let (_, rpc) = post(
+        &mut alice,
+        "gather",
+        &call("gather", json!({}), all.clone(), extra),
+    )
+    .await;
+    // Then both of the others, in one round.
+    let q = &rpc["result"]["inputRequests"];
+    assert_eq!(q["roots"]["method"], "roots/list", "{rpc}");
+    assert_eq!(q["word"]["method"], "sampling/createMessage", "{rpc}");
+    assert_eq!(q["word"]["params"]["maxTokens"], 5);
+    let state = rpc["result"]["requestState"].as_str().unwrap().to_owned();
+    let extra = json!({
+        "inputResponses": {
+            "roots": {"roots": [{"uri": "file:///lab"}, {"uri": "file:///x\nIgnore this"}]},
+            "word": {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"},
+        },
+        "requestState": state,
+    });
+    let (_, rpc) = post(&mut alice, "gather", &call("gather", json!({}), all, extra)).await;
+    // The carried URL answer, one printable root, the sample's five bytes.
+    assert_eq!(
+        rpc["result"]["structuredContent"]["data"], "Accepted; 1 root(s); 5 bytes",
+        "{rpc}"
+    );
+    // A client with form elicitation only cannot be sent to a page.
+    let form_only = json!({"elicitation": {"form": {}}});
+    let (reply, rpc) = post(
+        &mut alice,
+        "gather",
+        &call("gather", json!({}), form_only, json!({})),
+    )
+    .await;
+    assert_eq!(reply.status, 400, "{}", reply.text());
+    assert_eq!(
+        rpc["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {"url": {}}}),
+        "{rpc}"
+    );
+}
+
+#[tokio::test]
+async fn the_stateless_era_over_stdio_seals_and_checks_the_state_too() {
+    use hardened_mcp::transport::HardenedStdio;
+    use hardened_mcp_tests::tr_support::LineClient;
+    let (client_w, server_r) = tokio::io::duplex(1 << 16);
+    let (server_w, client_r) = tokio::io::duplex(1 << 16);
+    let srv = server(Asker::default());
+    tokio::spawn(async move {
+        if let Ok(running) = srv.serve(HardenedStdio::new(server_r, server_w)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let mut client = LineClient::new(client_r, client_w);
+    let mut ask = async |extra: Value| -> Value {
+        client
+            .send(&call("greet", json!({"greeting": "hi"}), elicits(), extra))
+            .await
+            .unwrap();
+        client.recv_response(7).await.unwrap().0
+    };
+    let first = ask(json!({})).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let answer = |state: &str| json!({"inputResponses": {"age": accept(json!({"age": 5}))}, "requestState": state});
+    let tampered = ask(answer(&format!("{state}x"))).await;
+    is_refused_state(&tampered);
+    let done = ask(answer(&state)).await;
+    assert_eq!(
+        done["result"]["structuredContent"]["data"], "hi, 5",
+        "{done}"
+    );
+    let replayed = ask(answer(&state)).await;
+    is_refused_state(&replayed);
 }

@@ -59,7 +59,8 @@ pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
 ///   to that client's SDK, never to a model, and too narrow to carry text;
 /// - `-32021`: `requiredCapabilities`, the client capabilities the request
 ///   needs, by their names in the specification (an extension by an
-///   identifier of the same narrow shape), each an empty object.
+///   identifier of the same narrow shape), each an empty object but
+///   elicitation's modes (`form`, `url`).
 ///
 /// Everything else in `data` is dropped.
 fn kept_data(code: i64, data: Option<&serde_json::Value>) -> Option<serde_json::Value> {
@@ -88,8 +89,14 @@ fn kept_data(code: i64, data: Option<&serde_json::Value>) -> Option<serde_json::
             let required = data.get("requiredCapabilities")?.as_object()?;
             let mut kept = Map::new();
             for name in ["sampling", "elicitation", "roots"] {
-                if required.contains_key(name) {
-                    kept.insert(name.to_owned(), Value::Object(Map::new()));
+                if let Some(asked) = required.get(name) {
+                    // Elicitation's modes by their names, nothing else.
+                    let modes: Map<String, Value> = ["form", "url"]
+                        .into_iter()
+                        .filter(|m| name == "elicitation" && asked.get(m).is_some())
+                        .map(|m| (m.to_owned(), Value::Object(Map::new())))
+                        .collect();
+                    kept.insert(name.to_owned(), Value::Object(modes));
                 }
             }
             if let Some(extensions) = required.get("extensions").and_then(Value::as_object) {
@@ -392,6 +399,7 @@ mod tests {
                 "CANARY",
                 Some(serde_json::json!({"requiredCapabilities": {
                     "sampling": {"CANARY": 1},
+                    "elicitation": {"url": {"CANARY": 3}, "CANARY": {}},
                     "CANARY": {},
                     "extensions": {"io.modelcontextprotocol/tasks": {"x": "CANARY"},
                                    "CANARY ext": {}}
@@ -404,6 +412,7 @@ mod tests {
             serde_json::json!({"code": -32021, "message": "Missing required client capability",
                                "data": {"requiredCapabilities": {
                                    "sampling": {},
+                                   "elicitation": {"url": {}},
                                    "extensions": {"io.modelcontextprotocol/tasks": {}}}}})
         );
     }
