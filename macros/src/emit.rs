@@ -291,7 +291,11 @@ fn self_test_tokens(
 /// `.property(..)` of an `InputSchema` builder for one argument.
 fn schema_tokens(ty: &impl ToTokens, key: &str, spec: &syn::Ident) -> TokenStream {
     let hm = hm();
-    let (schema, absent) = (arg_fn(ty, "schema"), arg_fn(ty, "absent"));
+    let (schema, absent, titles) = (
+        arg_fn(ty, "schema"),
+        arg_fn(ty, "absent"),
+        arg_fn(ty, "titles"),
+    );
     let r = spec_ref(ty, spec);
     quote! {
         .property(
@@ -299,6 +303,7 @@ fn schema_tokens(ty: &impl ToTokens, key: &str, spec: &syn::Ident) -> TokenStrea
             #schema(#r),
             #hm::Option::is_none(&#absent(#r, #key)),
         )
+        .titles(#key, #titles())
     }
 }
 
@@ -490,15 +495,10 @@ fn cost_parts(m: &ToolModel) -> CostParts {
     }
 }
 
-/// The estimate of a tool that asks for approval above a cost: the `cost`
-/// expression over the validated arguments, as the validator evaluates it.
-fn estimate(m: &ToolModel, name: &syn::Ident) -> TokenStream {
-    let CostParts {
-        params,
-        rebinds,
-        as_f64,
-    } = cost_parts(m);
-    let cost = &m.cost;
+/// The lints the generated functions over the parameters allow: they take
+/// every parameter by reference (used or not), and `cost` converts to
+/// `f64` on purpose.
+fn cost_lints() -> TokenStream {
     quote! {
         #[allow(
             unused_variables,
@@ -508,6 +508,21 @@ fn estimate(m: &ToolModel, name: &syn::Ident) -> TokenStream {
             clippy::cast_lossless,
             clippy::cast_precision_loss
         )]
+    }
+}
+
+/// The estimate of a tool that asks for approval above a cost: the `cost`
+/// expression over the validated arguments, as the validator evaluates it.
+fn estimate(m: &ToolModel, name: &syn::Ident) -> TokenStream {
+    let CostParts {
+        params,
+        rebinds,
+        as_f64,
+    } = cost_parts(m);
+    let cost = &m.cost;
+    let lints = cost_lints();
+    quote! {
+        #lints
         fn #name(#(#params),*) -> ::core::primitive::f64 {
             #(#rebinds)*
             #(#as_f64)*
@@ -565,18 +580,12 @@ fn validator(t: usize, m: &ToolModel) -> TokenStream {
     // fails does the second, out of line (`cold`), find the first failure
     // and build its error. `check(..)` and `cost` are pure (a compile-time
     // rule), so evaluating them again there changes nothing.
+    let lints = cost_lints();
     quote! {
         #[doc = #doc]
         #[inline]
-        #[allow(
-            unused_variables,
-            clippy::too_many_arguments,
-            clippy::ptr_arg,
-            clippy::trivially_copy_pass_by_ref,
-            clippy::cast_lossless,
-            clippy::cast_precision_loss,
-            clippy::nonminimal_bool
-        )]
+        #lints
+        #[allow(clippy::nonminimal_bool)]
         pub fn #vname(#(#params),*) -> #hm::Result<(), #hm::ToolError> {
             let #ok_id: ::core::primitive::bool = #(#hm::Result::is_ok(&#checks) &&)* {
                 #(#rebinds)*

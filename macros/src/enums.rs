@@ -312,6 +312,9 @@ fn emit(m: &EnumModel<'_>) -> TokenStream {
             fn schema(spec: &#hm::EnumSpec) -> #hm::Map<::std::string::String, #hm::Value> {
                 #hm::enum_schema::<Self>(spec)
             }
+            fn titles() -> &'static [::core::option::Option<&'static str>] {
+                <Self as #hm::ToolEnum>::TOKEN_DOCS
+            }
             fn absent(
                 spec: &#hm::EnumSpec,
                 name: &'static str,

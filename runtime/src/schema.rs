@@ -18,6 +18,9 @@ pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 pub struct InputSchema {
     properties: Map<String, Value>,
     required: Vec<&'static str>,
+    /// The options' titles of the choices, by property (for forms only:
+    /// the advertised schema does not carry them).
+    titles: Vec<(&'static str, &'static [Option<&'static str>])>,
 }
 
 impl InputSchema {
@@ -43,14 +46,28 @@ impl InputSchema {
         self
     }
 
+    /// Records the titles of a choice's options (`Arg::titles`), for the
+    /// form of an elicitation; nothing when there are none.
+    pub fn titles(mut self, name: &'static str, titles: &'static [Option<&'static str>]) -> Self {
+        if !titles.is_empty() {
+            self.titles.push((name, titles));
+        }
+        self
+    }
+
     /// Adds every field of an argument struct.
     pub fn with<T: crate::args::HardenedArgs>(self) -> Self {
         T::schema(self)
     }
 
-    /// The properties and the required names, as added.
-    pub(crate) fn into_parts(self) -> (Map<String, Value>, Vec<&'static str>) {
-        (self.properties, self.required)
+    /// The properties, the required names and the options' titles, as
+    /// added.
+    pub(crate) fn into_parts(self) -> Parts {
+        Parts {
+            properties: self.properties,
+            required: self.required,
+            titles: self.titles,
+        }
     }
 
     /// The finished schema, with the cost ceiling and its units.
@@ -67,6 +84,13 @@ impl InputSchema {
         );
         Arc::new(m)
     }
+}
+
+/// What an [`InputSchema`] holds, for the form of an elicitation.
+pub(crate) struct Parts {
+    pub(crate) properties: Map<String, Value>,
+    pub(crate) required: Vec<&'static str>,
+    pub(crate) titles: Vec<(&'static str, &'static [Option<&'static str>])>,
 }
 
 /// The `format` values JSON Schema (draft 2020-12) defines. Anything else

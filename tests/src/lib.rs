@@ -10,6 +10,7 @@ pub mod node;
 pub mod oauth_issuer;
 pub mod python;
 pub mod slurm;
+pub mod tasks;
 pub mod tr_support;
 
 /// `unshare` flags for the disk-full helpers, in the order tried: a plain

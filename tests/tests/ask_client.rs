@@ -231,79 +231,40 @@ async fn an_answer_completes_the_call_and_a_state_opens_once() {
 async fn a_state_opens_only_for_its_caller_tool_and_arguments() {
     let running = serve(server(Asker::default())).await;
     let addr = running.local_addr();
-    let mut alice = HttpClient::new(addr, Some(ALICE));
-    let mut bob = HttpClient::new(addr, Some(BOB));
+    let mut clients = [
+        HttpClient::new(addr, Some(ALICE)),
+        HttpClient::new(addr, Some(BOB)),
+    ];
     let answer = |state: &str| json!({"inputResponses": {"age": accept(json!({"age": 1}))}, "requestState": state});
-    // Another caller.
-    let state = round_one(&mut alice, "greet", "hi").await;
-    let (_, rpc) = post(
-        &mut bob,
+    // Sealed for Alice's `greet` of "hi", presented by another caller, to
+    // another tool, with other arguments, or altered.
+    let misplaced: [(usize, &'static str, &str, &str); 4] = [
+        (1, "greet", "hi", ""),
+        (0, "greet_too", "hi", ""),
+        (0, "greet", "yo", ""),
+        (0, "greet", "hi", "-TAMPERED"),
+    ];
+    let mut state = String::new();
+    for (who, tool, greeting, suffix) in misplaced {
+        state = round_one(&mut clients[0], "greet", "hi").await;
+        let body = call(
+            tool,
+            json!({"greeting": greeting}),
+            elicits(),
+            answer(&format!("{state}{suffix}")),
+        );
+        let (_, rpc) = post(&mut clients[who], tool, &body).await;
+        is_refused_state(&rpc);
+    }
+    // Positive control: the last state, untouched, for its caller, tool and
+    // arguments, opens (after the refusals above).
+    let body = call(
         "greet",
-        &call(
-            "greet",
-            json!({"greeting": "hi"}),
-            elicits(),
-            answer(&state),
-        ),
-    )
-    .await;
-    is_refused_state(&rpc);
-    // Another tool.
-    let state = round_one(&mut alice, "greet", "hi").await;
-    let (_, rpc) = post(
-        &mut alice,
-        "greet_too",
-        &call(
-            "greet_too",
-            json!({"greeting": "hi"}),
-            elicits(),
-            answer(&state),
-        ),
-    )
-    .await;
-    is_refused_state(&rpc);
-    // Other arguments.
-    let state = round_one(&mut alice, "greet", "hi").await;
-    let (_, rpc) = post(
-        &mut alice,
-        "greet",
-        &call(
-            "greet",
-            json!({"greeting": "yo"}),
-            elicits(),
-            answer(&state),
-        ),
-    )
-    .await;
-    is_refused_state(&rpc);
-    // Altered.
-    let state = round_one(&mut alice, "greet", "hi").await;
-    let tampered = format!("{state}-TAMPERED");
-    let (_, rpc) = post(
-        &mut alice,
-        "greet",
-        &call(
-            "greet",
-            json!({"greeting": "hi"}),
-            elicits(),
-            answer(&tampered),
-        ),
-    )
-    .await;
-    is_refused_state(&rpc);
-    // Positive control: the untouched state, for its caller, tool and
-    // arguments, opens (after all the refusals above).
-    let (_, rpc) = post(
-        &mut alice,
-        "greet",
-        &call(
-            "greet",
-            json!({"greeting": "hi"}),
-            elicits(),
-            answer(&state),
-        ),
-    )
-    .await;
+        json!({"greeting": "hi"}),
+        elicits(),
+        answer(&state),
+    );
+    let (_, rpc) = post(&mut clients[0], "greet", &body).await;
     assert_eq!(rpc["result"]["structuredContent"]["data"], "hi, 1", "{rpc}");
 }
 
@@ -776,4 +737,94 @@ async fn the_stateless_era_over_stdio_seals_and_checks_the_state_too() {
     );
     let replayed = ask(answer(&state)).await;
     is_refused_state(&replayed);
+}
+
+#[tokio::test]
+async fn a_prompt_asks_too() {
+    use hardened_mcp::server::prompts::{PromptReply, PromptSpec, Prompts};
+    let prompts = Prompts::<Asker>::new()
+        .prompt_asking(
+            PromptSpec {
+                name: "aged",
+                description: "A prompt for the person's age.",
+            },
+            |_, ctx, Greeting { greeting }| {
+                Box::pin(async move {
+                    match ctx.elicit::<Age>("age", "How old are you?").await? {
+                        Elicited::Accepted(Age { age }) => {
+                            Ok(PromptReply::new().user(format!("{greeting}, {age}")))
+                        }
+                        _ => Err(ToolError::NotApproved),
+                    }
+                })
+            },
+        )
+        .build()
+        .unwrap();
+    let running = serve(server(Asker::default()).prompts(prompts)).await;
+    let mut alice = HttpClient::new(running.local_addr(), Some(ALICE));
+    let get = |extra: Value| {
+        let mut params = json!({
+            "name": "aged",
+            "arguments": {"greeting": "hi"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+                "io.modelcontextprotocol/clientInfo": {"name": "ask-test", "version": "0"},
+                "io.modelcontextprotocol/clientCapabilities": elicits(),
+            },
+        });
+        if let Value::Object(extra) = extra {
+            for (k, v) in extra {
+                params[k] = v;
+            }
+        }
+        json!({"jsonrpc": "2.0", "id": 7, "method": "prompts/get", "params": params})
+    };
+    let headers = [
+        ("MCP-Protocol-Version", MODERN_VERSION),
+        ("Mcp-Method", "prompts/get"),
+        ("Mcp-Name", "aged"),
+    ];
+    let mut send = async |body: Value| -> Value {
+        let reply = alice
+            .request("POST", &headers, &serde_json::to_vec(&body).unwrap())
+            .await;
+        reply.rpc().unwrap_or(Value::Null)
+    };
+    let first = send(get(json!({}))).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let answer = |state: &str| json!({"inputResponses": {"age": accept(json!({"age": 9}))}, "requestState": state});
+    let tampered = send(get(answer(&format!("{state}A")))).await;
+    is_refused_state(&tampered);
+    let done = send(get(answer(&state))).await;
+    assert_eq!(
+        done["result"]["messages"][0]["content"]["text"], "hi, 9",
+        "{done}"
+    );
+    // A state sealed for the prompt does not open a tool (nor the reverse).
+    let state = send(get(json!({}))).await["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, rpc) = post(
+        &mut alice,
+        "greet",
+        &call(
+            "greet",
+            json!({"greeting": "hi"}),
+            elicits(),
+            answer(&state),
+        ),
+    )
+    .await;
+    is_refused_state(&rpc);
+}
+
+/// A greeting word.
+#[derive(Debug, HardenedArgs)]
+struct Greeting {
+    /// The word.
+    #[bounded(max_len = 16, charset = "identifier")]
+    greeting: String,
 }

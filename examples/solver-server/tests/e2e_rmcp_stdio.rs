@@ -1045,7 +1045,7 @@ impl rmcp::ClientHandler for TaskClient {
 /// answer whole.
 #[tokio::test]
 async fn heat_solve_is_a_task_for_a_client_that_takes_tasks() {
-    use rmcp::model::{CallToolResponse, GetTaskParams, TaskPayload};
+    use rmcp::model::CallToolResponse;
     bounded(async {
         let s = Session::start().await;
         let plain = s.ok("heat_solve", small_run(200)).await;
@@ -1076,18 +1076,8 @@ async fn heat_solve_is_a_task_for_a_client_that_takes_tasks() {
             panic!("not a task: {created:?}")
         };
         let id = created.task.task_id.clone();
-        let completed = loop {
-            let t = c
-                .get_task(GetTaskParams::new(id.clone()))
-                .await
-                .unwrap()
-                .task;
-            match t.payload {
-                TaskPayload::Working => tokio::time::sleep(Duration::from_millis(50)).await,
-                TaskPayload::Completed { result } => break result,
-                other => panic!("{other:?}"),
-            }
-        };
+        let completed =
+            hardened_mcp_tests::tasks::completed(&c, &id, Duration::from_millis(50)).await;
         let data = &completed["structuredContent"]["data"];
         assert_eq!(data["report"]["state"], "succeeded", "{completed:?}");
         assert_eq!(data["result"]["u"].as_array().map(Vec::len), Some(65));

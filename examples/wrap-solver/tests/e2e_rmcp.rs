@@ -160,18 +160,8 @@ async fn a_solve_is_a_task_for_a_client_that_takes_tasks_and_outlives_its_server
         };
         let id = created.task.task_id.clone();
         assert_eq!(created.task.status, TaskStatus::Working);
-        let completed = loop {
-            let t = c
-                .get_task(GetTaskParams::new(id.clone()))
-                .await
-                .unwrap()
-                .task;
-            match t.payload {
-                TaskPayload::Working => tokio::time::sleep(Duration::from_millis(100)).await,
-                TaskPayload::Completed { result } => break result,
-                other => panic!("{other:?}"),
-            }
-        };
+        let completed =
+            hardened_mcp_tests::tasks::completed(&c, &id, Duration::from_millis(100)).await;
         let structured = completed["structuredContent"].clone();
         assert_eq!(
             structured["data"]["report"]["state"], "succeeded",

@@ -19,6 +19,9 @@ pub struct VecSpec<S: 'static> {
 
 impl<T: Arg> Arg for Vec<T> {
     type Spec = VecSpec<T::Spec>;
+    fn titles() -> &'static [Option<&'static str>] {
+        T::titles()
+    }
     fn parse(value: &Value, spec: &Self::Spec, name: &'static str) -> Result<Self, ArgError> {
         let Value::Array(items) = value else {
             return Err(ArgError::wrong_type(name, "array"));
@@ -68,6 +71,9 @@ impl<T: Arg> Arg for Vec<T> {
 /// inner spec declares one). `null` is a wrong type, as in the schema.
 impl<T: Arg> Arg for Option<T> {
     type Spec = T::Spec;
+    fn titles() -> &'static [Option<&'static str>] {
+        T::titles()
+    }
     fn parse(value: &Value, spec: &T::Spec, name: &'static str) -> Result<Self, ArgError> {
         T::parse(value, spec, name).map(Some)
     }

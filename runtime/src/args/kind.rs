@@ -69,6 +69,14 @@ pub trait Arg: Sized {
     /// The value used when the argument is absent, or `None` if it is required.
     fn absent(spec: &Self::Spec, name: &'static str) -> Option<Result<Self, ArgError>>;
 
+    /// The titles of a choice's options, in the order of its tokens (an
+    /// enum's variants' doc comments; a list or an option of an enum has
+    /// its enum's): what a form shows for each option. Empty for the rest.
+    #[doc(hidden)]
+    fn titles() -> &'static [Option<&'static str>] {
+        &[]
+    }
+
     /// Checks the spec itself when the router is built: the default obeys
     /// the bounds, patterns compile. Returns a fixed description of the fault.
     fn self_test(spec: &Self::Spec) -> Result<(), &'static str> {

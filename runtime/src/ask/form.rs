@@ -32,20 +32,67 @@ const FORMATS: [&str; 4] = ["email", "uri", "date", "date-time"];
 /// object, a list of anything but enum tokens): a fault of the server's
 /// code, reported when the tool asks.
 pub(crate) fn form_of<T: HardenedArgs>() -> Option<ElicitationSchema> {
-    let (properties, required) = InputSchema::new().with::<T>().into_parts();
+    let parts = InputSchema::new().with::<T>().into_parts();
     let mut kept = Map::new();
-    for (name, schema) in properties {
+    for (name, schema) in parts.properties {
         let Value::Object(schema) = schema else {
             return None;
         };
-        kept.insert(name, Value::Object(restricted(&schema)?));
+        let mut field = restricted(&schema)?;
+        if let Some((_, titles)) = parts.titles.iter().find(|(n, _)| *n == name) {
+            titled(&mut field, titles);
+        }
+        kept.insert(name, Value::Object(field));
     }
     let form = serde_json::json!({
         "type": "object",
         "properties": kept,
-        "required": required,
+        "required": parts.required,
     });
     serde_json::from_value(form).ok()
+}
+
+/// A choice whose every option has a title (its variant's doc comment,
+/// first line, without the final period) shows the titles: `oneOf` of
+/// `const`/`title` for one choice, `items.anyOf` for several (SEP-1330).
+/// A choice with an undocumented option keeps its plain `enum`.
+fn titled(field: &mut Map<String, Value>, titles: &[Option<&str>]) {
+    let multi = field.get("type").and_then(Value::as_str) == Some("array");
+    let list = if multi {
+        match field.get_mut("items").and_then(Value::as_object_mut) {
+            Some(items) => items,
+            None => return,
+        }
+    } else {
+        field
+    };
+    let Some(Value::Array(tokens)) = list.get("enum") else {
+        return;
+    };
+    if tokens.len() != titles.len() || titles.iter().any(Option::is_none) {
+        return;
+    }
+    let options: Vec<Value> = tokens
+        .iter()
+        .zip(titles.iter().flatten())
+        .map(|(token, doc)| {
+            let title = doc
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_end_matches('.');
+            serde_json::json!({ "const": token, "title": title })
+        })
+        .collect();
+    list.remove("enum");
+    if multi {
+        // Items of several choices: `anyOf`, no `type` beside it.
+        list.remove("type");
+        list.insert("anyOf".into(), Value::Array(options));
+    } else {
+        list.insert("oneOf".into(), Value::Array(options));
+    }
 }
 
 /// One property in the restricted form.
@@ -91,6 +138,35 @@ mod tests {
         assert_eq!(form["required"], serde_json::json!(["owner", "note"]));
         let form = serde_json::to_value(form_of::<Approval>().unwrap()).unwrap();
         assert_eq!(form["properties"]["approve"]["type"], "boolean");
+    }
+
+    #[test]
+    fn documented_options_are_titled_and_undocumented_ones_are_not() {
+        let mut one = serde_json::json!({"type": "string", "enum": ["a", "b"]});
+        titled(
+            one.as_object_mut().unwrap(),
+            &[Some("First.\nMore."), Some(" Second ")],
+        );
+        assert_eq!(
+            one,
+            serde_json::json!({"type": "string", "oneOf": [
+                {"const": "a", "title": "First"}, {"const": "b", "title": "Second"}]})
+        );
+        let mut many = serde_json::json!({"type": "array", "maxItems": 2,
+            "items": {"type": "string", "enum": ["a", "b"]}});
+        titled(many.as_object_mut().unwrap(), &[Some("A"), Some("B")]);
+        assert_eq!(
+            many["items"],
+            serde_json::json!({"anyOf": [
+            {"const": "a", "title": "A"}, {"const": "b", "title": "B"}]})
+        );
+        let mut partly = serde_json::json!({"type": "string", "enum": ["a", "b"]});
+        let before = partly.clone();
+        titled(partly.as_object_mut().unwrap(), &[Some("A"), None]);
+        assert_eq!(partly, before);
+        // Both shapes are forms rmcp reads.
+        let form = serde_json::json!({"type": "object", "properties": {"one": one, "many": many}});
+        assert!(serde_json::from_value::<ElicitationSchema>(form).is_ok());
     }
 
     #[test]

@@ -417,20 +417,35 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let caller = crate::context::ToolContext::from_request(&context)
-            .caller()
-            .clone();
         let prompts = self.served_prompts()?;
-        Ok(prompts
+        let caller = crate::context::caller_of(&context);
+        let binding = Binding::new(
+            caller.as_str(),
+            &format!("prompts/get:{}", request.name),
+            request.arguments.as_ref(),
+        );
+        let round = self.asking.begin(
+            &context,
+            &binding,
+            request.input_responses.as_ref(),
+            request.request_state.as_deref(),
+        )?;
+        context.extensions.insert(Arc::clone(&round));
+        let ctx = crate::context::ToolContext::from_request(&context);
+        let got = prompts
             .get(
                 &self.service,
-                &caller,
+                &ctx,
                 &request.name,
                 request.arguments.as_ref(),
-            )?
-            .into())
+            )
+            .await;
+        match self.asking.end(&round, &binding)? {
+            Some(input_required) => Ok(GetPromptResponse::InputRequired(input_required)),
+            None => got.map(Into::into),
+        }
     }
 
     async fn complete(

@@ -50,6 +50,8 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
+
 use rmcp::ErrorData;
 use rmcp::model::{
     CacheScope, ContentBlock, GetPromptResult, ListPromptsResult, Prompt, PromptArgument,
@@ -60,6 +62,7 @@ use serde_json::{Map, Value};
 use super::completion::{self, Completions};
 use super::resources::ResourceBody;
 use crate::args::HardenedArgs;
+use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::identity::CallerId;
 use crate::image::Image;
@@ -132,8 +135,17 @@ impl PromptReply {
     }
 }
 
-type Body<S> =
-    Arc<dyn Fn(&S, &CallerId, &Map<String, Value>) -> Result<PromptReply, ToolError> + Send + Sync>;
+/// A prompt's body: given its caller's context and raw arguments, the
+/// reply (asynchronously: a body may ask the client first).
+type Body<S> = Arc<
+    dyn for<'a> Fn(
+            &'a S,
+            &'a ToolContext,
+            &'a Map<String, Value>,
+        ) -> BoxFuture<'a, Result<PromptReply, ToolError>>
+        + Send
+        + Sync,
+>;
 
 struct Declared<S> {
     spec: PromptSpec,
@@ -181,11 +193,13 @@ impl<S: 'static> Prompts<S> {
             spec,
             arguments: Vec::new(),
             completions: Completions::default(),
-            body: Arc::new(move |s, caller, args| {
-                if !args.is_empty() {
-                    return Err(ToolError::rejected("this prompt takes no arguments"));
-                }
-                body(s, caller)
+            body: Arc::new(move |s, ctx, args| {
+                let reply = if args.is_empty() {
+                    body(s, ctx.caller())
+                } else {
+                    Err(ToolError::rejected("this prompt takes no arguments"))
+                };
+                Box::pin(std::future::ready(reply))
             }),
         });
         self
@@ -195,10 +209,28 @@ impl<S: 'static> Prompts<S> {
     /// unit enum), parsed and checked before `body` sees them. Their
     /// descriptions are the fields' doc comments; a field with a default is
     /// optional. A unit enum's values are offered as completions.
-    pub fn prompt_with<A, F>(mut self, spec: PromptSpec, body: F) -> Self
+    pub fn prompt_with<A, F>(self, spec: PromptSpec, body: F) -> Self
     where
         A: HardenedArgs + 'static,
         F: Fn(&S, &CallerId, A) -> Result<PromptReply, ToolError> + Send + Sync + 'static,
+    {
+        self.prompt_asking(spec, move |s, ctx, args: A| {
+            Box::pin(std::future::ready(body(s, ctx.caller(), args)))
+        })
+    }
+
+    /// A prompt like [`Prompts::prompt_with`] whose body may ask the client
+    /// first ([`ToolContext::elicit`] and the rest of
+    /// [`hardened_mcp::ask`](crate::ask)): in the 2026-07-28 era a question
+    /// ends `prompts/get` with an input-required result, and the client
+    /// asks again with the answers.
+    pub fn prompt_asking<A, F>(mut self, spec: PromptSpec, body: F) -> Self
+    where
+        A: HardenedArgs + 'static,
+        F: for<'a> Fn(&'a S, &'a ToolContext, A) -> BoxFuture<'a, Result<PromptReply, ToolError>>
+            + Send
+            + Sync
+            + 'static,
     {
         let mut arg_faults = Vec::new();
         A::spec_faults(&mut arg_faults);
@@ -216,10 +248,12 @@ impl<S: 'static> Prompts<S> {
             spec,
             arguments: arguments_of(&schema),
             completions: Completions::of(&schema),
-            body: Arc::new(move |s, caller, args| {
-                let args = A::parse(args).map_err(ToolError::InvalidArguments)?;
-                args.validate().map_err(ToolError::InvalidArguments)?;
-                body(s, caller, args)
+            body: Arc::new(move |s, ctx, args| {
+                let args = A::parse(args).and_then(|a| a.validate().map(|()| a));
+                match args {
+                    Ok(args) => body(s, ctx, args),
+                    Err(e) => Box::pin(std::future::ready(Err(ToolError::InvalidArguments(e)))),
+                }
             }),
         });
         self
@@ -313,12 +347,12 @@ impl<S> PromptSet<S> {
             .with_cache_scope(CacheScope::Public)
     }
 
-    /// The prompt `name` with `arguments` for `caller` (see the module's
-    /// rules).
-    pub fn get(
+    /// The prompt `name` with `arguments` for the caller of `ctx` (see the
+    /// module's rules).
+    pub async fn get(
         &self,
         service: &S,
-        caller: &CallerId,
+        ctx: &ToolContext,
         name: &str,
         arguments: Option<&Map<String, Value>>,
     ) -> Result<GetPromptResult, ErrorData> {
@@ -327,12 +361,28 @@ impl<S> PromptSet<S> {
             return Err(invalid_params());
         };
         let empty = Map::new();
-        let reply = match (declared.body)(service, caller, arguments.unwrap_or(&empty)) {
+        let reply = match (declared.body)(service, ctx, arguments.unwrap_or(&empty)).await {
             Ok(reply) => reply,
-            Err(ToolError::InvalidArguments(_) | ToolError::Rejected(_)) => {
-                tracing::debug!(prompt = declared.spec.name, "prompt arguments refused");
+            Err(
+                ToolError::InvalidArguments(_)
+                | ToolError::Rejected(_)
+                | ToolError::AnswerRefused { .. }
+                | ToolError::NotApproved
+                | ToolError::NoAnswer,
+            ) => {
+                tracing::debug!(
+                    prompt = declared.spec.name,
+                    "prompt arguments or answers refused"
+                );
                 return Err(invalid_params());
             }
+            // The round's own answer (input-required, `-32021`, `-32602`)
+            // replaces this one.
+            Err(
+                ToolError::AwaitingInput
+                | ToolError::ClientCannotAnswer(_)
+                | ToolError::MalformedAnswer,
+            ) => return Err(invalid_params()),
             Err(e) => {
                 let _ = ToolError::internal(format_args!(
                     "prompt `{}`: the body failed: {e}",
@@ -421,8 +471,8 @@ mod tests {
 
     fn get(name: &str, args: Option<Value>) -> Result<Value, ErrorData> {
         let args = args.map(|a| a.as_object().unwrap().clone());
-        set()
-            .get(&(), &CallerId::local(), name, args.as_ref())
+        let ctx = ToolContext::detached(CallerId::local());
+        futures::executor::block_on(set().get(&(), &ctx, name, args.as_ref()))
             .map(|r| serde_json::to_value(r).unwrap())
     }
 

@@ -248,9 +248,13 @@ impl<S: 'static> Resources<S> {
                 None
             }
         };
+        // A malformed template is a fault `build` reports: nothing to serve.
+        let Some(template) = template else {
+            return self;
+        };
         self.declared.push(Declared {
             spec,
-            template: template.or(Some(Template::default())),
+            template: Some(template),
             completions: Completions::of(&schema),
             read: Arc::new(move |s, caller, vars| {
                 let args = A::parse(vars).map_err(ToolError::InvalidArguments)?;
@@ -289,15 +293,15 @@ impl<S: 'static> Resources<S> {
             scopes: file.scopes,
         };
         let names = |n: &'static str| FileName::new(n).ok();
-        let (dir, name) = match (file.dir.map(names), names(file.file)) {
+        let names = match (file.dir.map(names), names(file.file)) {
             (Some(None), _) | (_, None) => {
                 self.faults.push(format!(
                     "run file `{}`: `{}` is not a run file name",
                     file.name, file.file
                 ));
-                (None, FileName::fixed("x"))
+                None
             }
-            (dir, Some(name)) => (dir.flatten(), name),
+            (dir, Some(name)) => Some((dir.flatten(), name)),
         };
         let template = match Template::parse(file.uri) {
             Ok(t) if t.names == ["run_handle"] => Some(t),
@@ -313,11 +317,15 @@ impl<S: 'static> Resources<S> {
                 None
             }
         };
+        // A fault `build` reports: nothing to serve.
+        let (Some((dir, name)), Some(template)) = (names, template) else {
+            return self;
+        };
         let max = file.max_bytes;
         let kind = file.content;
         self.declared.push(Declared {
             spec,
-            template: template.or(Some(Template::default())),
+            template: Some(template),
             completions: Completions::default(),
             read: Arc::new(move |s, caller, vars| {
                 let handle = vars.get("run_handle").and_then(Value::as_str).unwrap_or("");
@@ -581,7 +589,7 @@ fn is_uri(uri: &str) -> bool {
 /// A URI template of literal text and `{name}` expressions (RFC 6570
 /// level 1): each expression matches one or more characters other than
 /// `/`, `?`, `#`, `{`, `}`, up to the literal text that follows it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Template {
     /// Literal, expression, literal, …: starts and ends with a literal
     /// (perhaps empty).

@@ -454,45 +454,41 @@ pub struct Contact {
     pub email: String,
 }
 
-/// An account's status.
+/// An account's status (its options untitled: SEP-1034 looks for `enum`).
 #[derive(Debug, Clone, Copy, ToolEnum)]
-pub enum Status {
-    /// In use.
+enum Status {
     Active,
-    /// Not in use.
     Inactive,
-    /// Awaiting review.
     Pending,
 }
 
 /// A profile whose every field has a default (SEP-1034).
+#[allow(dead_code)]
 #[derive(Debug, HardenedArgs)]
-pub struct Profile {
+struct Profile {
     /// Your name.
     #[bounded(max_len = 64, default = "John Doe")]
-    pub name: String,
+    name: String,
     /// Your age.
     #[bounded(min = 0, max = 150, default = 30)]
-    pub age: u32,
+    age: u32,
     /// Your score.
     #[bounded(min = 0.0, max = 100.0, default = 95.5)]
-    pub score: f64,
+    score: f64,
     /// Your status.
     #[bounded(default = "active")]
-    pub status: Status,
+    status: Status,
     /// Whether you are verified.
     #[bounded(default = true)]
-    pub verified: bool,
+    verified: bool,
 }
 
-/// Options 1 to 3.
+/// Options 1 to 3, without titles: their variants have no doc comment.
 #[derive(Debug, Clone, Copy, ToolEnum)]
-pub enum Option123 {
-    /// The first.
+enum Option123 {
+    #[allow(clippy::enum_variant_names)]
     Option1,
-    /// The second.
     Option2,
-    /// The third.
     Option3,
 }
 
@@ -518,22 +514,24 @@ pub enum Opt123 {
     Opt3,
 }
 
-/// Single and multiple choices (SEP-1330).
-#[allow(non_snake_case)]
+/// Single and multiple choices (SEP-1330): untitled where the variants
+/// have no doc comment, titled (each variant's doc comment) where they
+/// do.
+#[allow(non_snake_case, dead_code)]
 #[derive(Debug, HardenedArgs)]
-pub struct Choices {
+struct Choices {
     /// One option.
-    pub untitledSingle: Option123,
+    untitledSingle: Option123,
     /// One value.
-    pub titledSingle: Value123,
+    titledSingle: Value123,
     /// One legacy option.
-    pub legacyEnum: Opt123,
+    legacyEnum: Opt123,
     /// Several options.
     #[bounded(max_items = 3)]
-    pub untitledMulti: Vec<Option123>,
+    untitledMulti: Vec<Option123>,
     /// Several values.
     #[bounded(max_items = 3)]
-    pub titledMulti: Vec<Value123>,
+    titledMulti: Vec<Value123>,
 }
 
 /// The variable of the template `test://template/{id}/data`: digits only.
@@ -615,8 +613,20 @@ pub struct EmbeddedUri {
     pub resourceUri: String,
 }
 
+/// No arguments.
+#[derive(Debug, HardenedArgs)]
+pub struct NoArgs {}
+
+/// The context a prompt asks for.
+#[derive(Debug, HardenedArgs)]
+pub struct PromptContext {
+    /// The context the prompt should use.
+    #[bounded(max_len = 200, charset = "printable")]
+    pub context: String,
+}
+
 /// The fixture's prompts: plain, with checked arguments, with an embedded
-/// resource, with an image.
+/// resource, with an image, and one that asks first.
 fn prompts() -> Result<PromptSet<Fixture>, hardened_mcp::server::prompts::PromptFaults> {
     Prompts::new()
         .prompt(
@@ -650,6 +660,24 @@ fn prompts() -> Result<PromptSet<Fixture>, hardened_mcp::server::prompts::Prompt
                         ResourceBody::text("Embedded resource content for testing."),
                     )
                     .user("Please process the embedded resource above."))
+            },
+        )
+        .prompt_asking(
+            PromptSpec {
+                name: "test_input_required_result_prompt",
+                description: "A prompt that asks the person for its context first (scenario input-required-result-non-tool-request).",
+            },
+            |_, ctx, NoArgs {}| {
+                Box::pin(async move {
+                    let context = match ctx
+                        .elicit::<PromptContext>("user_context", "What context should the prompt use?")
+                        .await?
+                    {
+                        Elicited::Accepted(c) => c.context,
+                        Elicited::Declined | Elicited::Cancelled => "none".to_owned(),
+                    };
+                    Ok(PromptReply::new().user(format!("Answer with this context in mind: {context}")))
+                })
             },
         )
         .prompt(
