@@ -83,10 +83,14 @@ def small_run(cells: int = 64, steps: int = 2000) -> dict[str, Any]:
 class Driver:
     """One client session plus the checks every call goes through."""
 
-    def __init__(self, session: ClientSession, label: str, secrets_: list[str]):
+    def __init__(self, session: ClientSession, label: str, secrets_: list[str],
+                 person: Person | None = None, era: str = "legacy"):
         self.s = session
         self.label = label
         self.secrets = secrets_
+        # Answers what the server asks, when the session has a person.
+        self.person = person
+        self.era = era
         self.tools: dict[str, Any] = {}
         self.validators: dict[str, Draft202012Validator] = {}
 
@@ -127,7 +131,10 @@ class Driver:
         check(set(start["required"]) == {"cells", "steps", "length", "diffusivity", "dt"}, "heat_start.required")
 
     async def call(self, tool: str, args: Any, **kw: Any) -> Any:
-        r = await self.s.call_tool(tool, args, **kw)
+        if self.person is not None:
+            r = await self.person.call(self.s, self.era, tool, args, **kw)
+        else:
+            r = await self.s.call_tool(tool, args, **kw)
         self._scan(tool, r)
         return r
 
@@ -314,15 +321,16 @@ class Person:
     async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
         return self._answer(params.message)
 
-    async def call(self, d: Driver, era: str, tool: str, args: dict[str, Any]) -> Any:
-        """Calls `tool`, answering what the server asks on the way."""
+    async def call(self, session: ClientSession, era: str, tool: str, args: Any, **kw: Any) -> Any:
+        """Calls `tool`, answering what the server asks on the way (in a
+        2025-11-25 session the SDK calls back this person itself)."""
         if era == "legacy":
-            return await d.call(tool, args)
-        r = await d.call(tool, args, allow_input_required=True)
+            return await session.call_tool(tool, args, **kw)
+        r = await session.call_tool(tool, args, allow_input_required=True, **kw)
         while isinstance(r, types.InputRequiredResult):
             answers = {k: self._answer(q.params.message) for k, q in (r.input_requests or {}).items()}
-            r = await d.call(tool, args, input_responses=answers, request_state=r.request_state,
-                             allow_input_required=True)
+            r = await session.call_tool(tool, args, input_responses=answers, request_state=r.request_state,
+                                        allow_input_required=True, **kw)
         return r
 
 
@@ -345,25 +353,25 @@ async def run_approvals(server: str, solver: str, era: str) -> None:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write, elicitation_callback=person) as session:
                     await start(session, era)
-                    d = Driver(session, f"approvals {era}", [])
+                    d = Driver(session, f"approvals {era}", [], person, era)
                     await d.list_tools()
-                    r = await person.call(d, era, "heat_start", costly_run())
+                    r = await d.call("heat_start", costly_run())
                     check(r.is_error is not True, f"approved run failed: {r.model_dump_json()[:400]}")
                     check(len(person.asked) == 1, f"asked {person.asked}")
                     check("cell-steps" in person.asked[0] and "120000000" in person.asked[0],
                           f"the question shows the estimate and its units: {person.asked[0]}")
                     handle = r.structured_content["data"]["run_handle"]
-                    r = await person.call(d, era, "heat_start", small_run(steps=10))
+                    r = await d.call("heat_start", small_run(steps=10))
                     check(r.is_error is not True and len(person.asked) == 1, "a small run is not asked about")
                     person.approve = False
-                    r = await person.call(d, era, "heat_start", costly_run())
+                    r = await d.call("heat_start", costly_run())
                     check(r.is_error is True and r.structured_content["error"]["kind"] == "not_approved",
                           f"a declined run: {r.model_dump_json()[:400]}")
                     listed = await d.ok("heat_list", {})
                     check(len(listed["runs"]) == 2, f"the declined run never started: {listed}")
                     person.approve = True
                     asked = len(person.asked)
-                    r = await person.call(d, era, "heat_delete", {"run": handle})
+                    r = await d.call("heat_delete", {"run": handle})
                     check(r.is_error is not True and len(person.asked) == asked + 1, "deleting asks")
                     check("Delete" in person.asked[-1], f"the delete question: {person.asked[-1]}")
 
@@ -425,14 +433,15 @@ class HttpServer:
 
 
 async def session_for(
-    stack: AsyncExitStack, url: str, token: str, label: str, toks: list[str], era: str
+    stack: AsyncExitStack, url: str, token: str, label: str, toks: list[str], era: str,
+    person: Person | None = None,
 ) -> Driver:
     client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     await stack.enter_async_context(client)
     read, write = await stack.enter_async_context(streamable_http_client(url, http_client=client))
-    session = await stack.enter_async_context(ClientSession(read, write))
+    session = await stack.enter_async_context(ClientSession(read, write, elicitation_callback=person))
     await start(session, era)
-    d = Driver(session, f"{label} {era}", toks)
+    d = Driver(session, f"{label} {era}", toks, person, era)
     await d.list_tools()
     return d
 

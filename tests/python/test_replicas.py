@@ -45,6 +45,7 @@ from test_e2e import (  # noqa: E402
     Driver,
     Failed,
     HttpServer,
+    Person,
     check,
     session_for,
     small_run,
@@ -114,7 +115,8 @@ def failure_in(e: BaseException) -> Failed | None:
 async def drive(replicas: list[Replica], toks: dict[str, str], era: str, launcher: str) -> None:
     secrets_ = list(toks.values())
     async with AsyncExitStack() as stack:
-        a = [await session_for(stack, r.url, toks["alice"], f"alice@{i}", secrets_, era)
+        # Alice approves her long runs (above the server's 1e8 cell-steps).
+        a = [await session_for(stack, r.url, toks["alice"], f"alice@{i}", secrets_, era, Person())
              for i, r in enumerate(replicas)]
         bob = await session_for(stack, replicas[-1].url, toks["bob"], "bob", secrets_, era)
         first, second, third = a[0], a[1], a[-1]
