@@ -56,7 +56,7 @@ pub enum ToolError {
     AwaitingInput,
     /// A question needs a capability the client did not declare
     /// (the call ends with the protocol's `-32021`).
-    ClientCannotAnswer(crate::ask::ClientNeed),
+    ClientCannotAnswer(ClientNeed),
     /// An answer was not of the kind asked for (the call ends with a
     /// protocol error).
     MalformedAnswer,
@@ -98,6 +98,42 @@ impl Quota {
             Self::Runs => "runs",
             Self::Bytes => "bytes",
             Self::CreateRate => "creates_per_minute",
+        }
+    }
+}
+
+/// What a question to the client needs it to support
+/// ([`hardened_mcp::ask`](crate::ask)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ClientNeed {
+    /// Form elicitation (a question to the person behind the client).
+    Elicitation,
+    /// URL-mode elicitation (a page the person is asked to open).
+    UrlElicitation,
+    /// Sampling (a completion from the client's model).
+    Sampling,
+    /// The client's roots.
+    Roots,
+}
+
+impl ClientNeed {
+    /// The capability's name in the specification.
+    pub const fn capability(self) -> &'static str {
+        match self {
+            Self::Elicitation | Self::UrlElicitation => "elicitation",
+            Self::Sampling => "sampling",
+            Self::Roots => "roots",
+        }
+    }
+
+    /// A need from its capability name (`elicitation`, `sampling`, `roots`).
+    pub fn from_capability(name: &str) -> Option<Self> {
+        match name {
+            "elicitation" => Some(Self::Elicitation),
+            "sampling" => Some(Self::Sampling),
+            "roots" => Some(Self::Roots),
+            _ => None,
         }
     }
 }

@@ -746,7 +746,7 @@ mod tests {
             ToolError::rejected("no result yet"),
             ToolError::internal("detail"),
             ToolError::AwaitingInput,
-            ToolError::ClientCannotAnswer(crate::ask::ClientNeed::Sampling),
+            ToolError::ClientCannotAnswer(crate::error::ClientNeed::Sampling),
             ToolError::MalformedAnswer,
             ToolError::AnswerRefused {
                 question: "age",

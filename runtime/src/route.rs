@@ -45,7 +45,7 @@ pub struct ToolMeta {
     pub confirm: crate::ask::Confirm,
     /// What the tool asks of every client (`asks = ".."`): a call from a
     /// client that did not declare it is refused before anything runs.
-    pub asks: &'static [crate::ask::ClientNeed],
+    pub asks: &'static [crate::error::ClientNeed],
 }
 
 /// The entry a route calls: parse, revalidate, run the body, shape the result.
@@ -125,7 +125,7 @@ impl<S> HardenedTool<S> {
     }
 
     /// What the tool asks of every client (`#[hardened_tool(asks = ..)]`).
-    pub fn asks(&self) -> &'static [crate::ask::ClientNeed] {
+    pub fn asks(&self) -> &'static [crate::error::ClientNeed] {
         self.meta.asks
     }
 
@@ -524,7 +524,7 @@ impl<S: Send + Sync + 'static> ToolSet<S> {
                             need = need.capability(),
                             "a call from a client without a capability the tool needs: refused"
                         );
-                        let refused = need.missing();
+                        let refused = crate::ask::missing(*need);
                         return Box::pin(async move { Err(refused) });
                     }
                     if let Some(refused) = rounded_integer(meta, &scopes, &schema, &ctx) {

@@ -9,10 +9,11 @@ pub use crate::args::kind::{Arg, BoolSpec, Doc};
 pub use crate::args::number::{FloatSpec, IntSpec};
 pub use crate::args::text::{Charset, Pattern, StrSpec};
 pub use crate::args::{ArgError, HardenedArgs, ToolEnum};
-pub use crate::ask::{ClientNeed, Confirm};
+pub use crate::ask::Confirm;
 pub use crate::concurrency::ConcurrencyLimiter;
 pub use crate::context::ToolContext;
 pub use crate::deck::DeckToken;
+pub use crate::error::ClientNeed;
 pub use crate::error::ToolError;
 pub use crate::output::Output;
 pub use crate::route::{

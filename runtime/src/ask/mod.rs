@@ -56,11 +56,11 @@ mod state;
 
 use serde_json::{Map, Value, json};
 
+pub use crate::error::ClientNeed;
 pub use answer::{Elicited, Roots, Sampled, Visited};
-pub use round::ClientNeed;
 pub use state::StateKey;
 
-pub(crate) use round::{Asking, Round};
+pub(crate) use round::{Asking, Round, missing};
 pub(crate) use state::Binding;
 
 use crate::args::{Arg, ArgError, HardenedArgs};

@@ -22,69 +22,35 @@ use serde_json::Value;
 
 use super::answer::AnswerFault;
 use super::state::{self, Binding, Sealed, Spent, StateFault, StateKey};
-use crate::error::{ReferenceId, ToolError};
+use crate::error::{ClientNeed, ReferenceId, ToolError};
 
-/// What a question needs the client to support.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ClientNeed {
-    /// Form elicitation (a question to the person behind the client).
-    Elicitation,
-    /// URL-mode elicitation (a page the person is asked to open).
-    UrlElicitation,
-    /// Sampling (a completion from the client's model).
-    Sampling,
-    /// The client's roots.
-    Roots,
+/// Whether `caps` (the client's declared capabilities, as JSON) has what
+/// `need` asks.
+fn declared_in(need: ClientNeed, caps: &Value) -> bool {
+    let Some(c) = caps.get(need.capability()).filter(|c| c.is_object()) else {
+        return false;
+    };
+    match need {
+        // An elicitation capability naming neither mode means form.
+        ClientNeed::Elicitation => c.get("form").is_some() || c.get("url").is_none(),
+        ClientNeed::UrlElicitation => c.get("url").is_some(),
+        ClientNeed::Sampling | ClientNeed::Roots => true,
+    }
 }
 
-impl ClientNeed {
-    /// The capability's name in the specification.
-    pub const fn capability(self) -> &'static str {
-        match self {
-            Self::Elicitation | Self::UrlElicitation => "elicitation",
-            Self::Sampling => "sampling",
-            Self::Roots => "roots",
-        }
-    }
-
-    /// A need from its capability name (`elicitation`, `sampling`, `roots`).
-    pub fn from_capability(name: &str) -> Option<Self> {
-        match name {
-            "elicitation" => Some(Self::Elicitation),
-            "sampling" => Some(Self::Sampling),
-            "roots" => Some(Self::Roots),
-            _ => None,
-        }
-    }
-
-    /// Whether `caps` (the client's declared capabilities, as JSON) has it.
-    fn declared_in(self, caps: &Value) -> bool {
-        let Some(c) = caps.get(self.capability()).filter(|c| c.is_object()) else {
-            return false;
-        };
-        match self {
-            // An elicitation capability naming neither mode means form.
-            Self::Elicitation => c.get("form").is_some() || c.get("url").is_none(),
-            Self::UrlElicitation => c.get("url").is_some(),
-            Self::Sampling | Self::Roots => true,
-        }
-    }
-
-    /// The error of a call that needs it from a client that did not
-    /// declare it: `-32021` with `requiredCapabilities` (HTTP 400 in the
-    /// 2026-07-28 era).
-    pub(crate) fn missing(self) -> ErrorData {
-        let required = match self {
-            Self::UrlElicitation => serde_json::json!({ "elicitation": { "url": {} } }),
-            other => serde_json::json!({ other.capability(): {} }),
-        };
-        ErrorData::new(
-            ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-            "Missing required client capability",
-            Some(serde_json::json!({ "requiredCapabilities": required })),
-        )
-    }
+/// The error of a call that needs `need` from a client that did not
+/// declare it: `-32021` with `requiredCapabilities` (HTTP 400 in the
+/// 2026-07-28 era).
+pub(crate) fn missing(need: ClientNeed) -> ErrorData {
+    let required = match need {
+        ClientNeed::UrlElicitation => serde_json::json!({ "elicitation": { "url": {} } }),
+        other => serde_json::json!({ other.capability(): {} }),
+    };
+    ErrorData::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        "Missing required client capability",
+        Some(serde_json::json!({ "requiredCapabilities": required })),
+    )
 }
 
 /// How long a tool waits for a 2025-11-25 client to answer a question.
@@ -137,7 +103,7 @@ impl Round {
 
     /// Whether the client declared what `need` asks.
     pub(crate) fn declares(&self, need: ClientNeed) -> bool {
-        need.declared_in(&self.caps)
+        declared_in(need, &self.caps)
     }
 
     /// The raw answer to `key`: carried, sent with the call, or asked for
@@ -155,7 +121,7 @@ impl Round {
                 need = need.capability(),
                 "a question to a client that cannot answer it: refused"
             );
-            self.fail(need.missing());
+            self.fail(missing(need));
             return Err(ToolError::ClientCannotAnswer(need));
         }
         match &self.source {
@@ -308,7 +274,7 @@ impl Asking {
     /// server process over it opens the others' states, once in all.
     #[cfg(feature = "runs")]
     pub(crate) fn set_root(&mut self, root: &crate::runs::RunRoot) {
-        self.key = Some(root.state_key());
+        self.key = Some(StateKey::from_bytes(root.state_key_bytes()));
         self.spent = Ledger::Root(root.clone());
     }
 

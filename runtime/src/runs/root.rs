@@ -329,14 +329,12 @@ impl RunRoot {
         self.inner.retention.map(|r| r.limit(finished))
     }
 
-    /// A key for sealing `requestState` derived from this root's key
-    /// (`Server::state_key`): every server process over one run root (the
+    /// 32 bytes derived from this root's key for sealing `requestState`
+    /// (`Server::states_in`): every server process over one run root (the
     /// replicas behind one address) seals and opens states alike, and the
-    /// key never leaves the root.
-    pub fn state_key(&self) -> crate::ask::StateKey {
-        crate::ask::StateKey::from_bytes(
-            self.inner.key.mac(&[b"hardened-mcp/request-state-key/v1"]),
-        )
+    /// root key itself never leaves the root.
+    pub(crate) fn state_key_bytes(&self) -> [u8; 32] {
+        self.inner.key.mac(&[b"hardened-mcp/request-state-key/v1"])
     }
 
     /// The prefix of the handles this root issues.
