@@ -38,7 +38,7 @@ const MAX_SPENT: usize = 65_536;
 /// A server makes a random one at start, so a state opens only in the
 /// process that sealed it. Replicas behind one address share a key: read
 /// it from a secret file with [`StateKey::from_bytes`], or derive it from
-/// the run root they share (`RunRoot::state_key`, feature `runs`).
+/// the run root they share (`Server::states_in`, feature `runs`).
 #[derive(Clone)]
 pub struct StateKey(Arc<[u8; 32]>);
 
