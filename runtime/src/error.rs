@@ -126,16 +126,6 @@ impl ClientNeed {
             Self::Roots => "roots",
         }
     }
-
-    /// A need from its capability name (`elicitation`, `sampling`, `roots`).
-    pub fn from_capability(name: &str) -> Option<Self> {
-        match name {
-            "elicitation" => Some(Self::Elicitation),
-            "sampling" => Some(Self::Sampling),
-            "roots" => Some(Self::Roots),
-            _ => None,
-        }
-    }
 }
 
 /// An opaque id linking a caller-visible internal error to its log line.

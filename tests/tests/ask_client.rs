@@ -137,8 +137,13 @@ async fn serve(server: Server<Asker>) -> RunningHttpServer {
 /// A 2026-07-28 `tools/call` with `caps` as the client's capabilities and
 /// `extra` merged into its params (answers, state).
 fn call(tool: &str, arguments: Value, caps: Value, extra: Value) -> Value {
+    request("tools/call", tool, arguments, caps, extra)
+}
+
+/// A 2026-07-28 request of `method` for `name` (a tool, a prompt).
+fn request(method: &str, name: &str, arguments: Value, caps: Value, extra: Value) -> Value {
     let mut params = json!({
-        "name": tool,
+        "name": name,
         "arguments": arguments,
         "_meta": {
             "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
@@ -151,7 +156,7 @@ fn call(tool: &str, arguments: Value, caps: Value, extra: Value) -> Value {
             params[k] = v;
         }
     }
-    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+    json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
 }
 
 async fn post(client: &mut HttpClient, tool: &'static str, body: &Value) -> (HttpReply, Value) {
@@ -764,21 +769,13 @@ async fn a_prompt_asks_too() {
     let running = serve(server(Asker::default()).prompts(prompts)).await;
     let mut alice = HttpClient::new(running.local_addr(), Some(ALICE));
     let get = |extra: Value| {
-        let mut params = json!({
-            "name": "aged",
-            "arguments": {"greeting": "hi"},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-                "io.modelcontextprotocol/clientInfo": {"name": "ask-test", "version": "0"},
-                "io.modelcontextprotocol/clientCapabilities": elicits(),
-            },
-        });
-        if let Value::Object(extra) = extra {
-            for (k, v) in extra {
-                params[k] = v;
-            }
-        }
-        json!({"jsonrpc": "2.0", "id": 7, "method": "prompts/get", "params": params})
+        request(
+            "prompts/get",
+            "aged",
+            json!({"greeting": "hi"}),
+            elicits(),
+            extra,
+        )
     };
     let headers = [
         ("MCP-Protocol-Version", MODERN_VERSION),

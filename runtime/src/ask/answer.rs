@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use crate::args::{ArgError, HardenedArgs};
-use crate::untrusted::Untrusted;
+use crate::untrusted::{TextLimits, Untrusted};
 
 /// The outcome of a question put to the person behind the client
 /// ([`ToolContext::elicit`](crate::ToolContext::elicit)).
@@ -66,8 +66,8 @@ pub(crate) enum AnswerFault {
 const MAX_ROOTS: usize = 256;
 /// Longest root URI kept, in bytes.
 const MAX_ROOT_URI: usize = 2048;
-/// Longest model name kept, in bytes.
-const MAX_MODEL_NAME: usize = 256;
+/// Longest model name kept, in bytes (one line).
+const MAX_MODEL_NAME: u32 = 256;
 
 /// An elicitation result (`{action, content?}`), its content parsed as `T`.
 pub(crate) fn elicited<T: HardenedArgs>(value: &Value) -> Result<Elicited<T>, AnswerFault> {
@@ -148,10 +148,9 @@ pub(crate) fn sampled(value: &Value) -> Result<Sampled, AnswerFault> {
         .get("model")
         .and_then(Value::as_str)
         .ok_or(AnswerFault::Malformed)?;
-    let model = &model[..floor_char_boundary(model, MAX_MODEL_NAME)];
     Ok(Sampled {
         text: Untrusted::text(text),
-        model: Untrusted::text(model),
+        model: Untrusted::text_head(model, TextLimits::new(MAX_MODEL_NAME, 1)),
     })
 }
 
@@ -176,15 +175,6 @@ pub(crate) fn roots(value: &Value) -> Result<Roots, AnswerFault> {
     Ok(Roots {
         uris: Untrusted::lines(uris),
     })
-}
-
-/// The largest char boundary of `s` at or below `max`.
-fn floor_char_boundary(s: &str, max: usize) -> usize {
-    let mut i = max.min(s.len());
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 #[cfg(test)]

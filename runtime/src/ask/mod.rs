@@ -61,7 +61,6 @@ pub use answer::{Elicited, Roots, Sampled, Visited};
 pub use state::StateKey;
 
 pub(crate) use round::{Asking, Round, missing};
-pub(crate) use state::Binding;
 
 use crate::args::{Arg, ArgError, HardenedArgs};
 use crate::context::ToolContext;

@@ -16,7 +16,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rmcp::ErrorData;
-use rmcp::model::{ErrorCode, InputRequest, InputRequests, InputRequiredResult, InputResponses};
+use rmcp::model::{
+    ClientCapabilities, ErrorCode, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+};
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::Value;
 
@@ -24,17 +26,19 @@ use super::answer::AnswerFault;
 use super::state::{self, Binding, Sealed, Spent, StateFault, StateKey};
 use crate::error::{ClientNeed, ReferenceId, ToolError};
 
-/// Whether `caps` (the client's declared capabilities, as JSON) has what
-/// `need` asks.
-fn declared_in(need: ClientNeed, caps: &Value) -> bool {
-    let Some(c) = caps.get(need.capability()).filter(|c| c.is_object()) else {
-        return false;
-    };
+/// Whether `caps` (the client's declared capabilities) has what `need`
+/// asks.
+fn declared_in(need: ClientNeed, caps: Option<&ClientCapabilities>) -> bool {
+    let Some(caps) = caps else { return false };
     match need {
         // An elicitation capability naming neither mode means form.
-        ClientNeed::Elicitation => c.get("form").is_some() || c.get("url").is_none(),
-        ClientNeed::UrlElicitation => c.get("url").is_some(),
-        ClientNeed::Sampling | ClientNeed::Roots => true,
+        ClientNeed::Elicitation => caps
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some() || e.url.is_none()),
+        ClientNeed::UrlElicitation => caps.elicitation.as_ref().is_some_and(|e| e.url.is_some()),
+        ClientNeed::Sampling => caps.sampling.is_some(),
+        ClientNeed::Roots => caps.roots.is_some(),
     }
 }
 
@@ -59,8 +63,9 @@ const ANSWER_WAIT: Duration = Duration::from_secs(600);
 /// Where a call's answers come from.
 enum Source {
     /// 2026-07-28: with the call (`inputResponses`), or carried over from
-    /// earlier rounds in the sealed state.
+    /// earlier rounds in the sealed state, which is bound to `binding`.
     Stateless {
+        binding: Binding,
         responses: InputResponses,
         carried: BTreeMap<String, Value>,
     },
@@ -82,8 +87,8 @@ struct Slot {
 /// The questions and answers of one call.
 pub(crate) struct Round {
     source: Source,
-    /// The client's declared capabilities, as JSON (`{}` when none).
-    caps: Value,
+    /// The client's declared capabilities.
+    caps: Option<ClientCapabilities>,
     slot: Mutex<Slot>,
 }
 
@@ -103,7 +108,7 @@ impl Round {
 
     /// Whether the client declared what `need` asks.
     pub(crate) fn declares(&self, need: ClientNeed) -> bool {
-        declared_in(need, &self.caps)
+        declared_in(need, self.caps.as_ref())
     }
 
     /// The raw answer to `key`: carried, sent with the call, or asked for
@@ -125,7 +130,9 @@ impl Round {
             return Err(ToolError::ClientCannotAnswer(need));
         }
         match &self.source {
-            Source::Stateless { responses, carried } => {
+            Source::Stateless {
+                responses, carried, ..
+            } => {
                 if let Some(v) = carried.get(key).or_else(|| responses.get(key)) {
                     return Ok(v.clone());
                 }
@@ -282,21 +289,26 @@ impl Asking {
         self.ttl = ttl;
     }
 
-    /// The round of one request. In the 2026-07-28 era its `requestState`
-    /// is opened (bound to `binding`) and its nonce spent; one that does
-    /// not open is a fixed error.
+    /// The round of one request to `target` (`tools/call:<name>`,
+    /// `prompts/get:<name>`) with `arguments`, put in the request's
+    /// extensions for its [`ToolContext`](crate::ToolContext). In the
+    /// 2026-07-28 era its `requestState` is opened (bound to the caller,
+    /// `target` and `arguments`) and its nonce spent; one that does not
+    /// open is a fixed error.
     pub(crate) fn begin(
         &self,
-        rc: &RequestContext<RoleServer>,
-        binding: &Binding,
+        rc: &mut RequestContext<RoleServer>,
+        target: &str,
+        arguments: Option<&serde_json::Map<String, Value>>,
         responses: Option<&InputResponses>,
         request_state: Option<&str>,
     ) -> Result<Arc<Round>, ErrorData> {
-        let caps = rc
-            .client_capabilities()
-            .and_then(|c| serde_json::to_value(c).ok())
-            .unwrap_or_else(|| Value::Object(Default::default()));
+        let caps = rc.client_capabilities();
+        // Only a stateless call can carry or receive a state: only it is
+        // bound (the arguments written out once, in canonical form).
         let source = if stateless(rc) {
+            let caller = crate::context::caller_of(rc);
+            let binding = Binding::new(caller.as_str(), target, arguments);
             let carried = match request_state {
                 None => BTreeMap::new(),
                 Some(text) => {
@@ -305,7 +317,7 @@ impl Asking {
                         .as_ref()
                         .ok_or_else(|| bad_state(StateFault::NoKey))?;
                     let now = state::now_ms();
-                    let opened = state::open(key, binding, text, now).map_err(bad_state)?;
+                    let opened = state::open(key, &binding, text, now).map_err(bad_state)?;
                     if !self.spent.claim(&opened, now) {
                         return Err(bad_state(StateFault::Replayed));
                     }
@@ -313,38 +325,42 @@ impl Asking {
                 }
             };
             Source::Stateless {
+                binding,
                 responses: responses.cloned().unwrap_or_default(),
                 carried,
             }
         } else {
             Source::Session(rc.peer.clone())
         };
-        Ok(Arc::new(Round {
+        let round = Arc::new(Round {
             source,
             caps,
             slot: Mutex::default(),
-        }))
+        });
+        rc.extensions.insert(Arc::clone(&round));
+        Ok(round)
     }
 
     /// How the round ends: its protocol error, an input-required result
     /// (the questions without an answer, and the sealed answers so far),
     /// or `None`: the call's own result stands.
-    pub(crate) fn end(
-        &self,
-        round: &Round,
-        binding: &Binding,
-    ) -> Result<Option<InputRequiredResult>, ErrorData> {
+    pub(crate) fn end(&self, round: &Round) -> Result<Option<InputRequiredResult>, ErrorData> {
         let mut slot = round.slot();
         if let Some(fault) = slot.fault.take() {
             return Err(fault);
         }
+        // Questions wait for a later round only in the stateless era (a
+        // session's are asked at once).
+        let Source::Stateless {
+            binding, carried, ..
+        } = &round.source
+        else {
+            return Ok(None);
+        };
         if slot.pending.is_empty() {
             return Ok(None);
         }
-        let mut answers = match &round.source {
-            Source::Stateless { carried, .. } => carried.clone(),
-            Source::Session(_) => BTreeMap::new(),
-        };
+        let mut answers = carried.clone();
         answers.append(&mut slot.accepted);
         let nonce = state::fresh_nonce().map_err(internal)?;
         let ttl_ms = u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX);

@@ -57,7 +57,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::ask::{Asking, Binding, StateKey};
+use crate::ask::{Asking, StateKey};
 #[cfg(feature = "jobs")]
 use crate::context::ToolContext;
 use crate::context::{LogLevel, LogThreshold};
@@ -334,22 +334,16 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
                 ToolError::UnknownTool.into_call_tool_result(),
             ));
         }
-        let caller = crate::context::caller_of(&context);
-        let binding = Binding::new(
-            caller.as_str(),
+        let round = self.asking.begin(
+            &mut context,
             &format!("tools/call:{}", request.name),
             request.arguments.as_ref(),
-        );
-        let round = self.asking.begin(
-            &context,
-            &binding,
             request.input_responses.as_ref(),
             request.request_state.as_deref(),
         )?;
-        context.extensions.insert(Arc::clone(&round));
         let tcc = ToolCallContext::new(&*self.service, request, context);
         let response = self.tools.call(tcc).await?;
-        Ok(match self.asking.end(&round, &binding)? {
+        Ok(match self.asking.end(&round)? {
             Some(input_required) => CallToolResponse::InputRequired(input_required),
             None => response,
         })
@@ -420,19 +414,13 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         mut context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let prompts = self.served_prompts()?;
-        let caller = crate::context::caller_of(&context);
-        let binding = Binding::new(
-            caller.as_str(),
+        let round = self.asking.begin(
+            &mut context,
             &format!("prompts/get:{}", request.name),
             request.arguments.as_ref(),
-        );
-        let round = self.asking.begin(
-            &context,
-            &binding,
             request.input_responses.as_ref(),
             request.request_state.as_deref(),
         )?;
-        context.extensions.insert(Arc::clone(&round));
         let ctx = crate::context::ToolContext::from_request(&context);
         let got = prompts
             .get(
@@ -442,7 +430,7 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
                 request.arguments.as_ref(),
             )
             .await;
-        match self.asking.end(&round, &binding)? {
+        match self.asking.end(&round)? {
             Some(input_required) => Ok(GetPromptResponse::InputRequired(input_required)),
             None => got.map(Into::into),
         }
