@@ -770,11 +770,16 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
     });
     let max = f64_tokens(m.max_cost);
     let scopes = &m.scopes;
-    let task = m.task.is_some();
+    let task = match m.task {
+        None => quote!(#hm::TaskSupport::Never),
+        Some(t) if t.required => quote!(#hm::TaskSupport::Required),
+        Some(_) => quote!(#hm::TaskSupport::Optional),
+    };
     // A `task` tool needs the jobs capability: one error at `task` without it.
-    let task_gate = m
-        .task
-        .map(|at| quote::quote_spanned!(at=> #hm::needs_jobs! { { ::core::compile_error!(#JOBS_GATE); } }));
+    let task_gate = m.task.map(|t| {
+        let at = t.span;
+        quote::quote_spanned!(at=> #hm::needs_jobs! { { ::core::compile_error!(#JOBS_GATE); } })
+    });
     let units = &m.units;
     let description = &m.description;
     let confirm = match m.confirm {

@@ -144,8 +144,9 @@ pub struct ToolModel {
     pub timeout_s: Option<f64>,
     pub concurrency: Option<usize>,
     pub scopes: Vec<String>,
-    /// `task`: where it was written (the span of the `jobs` gate).
-    pub task: Option<proc_macro2::Span>,
+    /// `task`: whether it is required, and where it was written (the span
+    /// of the `jobs` gate).
+    pub task: Option<crate::parse::TaskAttr>,
     /// When the person approves a call.
     pub confirm: Confirm,
     /// Client capabilities every call needs (`elicitation`, `sampling`,

@@ -57,6 +57,49 @@ impl FromMeta for Check {
     }
 }
 
+/// `task` (the tool may run as an MCP task) or `task = "required"` (it
+/// runs only as one); where it was written, for the `jobs` gate.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskAttr {
+    pub required: bool,
+    pub span: Span,
+}
+
+impl FromMeta for TaskAttr {
+    fn from_meta(item: &Meta) -> darling::Result<Self> {
+        let required = match item {
+            Meta::Path(_) => false,
+            Meta::NameValue(nv) => match &nv.value {
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) if s.value() == "required" => true,
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) if s.value() == "optional" => false,
+                other => {
+                    return Err(darling::Error::custom(
+                        "`task` is written alone (a client that takes tasks gets one) or \
+                         `task = \"required\"` (the tool runs only as a task)",
+                    )
+                    .with_span(other));
+                }
+            },
+            Meta::List(_) => {
+                return Err(
+                    darling::Error::custom("expected `task` or `task = \"required\"`")
+                        .with_span(item),
+                );
+            }
+        };
+        Ok(Self {
+            required,
+            span: item.span(),
+        })
+    }
+}
+
 /// `annotations(read_only, destructive, idempotent, open_world)`; each key
 /// is a flag or `= bool`.
 #[derive(Debug, Default, Clone, FromMeta)]
@@ -89,8 +132,9 @@ pub struct ToolAttr {
     pub annotations: Option<Annotations>,
     /// OAuth scopes a caller's access token must grant, space-separated.
     pub scopes: Option<LitStr>,
-    /// The tool may run as an MCP task (a client that takes tasks gets one).
-    pub task: Flag,
+    /// The tool may run as an MCP task (a client that takes tasks gets
+    /// one), or, with `= "required"`, runs only as one.
+    pub task: Option<TaskAttr>,
     /// Ask the person to approve a call whose estimated cost is above this.
     #[darling(with = raw_expr)]
     pub confirm_above: Option<Expr>,

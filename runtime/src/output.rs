@@ -41,6 +41,8 @@ pub struct Output<T> {
     resources: Vec<ContentBlock>,
     /// Bytes of the embedded resources' contents.
     resource_bytes: usize,
+    /// The call ran but did not do what it was asked (`isError`).
+    failed: bool,
 }
 
 /// The `_meta` key of untrusted text's notice in a resource's contents.
@@ -222,7 +224,22 @@ impl<T> Output<T> {
             audio: Vec::new(),
             resources: Vec::new(),
             resource_bytes: 0,
+            failed: false,
         }
+    }
+
+    /// Marks the result a failure (`isError: true`) that keeps its data:
+    /// the call ran but did not do what it was asked (a solver run that
+    /// failed or hit a limit), and the model reads how from the data. A
+    /// refusal or a fault is a [`ToolError`] instead.
+    pub fn failed(mut self) -> Self {
+        self.failed = true;
+        self
+    }
+
+    /// Whether the result is marked a failure ([`Output::failed`]).
+    pub fn is_failure(&self) -> bool {
+        self.failed
     }
 
     /// Embeds a resource's contents (at `uri`, of `mime_type`), sent as MCP
@@ -354,7 +371,11 @@ impl<T: Serialize> Output<T> {
                 .map(crate::audio::Audio::into_content),
         );
         content.extend(self.resources);
-        let mut r = CallToolResult::success(content);
+        let mut r = if self.failed {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        };
         r.structured_content = Some(value);
         Ok(r)
     }

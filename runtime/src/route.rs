@@ -20,6 +20,7 @@ use crate::concurrency::ConcurrencyLimiter;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::output::{Output, secret_like_properties};
+use crate::tasks::TaskSupport;
 
 /// Static facts about one tool, declared in `#[hardened_tool(...)]`.
 #[derive(Debug)]
@@ -36,8 +37,8 @@ pub struct ToolMeta {
     pub concurrency: Option<usize>,
     /// OAuth scopes a caller's access token must grant.
     pub scopes: &'static [&'static str],
-    /// Whether the tool may run as an MCP task.
-    pub task: bool,
+    /// Whether and how the tool runs as an MCP task.
+    pub task: crate::tasks::TaskSupport,
     /// The argument names, as declared.
     pub arguments: &'static [&'static str],
     /// When the tool asks the person to approve a call
@@ -301,10 +302,10 @@ impl<S: 'static> ToolSet<S> {
                     serde_json::json!(d.meta.scopes),
                 );
             }
-            if d.meta.task {
+            if let Some(support) = d.meta.task.declared() {
                 meta.insert(
                     crate::transport::tasks2025::TASK_TOOL_META_KEY.to_owned(),
-                    Value::Bool(true),
+                    Value::from(support),
                 );
             }
             if !meta.is_empty() {
@@ -510,10 +511,20 @@ impl<S: Send + Sync + 'static> ToolSet<S> {
                 move |tcc: ToolCallContext<'_, S>| -> BoxFuture<'_, _> {
                     let mut ctx = ToolContext::from_request(&tcc.request_context);
                     // A `task` tool may answer with a task when the server
-                    // serves them and the client takes them.
-                    let offer = (task_tool
-                        && crate::tasks::tasks_accepted(&tcc.request_context.extensions))
-                    .then(crate::tasks::TaskOffer::default);
+                    // serves them and the client takes them; one that runs
+                    // only as a task refuses every other call.
+                    let accepted = crate::tasks::tasks_accepted(&tcc.request_context.extensions);
+                    if task_tool == TaskSupport::Required && !accepted {
+                        tracing::debug!("a task-only tool called without tasks: refused");
+                        let stateless = tcc
+                            .request_context
+                            .protocol_version()
+                            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+                        let refused = crate::tasks::task_required(stateless);
+                        return Box::pin(async move { Err(refused) });
+                    }
+                    let offer = (task_tool != TaskSupport::Never && accepted)
+                        .then(crate::tasks::TaskOffer::default);
                     if let Some(o) = &offer {
                         ctx = ctx.with_task_offer(o.clone());
                     }

@@ -9,6 +9,51 @@ use std::sync::{Arc, OnceLock};
 use rmcp::ErrorData;
 use rmcp::model::Task;
 
+/// How a tool runs as an MCP task (`#[hardened_tool(task)]`,
+/// `#[hardened_tool(task = "required")]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskSupport {
+    /// Never: every call is answered when its body ends.
+    Never,
+    /// A client that takes tasks gets one; any other the plain answer.
+    Optional,
+    /// Only as a task: a call from a client that does not take tasks is
+    /// refused before anything runs (`-32021` naming the tasks extension
+    /// in 2026-07-28, `-32601` in 2025-11-25, as each revision asks).
+    Required,
+}
+
+impl TaskSupport {
+    /// The tool-level declaration of the 2025-11-25 protocol
+    /// (`execution.taskSupport`), `None` for [`TaskSupport::Never`].
+    pub(crate) fn declared(self) -> Option<&'static str> {
+        match self {
+            Self::Never => None,
+            Self::Optional => Some("optional"),
+            Self::Required => Some("required"),
+        }
+    }
+}
+
+/// The refusal of a call to a [`TaskSupport::Required`] tool from a
+/// client that does not take tasks: in 2026-07-28 the missing capability
+/// (the tasks extension), in 2025-11-25 `Method not found`.
+pub(crate) fn task_required(stateless_era: bool) -> ErrorData {
+    if !stateless_era {
+        return method_not_found();
+    }
+    let mut required = serde_json::Map::new();
+    required.insert(
+        rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+        serde_json::json!({}),
+    );
+    ErrorData::new(
+        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        "Missing required client capability",
+        Some(serde_json::json!({ "requiredCapabilities": { "extensions": required } })),
+    )
+}
+
 /// The marker a server puts in a call's extensions when it serves tasks
 /// and the client takes them.
 #[derive(Debug, Clone, Copy)]

@@ -35,6 +35,9 @@ struct Ask {
     /// The value the probe reports.
     #[bounded(min = -1e6, max = 1e6)]
     value: f64,
+    /// Whether the probe fails (exit 3, no result).
+    #[bounded(default = false)]
+    fail: bool,
 }
 
 #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
@@ -60,7 +63,11 @@ impl SolverJob for Probe {
                 wall_time: Duration::from_secs(90),
                 ..Limits::default()
             });
-        let mode = if a.slow { "slow" } else { "ok" };
+        let mode = match (a.fail, a.slow) {
+            (true, _) => "fail",
+            (false, true) => "slow",
+            (false, false) => "ok",
+        };
         let result = json!({"value": a.value, "steps": 3});
         Ok(Prepared::new(request).input(DECK, format!("{mode}\n{result}")))
     }
@@ -116,6 +123,22 @@ impl Lab {
         #[args] ask: Ask,
     ) -> Result<Output<JobOutcome<Doubled>>, ToolError> {
         self.doubler.run(&ctx, &ask, Duration::from_secs(60)).await
+    }
+
+    /// Run the probe only as an MCP task.
+    #[hardened_tool(
+        max_cost = 1,
+        units = "runs",
+        cost = 1.0,
+        timeout_s = 100,
+        task = "required"
+    )]
+    async fn probe_task(
+        &self,
+        ctx: ToolContext,
+        #[args] ask: Ask,
+    ) -> Result<Output<JobOutcome<ProbeResult>>, ToolError> {
+        self.jobs.run(&ctx, &ask, Duration::from_secs(60)).await
     }
 
     /// Not a task tool.
@@ -220,7 +243,25 @@ async fn a_2025_session_gets_the_2025_task_shapes_over_http() {
             tools.iter().find(|t| t["name"] == name).unwrap()["execution"]["taskSupport"].clone()
         };
         assert_eq!(support("probe_solve"), "optional", "{list}");
+        assert_eq!(support("probe_task"), "required", "{list}");
         assert_eq!(support("probe_ping"), Value::Null, "{list}");
+        // A task-only tool called without `task` is refused, as the
+        // revision asks (Method not found); with `task` it is a task.
+        let args = json!({"slow": false, "value": 1.0});
+        let plain = request(
+            20,
+            "tools/call",
+            json!({"name": "probe_task", "arguments": args}),
+        );
+        let refused = rpc(&mut alice, V2025, &plain).await;
+        assert_eq!(refused["error"]["code"], -32601, "{refused}");
+        let tasked = request(
+            21,
+            "tools/call",
+            json!({"name": "probe_task", "arguments": args, "task": {}}),
+        );
+        let tasked = rpc(&mut alice, V2025, &tasked).await;
+        assert!(tasked["result"]["task"]["taskId"].is_string(), "{tasked}");
 
         // A task-augmented call answers the task at once.
         let call = request(
@@ -285,6 +326,14 @@ async fn a_2025_session_gets_the_2025_task_shapes_over_http() {
             "{cancelled}"
         );
         assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+        // 2025-11-25 refuses to cancel a task that has ended.
+        let again = rpc(
+            &mut alice,
+            V2025,
+            &request(14, "tasks/cancel", json!({"taskId": slow_id})),
+        )
+        .await;
+        assert_eq!(again["error"]["code"], -32602, "{again}");
         let listed = rpc(&mut alice, V2025, &request(8, "tasks/list", json!({}))).await;
         let states: Vec<(String, String)> = listed["result"]["tasks"]
             .as_array()
@@ -330,7 +379,7 @@ async fn a_2025_session_gets_the_2025_task_shapes_over_http() {
         let listed = rpc(&mut alice, V2025, &request(13, "tasks/list", json!({}))).await;
         assert_eq!(
             listed["result"]["tasks"].as_array().unwrap().len(),
-            3,
+            4,
             "{listed}"
         );
 
@@ -461,6 +510,137 @@ async fn other_eras_get_their_own_shapes_and_never_the_2025_ones() {
                 _ => panic!("{got}"),
             }
         }
+        server.shutdown().await.unwrap();
+    })
+    .await;
+}
+
+/// A stateless (2026-07-28) client of `addr` for `token`, declaring the
+/// tasks extension or not: sends one request, answers its HTTP status and
+/// JSON-RPC reply.
+struct Modern {
+    client: HttpClient,
+    tasks: bool,
+}
+
+impl Modern {
+    fn new(addr: std::net::SocketAddr, token: &str, tasks: bool) -> Self {
+        Self {
+            client: HttpClient::new(addr, Some(token)),
+            tasks,
+        }
+    }
+
+    async fn send(&mut self, method: &'static str, name: &str, mut params: Value) -> (u16, Value) {
+        let caps = if self.tasks {
+            json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
+        } else {
+            json!({})
+        };
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+            "io.modelcontextprotocol/clientInfo": {"name": "raw-tasks", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": caps,
+        });
+        let body = serde_json::to_vec(&request(1, method, params)).unwrap();
+        let headers = [
+            ("MCP-Protocol-Version", MODERN_VERSION),
+            ("Mcp-Method", method),
+            ("Mcp-Name", name),
+        ];
+        let reply = self.client.request("POST", &headers, &body).await;
+        (reply.status, reply.rpc().unwrap())
+    }
+
+    /// Polls task `id` until it leaves `working`; its last state.
+    async fn settled(&mut self, id: &str) -> Value {
+        loop {
+            let (_, got) = self.send("tasks/get", id, json!({"taskId": id})).await;
+            if got["result"]["status"] != "working" {
+                return got;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_2026_task_rules_hold_for_task_only_tools_and_failed_runs() {
+    bounded(async {
+        let tmp = tempfile::tempdir().unwrap();
+        let server = start(tmp.path(), false).await;
+        let addr = server.local_addr();
+        let mut plain = Modern::new(addr, ALICE, false);
+        let mut tasked = Modern::new(addr, ALICE, true);
+        let failing = json!({"name": "probe_task", "arguments": {"slow": false, "value": 1.0, "fail": true}});
+
+        // A task-only tool, called by a client without the extension: the
+        // missing capability, naming the extension; nothing ran.
+        let (status, refused) = plain.send("tools/call", "probe_task", failing.clone()).await;
+        assert_eq!(refused["error"]["code"], -32021, "{refused}");
+        assert!(
+            refused["error"]["data"]["requiredCapabilities"]["extensions"]
+                ["io.modelcontextprotocol/tasks"]
+                .is_object(),
+            "{refused}"
+        );
+        assert_eq!(status, 400, "{refused}");
+        // The positive control: with the extension it is a task.
+        let (_, created) = tasked.send("tools/call", "probe_task", failing).await;
+        assert_eq!(created["result"]["resultType"], "task", "{created}");
+        let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+
+        // A run that failed completes its task with an error result whose
+        // report says how it ended (`failed` is for protocol errors).
+        let done = tasked.settled(&id).await;
+        assert_eq!(done["result"]["status"], "completed", "{done}");
+        let result = &done["result"]["result"];
+        assert_eq!(result["isError"], true, "{done}");
+        assert_eq!(
+            result["structuredContent"]["data"]["report"]["state"], "failed",
+            "{done}"
+        );
+
+        // Cancelling an ended task is acknowledged again; it stays completed.
+        for _ in 0..2 {
+            let (_, ack) = tasked.send("tasks/cancel", &id, json!({"taskId": id})).await;
+            assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+        }
+        let (_, still) = tasked.send("tasks/get", &id, json!({"taskId": id})).await;
+        assert_eq!(still["result"]["status"], "completed", "{still}");
+
+        // An update is acknowledged, its keys ignored (a run asks nothing);
+        // an unknown task is the unknown-task error, as a foreign one is.
+        let update = json!({"taskId": id, "inputResponses": {"unknown-key": {"ignored": true}}});
+        let (_, ack) = tasked.send("tasks/update", &id, update).await;
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+        let never = "run_AAAAAAAAAAAAAAAAAAAAAA";
+        let (_, unknown) = tasked
+            .send("tasks/update", never, json!({"taskId": never, "inputResponses": {}}))
+            .await;
+        assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+        let mut bob = Modern::new(addr, BOB, true);
+        let (_, foreign) = bob
+            .send("tasks/update", &id, json!({"taskId": id, "inputResponses": {}}))
+            .await;
+        assert_eq!(foreign["error"], unknown["error"], "{foreign}");
+
+        // The same failure answered synchronously is an error result too,
+        // and a success is not.
+        let sync_fail = json!({"name": "probe_solve", "arguments": {"slow": false, "value": 1.0, "fail": true}});
+        let (_, failed) = plain.send("tools/call", "probe_solve", sync_fail).await;
+        assert_eq!(failed["result"]["isError"], true, "{failed}");
+        assert_eq!(
+            failed["result"]["structuredContent"]["data"]["report"]["state"], "failed",
+            "{failed}"
+        );
+        let sync_ok = json!({"name": "probe_solve", "arguments": {"slow": false, "value": 1.0}});
+        let (_, ok) = plain.send("tools/call", "probe_solve", sync_ok).await;
+        assert_ne!(ok["result"]["isError"], true, "{ok}");
+        assert_eq!(
+            ok["result"]["structuredContent"]["data"]["report"]["state"], "succeeded",
+            "{ok}"
+        );
         server.shutdown().await.unwrap();
     })
     .await;

@@ -350,7 +350,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
 
     check_header_names(&params, errors);
 
-    if a.task.is_present() && contexts == 0 {
+    if a.task.is_some() && contexts == 0 {
         errors.rule(
             Rule::TaskWithoutContext,
             t.ident.span(),
@@ -428,7 +428,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
         timeout_s,
         concurrency,
         scopes,
-        task: a.task.is_present().then(|| a.task.span()),
+        task: a.task,
         confirm,
         asks,
         annotations: a.annotations.clone(),

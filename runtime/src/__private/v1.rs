@@ -23,6 +23,7 @@ pub use crate::route::{
 #[cfg(feature = "runs")]
 pub use crate::runs::HasRunRoot;
 pub use crate::schema::InputSchema;
+pub use crate::tasks::TaskSupport;
 
 pub use ::futures::future::BoxFuture;
 pub use ::rmcp::handler::server::router::tool::ToolRouter;

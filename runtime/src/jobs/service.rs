@@ -405,7 +405,9 @@ impl<J: SolverJob> JobService<J> {
     /// long tool: starts the run, then waits at most `wait` (with progress
     /// notifications) and answers its report, with the typed result if it
     /// succeeded; a run still going when `wait` is up is answered as such
-    /// (follow it with the status and wait tools).
+    /// (follow it with the status and wait tools). A run that ended
+    /// without succeeding is answered as a failure ([`Output::failed`]:
+    /// `isError`, the report saying how it ended).
     ///
     /// In a tool declared `task` (`#[hardened_tool(.., task)]`) called by a
     /// client that takes MCP tasks, it answers at once with a task instead:
@@ -437,11 +439,15 @@ impl<J: SolverJob> JobService<J> {
             JobPhase::Succeeded => Some(self.result(ctx.caller(), &dir).await?),
             _ => None,
         };
-        Ok(Output::new(JobOutcome {
+        // A run that ended without succeeding is the tool's failure (an
+        // error result whose report says how); one still going is not.
+        let failed = !report.state.is_live() && report.state != JobPhase::Succeeded;
+        let out = Output::new(JobOutcome {
             run_handle: started.run_handle,
             report,
             result,
-        }))
+        });
+        Ok(if failed { out.failed() } else { out })
     }
 
     /// Runs `params` to its end for the caller of `ctx` and answers its run

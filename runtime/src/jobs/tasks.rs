@@ -170,11 +170,18 @@ impl JobDesk {
         } else {
             None
         };
-        let out = Output::new(JobOutcomeOut {
+        let succeeded = report.state == JobPhase::Succeeded;
+        let mut out = Output::new(JobOutcomeOut {
             run_handle: dir.handle().to_string(),
             report,
             result,
         });
+        if !succeeded {
+            // A run that did not succeed is the tool's failure: the task
+            // completes with an error result (`failed` is for protocol
+            // errors), its report saying how the run ended.
+            out = out.failed();
+        }
         Ok(match out.into_call_tool_result("task") {
             Ok(r) => r,
             Err(e) => e.into_call_tool_result(),
@@ -183,12 +190,33 @@ impl JobDesk {
 
     /// `tasks/cancel`: cancels the task's run and answers once the task is
     /// `cancelled` (the run's tree killed and its end recorded, within
-    /// [`CANCEL_SETTLE`]). A task that had already ended is refused with
-    /// invalid params (its status stays what it was).
+    /// [`CANCEL_SETTLE`]). A task that had already ended keeps its status,
+    /// and the answer is the acknowledgement all the same (cancelling is
+    /// idempotent in the 2026-07-28 tasks extension).
     pub async fn cancel_task(&self, caller: &CallerId, task_id: &str) -> Result<(), ErrorData> {
+        self.cancel_as_task(caller, task_id, true).await
+    }
+
+    /// `tasks/cancel` of 2025-11-25, which refuses to cancel a task that
+    /// has already ended (invalid params).
+    pub(crate) async fn cancel_live_task(
+        &self,
+        caller: &CallerId,
+        task_id: &str,
+    ) -> Result<(), ErrorData> {
+        self.cancel_as_task(caller, task_id, false).await
+    }
+
+    async fn cancel_as_task(
+        &self,
+        caller: &CallerId,
+        task_id: &str,
+        ended_ok: bool,
+    ) -> Result<(), ErrorData> {
         let (dir, _) = self.task_run(caller, task_id)?;
         match self.cancel_run(caller, &dir) {
             Ok(done) if matches!(done.outcome, "cancelled" | super::service::CANCEL_REQUESTED) => {}
+            Ok(_) if ended_ok => return Ok(()),
             Ok(_) => {
                 return Err(ErrorData::invalid_params(
                     "the task has already ended",
@@ -200,6 +228,14 @@ impl JobDesk {
         }
         self.settle(caller, &dir).await;
         Ok(())
+    }
+
+    /// `tasks/update` (2026-07-28): a job's run asks nothing once it is a
+    /// task, so no answer is outstanding and every key is ignored, as the
+    /// extension asks of keys the task did not ask for; the answer is the
+    /// acknowledgement. An unknown task is the one unknown-task error.
+    pub fn update_task(&self, caller: &CallerId, task_id: &str) -> Result<(), ErrorData> {
+        self.task_run(caller, task_id).map(drop)
     }
 
     /// `tasks/list` (2025-11-25): the caller's tasks, newest state each.

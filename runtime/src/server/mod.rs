@@ -511,18 +511,18 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
 
     async fn update_task(
         &self,
-        _request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         #[cfg(not(feature = "jobs"))]
-        return no_tasks(_request, _context);
+        return no_tasks(request, context);
         #[cfg(feature = "jobs")]
         {
-            self.desks()?;
-            Err(ErrorData::invalid_params(
-                "this server's tasks take no input",
-                None,
-            ))
+            let caller = ToolContext::from_request(&context).caller().clone();
+            let desks = self.desks()?;
+            desks
+                .of(&caller, &request.task_id)?
+                .update_task(&caller, &request.task_id)
         }
     }
 

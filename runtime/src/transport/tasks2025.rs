@@ -142,7 +142,7 @@ async fn serve_tasks<S: Send + Sync + 'static>(
         "tasks/cancel" => {
             let id = task_id(params)?;
             let desk = desks.of(&caller, &id)?;
-            desk.cancel_task(&caller, &id).await?;
+            desk.cancel_live_task(&caller, &id).await?;
             task_2025(&desk.get_task(&caller, &id).await?.task)
         }
         "tasks/list" => {
@@ -298,8 +298,8 @@ impl Legacy {
         }
         if let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut) {
             for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
-                if is_task_tool(tool) {
-                    tool.insert("execution".into(), json!({"taskSupport": "optional"}));
+                if let Some(support) = task_support(tool) {
+                    tool.insert("execution".into(), json!({ "taskSupport": support }));
                 }
             }
         }
@@ -307,11 +307,13 @@ impl Legacy {
     }
 }
 
-fn is_task_tool(tool: &JsonObject) -> bool {
-    tool.get("_meta")
-        .and_then(|m| m.get(TASK_TOOL_META_KEY))
-        .and_then(Value::as_bool)
-        == Some(true)
+/// The task support a tool declares (`optional`, `required`), if any.
+fn task_support(tool: &JsonObject) -> Option<&'static str> {
+    match tool.get("_meta")?.get(TASK_TOOL_META_KEY)?.as_str()? {
+        "optional" => Some("optional"),
+        "required" => Some("required"),
+        _ => None,
+    }
 }
 
 fn rename(msg: &mut Value, method: &str) -> Option<Vec<u8>> {
@@ -368,13 +370,16 @@ mod tests {
         );
         l.inbound(br#"{"jsonrpc":"2.0","id":"l","method":"tools/list"}"#);
         let list = json!({"jsonrpc":"2.0","id":"l","result":{"tools":[
-            {"name":"a","_meta":{"dev.hardened-mcp/task":true}},{"name":"b"}]}});
+            {"name":"a","_meta":{"dev.hardened-mcp/task":"optional"}},
+            {"name":"r","_meta":{"dev.hardened-mcp/task":"required"}},
+            {"name":"x","_meta":{"dev.hardened-mcp/task":"sometimes"}},{"name":"b"}]}});
         let out = l.outbound(&list).unwrap();
-        assert_eq!(
-            out["result"]["tools"][0]["execution"]["taskSupport"],
-            "optional"
-        );
-        assert!(out["result"]["tools"][1].get("execution").is_none());
+        let support = |i: usize| out["result"]["tools"][i]["execution"]["taskSupport"].clone();
+        assert_eq!(support(0), "optional");
+        assert_eq!(support(1), "required");
+        // Only the two words are declarations; anything else declares nothing.
+        assert!(out["result"]["tools"][2].get("execution").is_none());
+        assert!(out["result"]["tools"][3].get("execution").is_none());
         // Answered once: a second message with the same id is left alone.
         assert!(l.outbound(&list).is_none());
     }

@@ -12,19 +12,78 @@
 //! docs/protocol.md.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use hardened_mcp::ask::{ClientNeed, Elicited, Sampling};
 use hardened_mcp::audio::Audio;
 use hardened_mcp::image::Image;
+use hardened_mcp::jobs::{JobOutcome, JobService, Launcher, Prepared, ResultFile, SolverJob};
 use hardened_mcp::prelude::*;
+use hardened_mcp::runs::FileName;
+use hardened_mcp::sandbox::{Limits, RunRequest, Sandbox, SandboxConfig, SolverRegistry};
 use hardened_mcp::server::prompts::{PromptReply, PromptSet, PromptSpec, Prompts};
 use hardened_mcp::server::resources::{ResourceBody, ResourceSet, ResourceSpec, Resources};
 use hardened_mcp::transport::http::HttpConfig;
 
-/// The fixture's tools (no state: every call stands alone).
+/// The fixture's tools; their only state is the job service of the task
+/// tools.
+pub struct Fixture {
+    jobs: JobService<Compute>,
+}
+
+/// The directory the fixture's solver writes its result in.
+const OUT: FileName = FileName::fixed("out");
+
+/// What the fixture's solver asks for: sleep, or fail.
 #[derive(Debug, Clone, Copy)]
-pub struct Fixture;
+pub enum Work {
+    /// Sleep this many milliseconds, then write the result.
+    Sleep {
+        /// How long.
+        ms: u64,
+    },
+    /// Exit at once with a failure status.
+    Fail,
+}
+
+/// What the fixture's solver writes: numbers only.
+#[tool_output]
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Slept {
+    /// Milliseconds slept.
+    pub slept_ms: u64,
+}
+
+/// The fixture's job: `conformance-job` (src/bin) in the sandbox.
+pub struct Compute;
+
+impl SolverJob for Compute {
+    type Params = Work;
+    type Result = Slept;
+    const RESULT_FILE: ResultFile = ResultFile::in_dir(OUT, FileName::fixed("result.json"));
+
+    fn prepare(&self, work: &Work) -> Result<Prepared, ToolError> {
+        let limits = Limits {
+            wall_time: Duration::from_secs(90),
+            memory: 64 << 20,
+            processes: 2,
+            ..Limits::default()
+        };
+        let request = match *work {
+            Work::Sleep { ms } => RunRequest::new("compute")
+                .args([
+                    "sleep".to_owned(),
+                    ms.to_string(),
+                    "out/result.json".to_owned(),
+                ])
+                .write_only_in(OUT),
+            Work::Fail => RunRequest::new("compute").args(["fail"]),
+        };
+        Ok(Prepared::new(request.limits(limits)))
+    }
+}
 
 /// A one-pixel red PNG, the image the image scenarios look for.
 const RED_PIXEL: &[u8] = include_bytes!("red-pixel.png");
@@ -384,6 +443,88 @@ impl Fixture {
             roots.uris.data().len()
         )))
     }
+
+    /// Greets `name` (scenarios of the tasks extension): never a task.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    async fn greet(
+        &self,
+        #[bounded(
+            max_len = 64,
+            pattern = "^[A-Za-z0-9 _.-]{1,64}$",
+            description = "Who to greet"
+        )]
+        name: String,
+    ) -> Result<Output<String>, ToolError> {
+        Ok(Output::new(format!("Hello, {name}!")))
+    }
+
+    /// Runs the solver for `seconds` (scenarios of the tasks extension): a
+    /// task for a client that takes tasks, else the answer when it ends.
+    #[hardened_tool(max_cost = 60, units = "seconds", cost = seconds, timeout_s = 90, task)]
+    async fn slow_compute(
+        &self,
+        ctx: ToolContext,
+        #[bounded(
+            min = 0.0,
+            max = 60.0,
+            description = "How long the run takes, in seconds"
+        )]
+        seconds: f64,
+        #[bounded(
+            max_len = 64,
+            charset = "identifier",
+            description = "A label for the run (not echoed)"
+        )]
+        label: Option<String>,
+    ) -> Result<Output<JobOutcome<Slept>>, ToolError> {
+        let _ = label;
+        // Bounded to [0, 60] s above: whole milliseconds.
+        let ms = (seconds * 1000.0).round() as u64;
+        self.jobs
+            .run(&ctx, &Work::Sleep { ms }, Duration::from_secs(80))
+            .await
+    }
+
+    /// A run that fails (scenarios of the tasks extension): only as a
+    /// task, which completes with an error result.
+    #[hardened_tool(
+        max_cost = 1,
+        units = "runs",
+        cost = 1.0,
+        timeout_s = 30,
+        task = "required"
+    )]
+    async fn failing_job(&self, ctx: ToolContext) -> Result<Output<JobOutcome<Slept>>, ToolError> {
+        self.jobs
+            .run(&ctx, &Work::Fail, Duration::from_secs(20))
+            .await
+    }
+
+    /// Asks the person's name, then runs as a task (scenario
+    /// tasks-mrtr-composition): the question comes before the task.
+    #[hardened_tool(
+        max_cost = 1,
+        units = "runs",
+        cost = 1.0,
+        timeout_s = 30,
+        task = "required"
+    )]
+    async fn test_tool_with_task(
+        &self,
+        ctx: ToolContext,
+    ) -> Result<Output<JobOutcome<Slept>>, ToolError> {
+        match ctx
+            .elicit::<Named>("user_name", "What is your name?")
+            .await?
+        {
+            Elicited::Accepted(_) => {
+                self.jobs
+                    .run(&ctx, &Work::Sleep { ms: 100 }, Duration::from_secs(20))
+                    .await
+            }
+            Elicited::Declined | Elicited::Cancelled => Err(ToolError::NotApproved),
+        }
+    }
 }
 
 /// `accept`, `decline` or `cancel`.
@@ -703,21 +844,42 @@ struct Cli {
     /// http://ADDR/mcp
     #[arg(long, default_value = "127.0.0.1:3001")]
     http: SocketAddr,
+    /// Directory holding the task tools' runs (created 0700)
+    #[arg(long)]
+    run_root: PathBuf,
+    /// The task tools' solver [default: conformance-job next to this
+    /// program]
+    #[arg(long)]
+    solver: Option<PathBuf>,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cli: Cli = clap::Parser::parse();
+    let solver = match cli.solver {
+        Some(path) => path,
+        None => std::env::current_exe()?.with_file_name("conformance-job"),
+    };
+    let registry = SolverRegistry::builder()
+        .solver("compute", solver)
+        .build()?;
+    let sandbox = Sandbox::new(registry, SandboxConfig::default())?;
+    let jobs = JobService::new(
+        Compute,
+        RunRoot::open(cli.run_root)?,
+        Launcher::local(sandbox),
+    );
     let tools = Fixture::hardened_tool_router_set().into_router()?;
     let server = Server::new(
         "hardened-mcp-conformance",
         env!("CARGO_PKG_VERSION"),
-        Fixture,
+        Fixture { jobs },
         tools,
     )
     .instructions("The fixture of the MCP conformance suite: test tools, resources and prompts.")
     .resources(resources()?)
-    .prompts(prompts()?);
+    .prompts(prompts()?)
+    .tasks(|f: &Fixture| f.jobs.desk());
     // The suite opens a session per scenario and never ends one; every
     // request on loopback without tokens is the one local caller, whose
     // ceiling of open sessions (16 by default, each expiring when idle)
