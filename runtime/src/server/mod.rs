@@ -41,6 +41,7 @@ use std::sync::Arc;
 pub mod completion;
 pub mod prompts;
 pub mod resources;
+pub mod subscriptions;
 #[cfg(test)]
 pub(crate) mod test_args;
 
@@ -51,14 +52,14 @@ use rmcp::model::{
     CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
     GetTaskParams, GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig,
-    Tool, UpdateTaskParams,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, ResourceUpdatedNotificationParam,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::ask::{Asking, StateKey};
-#[cfg(feature = "jobs")]
 use crate::context::ToolContext;
 use crate::context::{LogLevel, LogThreshold};
 use crate::error::ToolError;
@@ -66,6 +67,7 @@ use crate::error::ToolError;
 use crate::jobs::{Desks, JobDesk};
 use prompts::PromptSet;
 use resources::ResourceSet;
+use subscriptions::{MAX_WATCHES, Reader, Watches};
 
 /// Where a server's tasks are: the job desk of one of its services.
 #[cfg(feature = "jobs")]
@@ -80,7 +82,8 @@ type TaskSources<S> = std::marker::PhantomData<fn() -> S>;
 ///
 /// Cloning is cheap (shared pointers): the HTTP transport makes one handler
 /// per session from it. A clone starts a session of its own: the log level
-/// a client sets (`logging/setLevel`) is that clone's.
+/// a client sets (`logging/setLevel`) and the resources it subscribes to
+/// (`resources/subscribe`) are that clone's.
 pub struct Server<S> {
     service: Arc<S>,
     tools: Arc<ToolRouter<S>>,
@@ -97,6 +100,11 @@ pub struct Server<S> {
     /// How tools ask the client: the `requestState` key, its lifetime, the
     /// spent states (shared by every clone).
     asking: Asking,
+    /// The resources the session watches (2025-11-25 subscriptions): a
+    /// cell of its own in every clone.
+    watches: std::sync::Mutex<Watches>,
+    /// How often a watched resource is read.
+    watch_interval: std::time::Duration,
 }
 
 impl<S> Clone for Server<S> {
@@ -113,6 +121,8 @@ impl<S> Clone for Server<S> {
             prompts: self.prompts.clone(),
             log_level: Default::default(),
             asking: self.asking.clone(),
+            watches: Default::default(),
+            watch_interval: self.watch_interval,
         }
     }
 }
@@ -153,7 +163,18 @@ impl<S: Send + Sync + 'static> Server<S> {
             prompts: None,
             log_level: Default::default(),
             asking: Asking::default(),
+            watches: Default::default(),
+            watch_interval: subscriptions::WATCH_INTERVAL,
         }
+    }
+
+    /// How often a resource a client subscribed to is read to find a change
+    /// (default [`subscriptions::WATCH_INTERVAL`]; at least
+    /// [`subscriptions::MIN_WATCH_INTERVAL`]): a shorter interval tells
+    /// clients sooner and reads more (see [`subscriptions`]).
+    pub fn watch_interval(mut self, interval: std::time::Duration) -> Self {
+        self.watch_interval = interval.max(subscriptions::MIN_WATCH_INTERVAL);
+        self
     }
 
     /// Seals the `requestState` of input-required results (2026-07-28)
@@ -185,13 +206,18 @@ impl<S: Send + Sync + 'static> Server<S> {
 
     /// Serves `resources` (declared with [`resources::Resources`]):
     /// `resources/list`, `resources/templates/list` and `resources/read`,
-    /// under the rules of [`resources`]. Declares the resources
-    /// capability (no subscriptions, no list changes: the set is fixed).
+    /// under the rules of [`resources`], and subscriptions to any of them
+    /// (`resources/subscribe`, `resources/unsubscribe`, the
+    /// `resourceSubscriptions` of `subscriptions/listen`), under the rules
+    /// of [`subscriptions`]. Declares the resources capability with
+    /// `subscribe` (no list changes: the set is fixed).
     pub fn resources(mut self, resources: ResourceSet<S>) -> Self {
         let completes = resources.has_templates();
         self.resources = Some(Arc::new(resources));
         let capabilities = &mut Arc::make_mut(&mut self.info).capabilities;
-        capabilities.resources = Some(Default::default());
+        let mut served = rmcp::model::ResourcesCapability::default();
+        served.subscribe = Some(true);
+        capabilities.resources = Some(served);
         if completes {
             capabilities.completions = Some(Default::default());
         }
@@ -296,6 +322,33 @@ impl<S: Send + Sync + 'static> Server<S> {
     fn served_prompts(&self) -> Result<&PromptSet<S>, ErrorData> {
         self.prompts
             .as_deref()
+            .ok_or_else(crate::tasks::method_not_found)
+    }
+
+    /// Who reads a watched resource for the caller of `context`.
+    fn reader(&self, set: &Arc<ResourceSet<S>>, context: &RequestContext<RoleServer>) -> Reader<S> {
+        let ctx = ToolContext::from_request(context);
+        Reader {
+            set: Arc::clone(set),
+            service: Arc::clone(&self.service),
+            caller: ctx.caller().clone(),
+            scopes: ctx.scopes().cloned(),
+            interval: self.watch_interval,
+        }
+    }
+
+    /// The session's watches.
+    fn watches(&self) -> std::sync::MutexGuard<'_, Watches> {
+        self.watches
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The resources served, shared; a server without them knows no
+    /// resource method.
+    fn served_resources_arc(&self) -> Result<&Arc<ResourceSet<S>>, ErrorData> {
+        self.resources
+            .as_ref()
             .ok_or_else(crate::tasks::method_not_found)
     }
 
@@ -470,6 +523,104 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         Ok(resources
             .read(&self.service, ctx.caller(), ctx.scopes(), &request.uri)?
             .into())
+    }
+
+    #[allow(deprecated)] // 2025-11-25 clients subscribe; 2026-07-28 ones listen
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let set = self.served_resources_arc()?;
+        if self.watches().has(&request.uri) {
+            return Ok(());
+        }
+        if self.watches().full() {
+            return Err(subscriptions::too_many());
+        }
+        let reader = self.reader(set, &context);
+        // A resource the caller cannot read cannot be watched: the read's
+        // own answer (unknown resource, or an internal error).
+        let first = reader.digest(&request.uri).await?;
+        let peer = context.peer.clone();
+        let watch = reader.watch(request.uri.clone(), first, move |uri| {
+            let peer = peer.clone();
+            async move {
+                peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                    .await
+                    .is_ok()
+            }
+        });
+        let mut watches = self.watches();
+        if watches.full() {
+            return Err(subscriptions::too_many());
+        }
+        watches.insert(request.uri, watch);
+        Ok(())
+    }
+
+    #[allow(deprecated)] // 2025-11-25 clients subscribe; 2026-07-28 ones listen
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.served_resources()?;
+        self.watches().remove(&request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Without resources nothing can be listened to (the set of tools
+        // and prompts never changes): `subscriptions/listen` is unknown.
+        self.resources.as_ref()?;
+        let mut accepted = SubscriptionFilter::new();
+        if let Some(uris) = &requested.resource_subscriptions {
+            let mut kept: Vec<String> = Vec::new();
+            for uri in uris {
+                if kept.len() == MAX_WATCHES {
+                    break;
+                }
+                if resources::is_uri(uri) && !kept.contains(uri) {
+                    kept.push(uri.clone());
+                }
+            }
+            accepted.resource_subscriptions = Some(kept);
+        }
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut watches = Vec::new();
+        if let (Some(set), Some(uris)) =
+            (&self.resources, &context.accepted().resource_subscriptions)
+        {
+            let reader = self.reader(set, context.request_context());
+            let mut asked: Vec<&String> = Vec::new();
+            for uri in uris {
+                if asked.len() < MAX_WATCHES && !asked.contains(&uri) {
+                    asked.push(uri);
+                }
+            }
+            for uri in asked {
+                // A resource the caller cannot read is never announced (the
+                // acknowledgement lists what was asked, whatever exists).
+                let Ok(first) = reader.digest(uri).await else {
+                    continue;
+                };
+                let sink = context.sink().clone();
+                watches.push(reader.clone().watch(uri.clone(), first, move |uri| {
+                    let sink = sink.clone();
+                    async move { sink.notify_resource_updated(uri).await.is_ok() }
+                }));
+            }
+        }
+        context.cancelled().await;
+        drop(watches);
+        Ok(())
     }
 
     async fn get_task(

@@ -571,7 +571,7 @@ fn unknown_resource() -> ErrorData {
 /// `scheme:rest`: a scheme (a letter, then letters, digits, `+`, `-`,
 /// `.`), and a rest without space, control character, brace, `<`, `>` or
 /// quote, at most [`MAX_URI_LEN`] bytes.
-fn is_uri(uri: &str) -> bool {
+pub(crate) fn is_uri(uri: &str) -> bool {
     let Some((scheme, rest)) = uri.split_once(':') else {
         return false;
     };

@@ -704,6 +704,18 @@ fn resources() -> Result<ResourceSet<Fixture>, hardened_mcp::server::resources::
         )
         .fixed(
             ResourceSpec {
+                uri: "test://watched-resource",
+                name: "watched-resource",
+                description: "A text clients subscribe to (scenarios resources-subscribe, \
+                              resources-unsubscribe).",
+                mime_type: "text/plain",
+                max_bytes: 1024,
+                scopes: &[],
+            },
+            |_, _| Ok(ResourceBody::text("Watched resource content")),
+        )
+        .fixed(
+            ResourceSpec {
                 uri: "test://static-binary",
                 name: "static-binary",
                 description: "A one-pixel PNG (scenario resources-read-binary).",
