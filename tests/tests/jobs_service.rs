@@ -193,10 +193,28 @@ async fn a_job_goes_through_its_whole_life_cycle() {
             "probe_delete"
         ]
     );
-    let run = start(&lab, "ok", json!({"value": 2.5, "steps": 3})).await;
+    let started = lab
+        .jobs
+        .start(
+            &alice(),
+            &ProbeParams {
+                mode: "ok",
+                result: json!({"value": 2.5, "steps": 3}),
+            },
+        )
+        .await
+        .unwrap();
+    // The containment is said once, at the start; reports leave it out.
+    assert!(
+        started.containment.contains("tree kill"),
+        "{}",
+        started.containment
+    );
+    let run = started.run_handle;
     let done = ok(&set, &lab, "probe_wait", json!({"run": run, "seconds": 30})).await;
     assert_eq!(done["state"], "succeeded", "{done}");
     assert_eq!(done["exit_code"], 0);
+    assert!(done.get("containment").is_none(), "{done}");
     let result = ok(&set, &lab, "probe_result", json!({"run": run})).await;
     assert_eq!(
         result,

@@ -26,7 +26,6 @@ use std::time::{Duration, Instant};
 
 use hardened_mcp::identity::CallerId;
 use hardened_mcp::runs::RunRoot;
-use hardened_mcp::sandbox::Containment;
 use hardened_mcp::transport::RunningHttpServer;
 use hardened_mcp_tests::tr_support::{HttpClient, call};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -53,17 +52,15 @@ struct Side {
     handle: String,
 }
 
-/// `n` hardened replicas over `root`; the containment their runs get.
+/// `n` hardened replicas over `root`.
 async fn hardened(
     root: &std::path::Path,
     dir: &std::path::Path,
     n: usize,
-) -> (Vec<RunningHttpServer>, Side, Containment) {
+) -> (Vec<RunningHttpServer>, Side) {
     let mut servers = Vec::new();
-    let mut containment = None;
     for _ in 0..n {
-        let (server, c) = http_fixture::serve(root, dir).await;
-        containment.get_or_insert(c);
+        let (server, _containment) = http_fixture::serve(root, dir).await;
         servers.push(server);
     }
     // One finished run of alice's, started through the first replica.
@@ -85,22 +82,18 @@ async fn hardened(
         tool: "heat_status",
         handle,
     };
-    (servers, side, containment.unwrap())
+    (servers, side)
 }
 
 /// `n` plain rmcp servers over `root`.
-async fn plain(
-    root: &std::path::Path,
-    n: usize,
-    containment: Containment,
-) -> (Vec<CancellationToken>, Side) {
+async fn plain(root: &std::path::Path, n: usize) -> (Vec<CancellationToken>, Side) {
     let mut stops = Vec::new();
     let mut addrs = Vec::new();
     let first = RunRoot::open(root).unwrap();
     let (handle, _) = first.create(&CallerId::local()).unwrap();
     for _ in 0..n {
         let runs = RunRoot::open(root).unwrap();
-        let status = PlainStatus::new(runs, containment);
+        let status = PlainStatus::new(runs);
         let ct = CancellationToken::new();
         let config = StreamableHttpServerConfig::default()
             .with_cancellation_token(ct.child_token())
@@ -185,8 +178,8 @@ fn main() {
         println!("replicas | hardened calls/s | plain rmcp calls/s | hardened / plain");
         println!("---|---|---|---");
         for n in 1..=3 {
-            let (servers, h, containment) = hardened(&root, dir.path(), n).await;
-            let (stops, p) = plain(&root, n, containment).await;
+            let (servers, h) = hardened(&root, dir.path(), n).await;
+            let (stops, p) = plain(&root, n).await;
             let hardened_rate = calls_per_second(&h).await;
             let plain_rate = calls_per_second(&p).await;
             println!(

@@ -97,7 +97,7 @@ fn fixture() -> Fixture {
     let runs = heat.service().run_root().clone();
     // A stdio session authenticates nobody: its caller is `CallerId::local()`.
     let (handle, _run) = runs.create(&CallerId::local()).unwrap();
-    let plain = PlainStatus::new(runs, heat.service().containment());
+    let plain = PlainStatus::new(runs);
     Fixture {
         heat,
         plain,

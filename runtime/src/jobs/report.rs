@@ -157,13 +157,11 @@ pub struct JobReport {
     pub since_ms: Option<u64>,
     /// A fixed remark on the state (why a run was interrupted…).
     pub note: Option<Note>,
-    /// The containment the host gives solver runs.
-    pub containment: String,
 }
 
 impl JobReport {
     /// The report of `run_handle` before anything is filled in (queued).
-    pub(crate) fn new(run_handle: String, containment: String) -> Self {
+    pub(crate) fn new(run_handle: String) -> Self {
         Self {
             run_handle,
             state: JobPhase::Queued,
@@ -175,7 +173,6 @@ impl JobReport {
             cpu_seconds: None,
             since_ms: None,
             note: None,
-            containment,
         }
     }
 }
@@ -185,6 +182,9 @@ impl JobReport {
 pub struct JobStarted {
     /// The opaque handle naming the run in every other tool.
     pub run_handle: String,
+    /// The containment the host gives the run (said here, once a run:
+    /// status and result answers leave it out).
+    pub containment: String,
 }
 
 /// Which log of a run.

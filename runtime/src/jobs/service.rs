@@ -289,6 +289,7 @@ impl<J: SolverJob> JobService<J> {
         match self.desk.launch(caller, dir, lease, prepared, &cancel) {
             Ok(()) => Ok(JobStarted {
                 run_handle: handle.to_string(),
+                containment: self.desk.containment(),
             }),
             Err(e) => {
                 // The run directory holds nothing worth keeping.
@@ -769,7 +770,7 @@ impl JobDesk {
     }
 
     pub(super) fn report(&self, caller: &CallerId, run: &RunDir) -> JobReport {
-        let mut report = JobReport::new(run.handle().to_string(), self.containment());
+        let mut report = JobReport::new(run.handle().to_string());
         let slot = self.slots().get(run.handle().as_str()).cloned();
         match slot {
             Some(Slot::Starting(_) | Slot::Queued) => report.state = JobPhase::Queued,

@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use hardened_mcp::prelude::*;
-use hardened_mcp::sandbox::Containment;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{ServerCapabilities, ServerConfig};
@@ -25,7 +24,6 @@ struct PlainReport {
     cpu_seconds: Option<f64>,
     since_ms: Option<u64>,
     note: Option<&'static str>,
-    containment: String,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -35,12 +33,10 @@ struct StatusArgs {
 }
 
 /// The same status work as `heat_status`, with no framework layer: resolve
-/// the handle for the caller, look up the run's slot, report the state and
-/// the containment level.
+/// the handle for the caller, look up the run's slot, report the state.
 #[derive(Clone)]
 pub struct PlainStatus {
     runs: RunRoot,
-    containment: Containment,
     slots: Arc<Mutex<HashMap<String, ()>>>,
     tool_router: ToolRouter<Self>,
 }
@@ -72,7 +68,6 @@ impl PlainStatus {
             cpu_seconds: None,
             since_ms: None,
             note: None,
-            containment: self.containment.to_string(),
         }))
     }
 }
@@ -85,11 +80,10 @@ impl ServerHandler for PlainStatus {
 }
 
 impl PlainStatus {
-    /// The plain server over `runs`, reporting `containment`.
-    pub fn new(runs: RunRoot, containment: Containment) -> Self {
+    /// The plain server over `runs`.
+    pub fn new(runs: RunRoot) -> Self {
         Self {
             runs,
-            containment,
             slots: Arc::default(),
             tool_router: Self::tool_router(),
         }

@@ -29,9 +29,13 @@ impl HeatServer {
         let Spec {
             cells, steps, dt, ..
         } = spec;
-        let JobStarted { run_handle } = self.jobs.start(ctx.caller(), &spec).await?;
+        let JobStarted {
+            run_handle,
+            containment,
+        } = self.jobs.start(ctx.caller(), &spec).await?;
         Ok(Output::new(RunStarted {
             run_handle,
+            containment,
             cost: f64::from(cells) * steps as f64,
             courant: spec.courant(),
             t_final: dt * steps as f64,

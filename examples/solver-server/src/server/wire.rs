@@ -39,6 +39,8 @@ pub struct RunStarted {
     pub courant: f64,
     /// Simulated time at the end of the run, in seconds.
     pub t_final: f64,
+    /// The containment the host gives the run (said once, here).
+    pub containment: String,
 }
 
 /// One point of a sweep.
