@@ -866,7 +866,11 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
 
 /// The `HardenedArgs` impl of a checked argument struct: the same specs,
 /// parser, checks and schema as flat tool parameters.
-pub(crate) fn args_impl(ident: &syn::Ident, models: &[ArgModel]) -> TokenStream {
+pub(crate) fn args_impl(
+    ident: &syn::Ident,
+    models: &[ArgModel],
+    rules: &[crate::parse::Check],
+) -> TokenStream {
     let hm = hm();
     let statics = spec_statics(None, models);
     let idents: Vec<&syn::Ident> = models.iter().map(|p| &p.ident).collect();
@@ -887,6 +891,24 @@ pub(crate) fn args_impl(ident: &syn::Ident, models: &[ArgModel]) -> TokenStream 
     let schemas = (0..models.len()).map(|i| schema_tokens(tys[i], &keys[i], &specs[i]));
     let self_tests =
         (0..models.len()).map(|i| self_test_tokens(tys[i], quote!(#faults), &keys[i], &specs[i]));
+    // The struct's own rules, over its fields (scalars by value, as in a
+    // tool's checks) once every field holds its bounds.
+    let struct_rules = if rules.is_empty() {
+        quote!()
+    } else {
+        let conditions = rules.iter().map(|c| &c.expr);
+        let reasons = rules.iter().map(|c| &c.reason);
+        let rebinds = models.iter().filter(|p| p.kind.is_copy()).map(|p| {
+            let (id, ty) = (&p.ident, &p.ty);
+            quote!(#[allow(unused_variables)] let #id: #ty = *#id;)
+        });
+        quote! {
+            #[allow(unused_variables)]
+            let Self { #(#idents),* } = self;
+            #(#rebinds)*
+            #(#hm::rule(#conditions, #reasons)?;)*
+        }
+    };
     quote! {
         // The spec statics, once, out of the user's scope.
         const _: () = {
@@ -909,6 +931,7 @@ pub(crate) fn args_impl(ident: &syn::Ident, models: &[ArgModel]) -> TokenStream 
             }
             fn validate(&self) -> #hm::Result<(), #hm::ArgError> {
                 #(#checks(&self.#idents, #spec_refs, #keys)?;)*
+                #struct_rules
                 #hm::Result::Ok(())
             }
             fn schema(#b: #hm::InputSchema) -> #hm::InputSchema {

@@ -57,7 +57,11 @@ pub fn derive_tool_enum(item: TokenStream) -> TokenStream {
 /// Derives `HardenedArgs` for a struct whose named fields carry
 /// `#[bounded(...)]` (same keys and rules as tool parameters; doc comments
 /// become descriptions). Take it in a tool as `#[args] args: MyArgs`.
-#[proc_macro_derive(HardenedArgs, attributes(bounded))]
+/// `#[hardened_args(check(<condition>, "<reason>"), ..)]` on the struct
+/// adds rules over its fields (and `self`'s methods), held to the rules of
+/// a tool's `check(..)` and run wherever the struct is validated: every
+/// tool that takes it, and every answer parsed into it.
+#[proc_macro_derive(HardenedArgs, attributes(bounded, hardened_args))]
 pub fn derive_hardened_args(item: TokenStream) -> TokenStream {
     tools::derive_args(item.into()).into()
 }

@@ -100,6 +100,15 @@ impl FromMeta for TaskAttr {
     }
 }
 
+/// `#[hardened_args(check(..), ..)]` on a `HardenedArgs` struct: rules
+/// over its fields, run wherever the struct is validated.
+#[derive(Debug, Default, FromMeta)]
+#[darling(default)]
+pub struct ArgsAttr {
+    #[darling(multiple)]
+    pub check: Vec<Check>,
+}
+
 /// `annotations(read_only, destructive, idempotent, open_world)`; each key
 /// is a flag or `= bool`.
 #[derive(Debug, Default, Clone, FromMeta)]

@@ -120,10 +120,22 @@ pub fn derive_args(item: TokenStream) -> TokenStream {
             return errors.into_tokens();
         }
     };
+    let mut checks = Vec::new();
+    for attr in input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("hardened_args"))
+    {
+        match <parse::ArgsAttr as darling::FromMeta>::from_meta(&attr.meta) {
+            Ok(a) => checks.extend(a.check),
+            Err(e) => errors.darling(e, "hardened_args"),
+        }
+    }
     let params = parse::struct_fields(fields, &mut errors);
     let models = check::struct_fields(&params, &mut errors);
+    check::struct_checks(&models, &checks, &mut errors);
     if !errors.is_empty() {
         return errors.into_tokens();
     }
-    emit::args_impl(ident, &models)
+    emit::args_impl(ident, &models, &checks)
 }

@@ -226,6 +226,24 @@ pub fn struct_fields(params: &[Param], errors: &mut Errors) -> Vec<ArgModel> {
     out
 }
 
+/// The `check(..)` rules of an argument struct (`#[hardened_args]`): the
+/// rules of a tool's checks, over the struct's fields (and `self`).
+pub fn struct_checks(models: &[ArgModel], checks: &[crate::parse::Check], errors: &mut Errors) {
+    let names: Vec<String> = models.iter().map(|m| m.ident.to_string()).collect();
+    let scope = arith::Scope {
+        params: models
+            .iter()
+            .map(|m| (m.ident.to_string(), &m.kind))
+            .collect(),
+    };
+    for c in checks {
+        refs::check_names(&c.expr, "check", &names, "a field of this struct", errors);
+        arith::check_condition(&c.expr, &scope, errors);
+        scan_expr(&c.expr, Place::Check, errors);
+        check_pure(&c.expr, "`check(..)`", errors);
+    }
+}
+
 pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolModel> {
     let before = errors.len();
     let a = &t.attr;

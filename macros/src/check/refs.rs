@@ -34,6 +34,17 @@ impl<'ast> Visit<'ast> for Names {
 }
 
 pub(super) fn check_refs(e: &Expr, what: &str, params: &[String], errors: &mut Errors) {
+    check_names(e, what, params, "a parameter of this tool", errors);
+}
+
+/// [`check_refs`] for `owner`'s names (`"a field of this struct"`).
+pub(super) fn check_names(
+    e: &Expr,
+    what: &str,
+    params: &[String],
+    owner: &str,
+    errors: &mut Errors,
+) {
     let mut n = Names(Vec::new());
     n.visit_expr(e);
     let cands: Vec<&str> = params.iter().map(String::as_str).collect();
@@ -53,7 +64,7 @@ pub(super) fn check_refs(e: &Expr, what: &str, params: &[String], errors: &mut E
         errors.rule(
             rule,
             id.span(),
-            format!("`{what}` refers to `{s}`, which is not a parameter of this tool"),
+            format!("`{what}` refers to `{s}`, which is not {owner}"),
             "cost estimates and checks are evaluated on the validated arguments only",
             format!("{hint}parameters: {}", params.join(", ")),
         );

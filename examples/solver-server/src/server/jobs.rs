@@ -5,9 +5,13 @@
 
 use super::*;
 
-/// One simulation: the arguments of `heat_start` and `heat_solve`,
-/// checked as a whole by each (the Courant rule is the tools' `check`).
+/// One simulation: the arguments of `heat_start` and `heat_solve`; the
+/// Courant rule is the struct's own, so every tool that takes it holds it.
 #[derive(Debug, Clone, Copy, HardenedArgs)]
+#[hardened_args(check(
+    self.courant() <= 0.5,
+    "unstable time step: diffusivity * dt / dx^2 must not exceed 0.5 (dx = length / cells)"
+))]
 pub struct Spec {
     /// Grid cells
     #[bounded(min = 8, max = 200_000)]
