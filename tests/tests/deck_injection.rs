@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use hardened_mcp::deck::{
-    Deck, DeckError, DeckFormat, DeckIdent, DeckText, DeckToken, DeckValue, KeyValue, Spice,
+    Deck, DeckError, DeckFormat, DeckIdent, DeckText, DeckToken, DeckValue, KeyValue, Spice, Words,
     format_f64,
 };
 use proptest::prelude::*;
@@ -384,6 +384,19 @@ proptest! {
             let rendered = String::from_utf8(deck.render().unwrap()).unwrap();
             prop_assert_eq!(rendered.lines().count(), 1);
             prop_assert!(!kv_line_is_control(rendered.trim_end()));
+        }
+    }
+
+    #[test]
+    fn words_admit_no_text_and_identifiers_stay_one_word(s in hostile_text()) {
+        // Free text is never a value of a words deck, whatever it holds.
+        prop_assert!(DeckText::<Words>::new(&s).is_err());
+        if let Ok(i) = DeckIdent::<Words>::new(&s) {
+            let mut deck = Deck::<Words>::new();
+            deck.statement("NAME", [DeckValue::from_ident(i)]).unwrap();
+            let rendered = String::from_utf8(deck.render().unwrap()).unwrap();
+            prop_assert_eq!(rendered, format!("NAME {s}\n"));
+            prop_assert!(s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
         }
     }
 

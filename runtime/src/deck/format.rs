@@ -21,6 +21,9 @@ pub enum ControlSyntax {
     Shell,
     /// An expression the reader evaluates.
     Expression,
+    /// A character that is not part of a word, or spacing other than one
+    /// space between words (formats that admit words only, [`Words`](super::Words)).
+    NotAWord,
 }
 
 /// A deck language: its character rules and its dangerous syntax.

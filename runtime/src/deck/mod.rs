@@ -42,6 +42,7 @@ mod format;
 mod key_value;
 mod spice;
 mod value;
+mod words;
 
 use std::collections::BTreeSet;
 
@@ -52,6 +53,7 @@ pub use format::{ControlSyntax, DeckFormat};
 pub use key_value::KeyValue;
 pub use spice::Spice;
 pub use value::{DeckIdent, DeckText, DeckToken, DeckValue, IntoDeckValue, ValueKind, format_f64};
+pub use words::Words;
 
 /// Ceiling on the statements of one deck.
 pub const MAX_DECK_STATEMENTS: usize = 10_000;
