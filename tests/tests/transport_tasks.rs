@@ -149,6 +149,15 @@ impl Lab {
 }
 
 async fn start(root: &std::path::Path, session_mode: bool) -> RunningHttpServer {
+    start_serving(root, session_mode, true).await
+}
+
+/// The lab over HTTP; `tasks`: whether the server serves its tasks.
+async fn start_serving(
+    root: &std::path::Path,
+    session_mode: bool,
+    tasks: bool,
+) -> RunningHttpServer {
     let registry = SolverRegistry::builder()
         .solver("probe", PROBE)
         .build()
@@ -168,9 +177,12 @@ async fn start(root: &std::path::Path, session_mode: bool) -> RunningHttpServer 
         doubler: JobService::new(Doubler, runs, launcher),
     };
     let tools = Lab::hardened_tool_router_set().into_router().unwrap();
-    let server = Server::new("tasks-http", "1", lab, tools)
-        .tasks(|l: &Lab| l.jobs.desk())
-        .tasks(|l: &Lab| l.doubler.desk());
+    let mut server = Server::new("tasks-http", "1", lab, tools);
+    if tasks {
+        server = server
+            .tasks(|l: &Lab| l.jobs.desk())
+            .tasks(|l: &Lab| l.doubler.desk());
+    }
     let auth = BearerAuth::parse(&format!("alice={ALICE}\nbob={BOB}")).unwrap();
     let config = HttpConfig::new()
         .auth(auth)
@@ -640,6 +652,26 @@ async fn the_2026_task_rules_hold_for_task_only_tools_and_failed_runs() {
         assert_eq!(
             ok["result"]["structuredContent"]["data"]["report"]["state"], "succeeded",
             "{ok}"
+        );
+        server.shutdown().await.unwrap();
+    })
+    .await;
+}
+
+/// A task-only tool on a server that never serves its tasks (a server
+/// mistake) is an internal error, not the client's missing capability.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_only_tool_without_served_tasks_is_the_servers_fault() {
+    bounded(async {
+        let tmp = tempfile::tempdir().unwrap();
+        let server = start_serving(tmp.path(), false, false).await;
+        let mut tasked = Modern::new(server.local_addr(), ALICE, true);
+        let call = json!({"name": "probe_task", "arguments": {"slow": false, "value": 1.0}});
+        let (_, answer) = tasked.send("tools/call", "probe_task", call).await;
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        assert_eq!(
+            answer["result"]["structuredContent"]["error"]["kind"], "internal",
+            "{answer}"
         );
         server.shutdown().await.unwrap();
     })

@@ -381,11 +381,21 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         if let Some(level) = self.session_log_level() {
             context.extensions.insert(LogThreshold(level));
         }
-        if self.tools.get(&request.name).is_none() {
+        let Some(tool) = self.tools.get(&request.name) else {
             tracing::debug!("call of a tool this server does not have: refused");
             return Ok(CallToolResponse::Complete(
                 ToolError::UnknownTool.into_call_tool_result(),
             ));
+        };
+        if !self.serves_tasks() && task_only(tool) {
+            // A server mistake, not the client's: its tasks were never
+            // served (`Server::tasks`), so the tool could never run.
+            let error = ToolError::internal(format_args!(
+                "tool `{}` runs only as a task, but the server serves no tasks: call \
+                 Server::tasks with the job service its body runs",
+                request.name
+            ));
+            return Ok(CallToolResponse::Complete(error.into_call_tool_result()));
         }
         let round = self.asking.begin(
             &mut context,
@@ -692,6 +702,15 @@ impl<S: Send + Sync + 'static> Server<S> {
     pub(crate) fn task_desks(&self) -> Result<Desks<'_>, ErrorData> {
         self.desks()
     }
+}
+
+/// Whether `tool` is declared `task = "required"`.
+fn task_only(tool: &Tool) -> bool {
+    tool.meta
+        .as_ref()
+        .and_then(|m| m.get(crate::transport::tasks2025::TASK_TOOL_META_KEY))
+        .and_then(serde_json::Value::as_str)
+        == Some("required")
 }
 
 /// A task method of a server built without `jobs`: unknown, with the one
