@@ -444,6 +444,16 @@ impl Fixture {
         )))
     }
 
+    /// Answers after a short pause (scenario server-sse-polling). The
+    /// framework never closes a call's event stream before its answer (a
+    /// server MAY), so the answer comes on the stream the call opened,
+    /// after the priming event that would let a client resume.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    async fn test_reconnection(&self) -> Result<Output<String>, ToolError> {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        Ok(Output::new("answered on the call's own stream".to_owned()))
+    }
+
     /// Greets `name` (scenarios of the tasks extension): never a task.
     #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
     async fn greet(
