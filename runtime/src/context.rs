@@ -27,6 +27,22 @@ fn from_http_parts<T: Send + Sync + 'static>(_: &RequestContext<RoleServer>) -> 
     None
 }
 
+/// Whether a request came over HTTP outside any session (a stateless
+/// server, or a 2026-07-28 request): nothing can reach its client once it
+/// is answered.
+#[cfg(feature = "http")]
+pub(crate) fn sessionless_http(rc: &RequestContext<RoleServer>) -> bool {
+    rc.extensions
+        .get::<http::request::Parts>()
+        .is_some_and(|p| !p.headers.contains_key("mcp-session-id"))
+}
+
+/// Without the HTTP transport every request comes in a session (stdio).
+#[cfg(not(feature = "http"))]
+pub(crate) fn sessionless_http(_: &RequestContext<RoleServer>) -> bool {
+    false
+}
+
 /// The caller of a request: the [`CallerId`] the transport stored in its
 /// extensions (or in the HTTP request parts), else [`CallerId::local`].
 pub(crate) fn caller_of(rc: &RequestContext<RoleServer>) -> CallerId {

@@ -16,8 +16,10 @@ use std::time::Duration;
 use hardened_mcp::prelude::*;
 use hardened_mcp::server::resources::{ResourceBody, ResourceSet, ResourceSpec, Resources};
 use hardened_mcp::server::subscriptions::MAX_WATCHES;
-use hardened_mcp::transport::HardenedStdio;
-use hardened_mcp_tests::tr_support::{LineClient, modern_request};
+use hardened_mcp::transport::{HardenedStdio, HttpConfig, HttpServer};
+use hardened_mcp_tests::tr_support::{
+    HttpClient, LineClient, initialize_request, initialized_notification, modern_request,
+};
 use rmcp::ServiceExt;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ResourceUpdatedNotificationParam,
@@ -326,5 +328,40 @@ async fn a_listener_hears_of_what_it_can_read_tagged_with_its_subscription() {
             frame["method"], "notifications/resources/updated",
             "heard after cancelling: {frame}"
         );
+    }
+}
+
+/// Over streamable HTTP a subscription needs a session: a stateless
+/// server refuses it (nothing could announce a change), a server with
+/// sessions takes it.
+#[tokio::test]
+async fn over_http_a_subscription_needs_a_session() {
+    for sessions in [false, true] {
+        let srv = server(Board::default());
+        let config = HttpConfig::new()
+            .session_mode(sessions)
+            .sse_keep_alive(None);
+        let running = HttpServer::new(move || Ok(srv.clone()), config)
+            .unwrap()
+            .start(tokio_util::sync::CancellationToken::new())
+            .await
+            .unwrap();
+        let mut c = HttpClient::new(running.local_addr(), None);
+        let init = c.post(&initialize_request(1)).await;
+        assert_eq!(init.status, 200, "{}", init.text());
+        c.session = init.header("mcp-session-id").map(str::to_owned);
+        assert_eq!(c.session.is_some(), sessions);
+        if sessions {
+            assert_eq!(c.post(&initialized_notification()).await.status, 202);
+        }
+        let subscribe = json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
+                               "params": {"uri": "board://counter"}});
+        let reply = c.post(&subscribe).await.rpc().unwrap();
+        if sessions {
+            assert_eq!(reply["result"], json!({}), "{reply}");
+        } else {
+            assert_eq!(reply["error"]["code"], -32600, "{reply}");
+        }
+        running.shutdown().await.unwrap();
     }
 }

@@ -542,6 +542,10 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let set = self.served_resources_arc()?;
+        if crate::context::sessionless_http(&context) {
+            // No session, no channel to announce a change on.
+            return Err(subscriptions::sessionless());
+        }
         if self.watches().has(&request.uri) {
             return Ok(());
         }

@@ -14,6 +14,11 @@
 //! subscribed to (the unknown-resource answer), and one that stops being
 //! readable (a run deleted) is announced once and no longer watched.
 //!
+//! `resources/subscribe` needs a session (stdio, or streamable HTTP with
+//! sessions): a stateless HTTP server refuses it, since nothing could
+//! reach the client once the request is answered; `subscriptions/listen`
+//! holds its own request open and needs none.
+//!
 //! A session watches at most [`MAX_WATCHES`] resources; each watch ends
 //! with its session, its listen request, or `resources/unsubscribe`. A
 //! 2025-11-25 subscription starts from the read that admits it; a listen
@@ -150,6 +155,15 @@ impl Watches {
 pub(crate) fn too_many() -> ErrorData {
     ErrorData::invalid_request(
         "too many subscriptions: unsubscribe from a resource first",
+        None,
+    )
+}
+
+/// The refusal of `resources/subscribe` outside a session (a stateless
+/// HTTP server): no change could ever be announced.
+pub(crate) fn sessionless() -> ErrorData {
+    ErrorData::invalid_request(
+        "resource subscriptions need a session; without one, use subscriptions/listen",
         None,
     )
 }
