@@ -41,6 +41,9 @@ extern crate self as hardened_mcp;
 pub mod args;
 pub mod ask;
 pub mod audio;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+pub mod cli;
 pub mod concurrency;
 pub mod context;
 pub mod deck;

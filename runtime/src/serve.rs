@@ -90,7 +90,7 @@ where
 /// SIGINT or SIGTERM, whichever comes first (SIGINT alone where SIGTERM
 /// cannot be watched).
 #[cfg(feature = "http")]
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     match signal(SignalKind::terminate()) {
         Ok(mut term) => {

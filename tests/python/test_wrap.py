@@ -43,7 +43,7 @@ async def main(server: str) -> None:
 
 async def session(server: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        params = StdioServerParameters(command=server, args=[f"{tmp}/runs"])
+        params = StdioServerParameters(command=server, args=["--run-root", f"{tmp}/runs"])
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as s:
                 await s.initialize()

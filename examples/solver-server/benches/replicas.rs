@@ -53,14 +53,10 @@ struct Side {
 }
 
 /// `n` hardened replicas over `root`.
-async fn hardened(
-    root: &std::path::Path,
-    dir: &std::path::Path,
-    n: usize,
-) -> (Vec<RunningHttpServer>, Side) {
+async fn hardened(root: &std::path::Path, n: usize) -> (Vec<RunningHttpServer>, Side) {
     let mut servers = Vec::new();
     for _ in 0..n {
-        let (server, _containment) = http_fixture::serve(root, dir).await;
+        let (server, _containment) = http_fixture::serve(root).await;
         servers.push(server);
     }
     // One finished run of alice's, started through the first replica.
@@ -178,7 +174,7 @@ fn main() {
         println!("replicas | hardened calls/s | plain rmcp calls/s | hardened / plain");
         println!("---|---|---|---");
         for n in 1..=3 {
-            let (servers, h) = hardened(&root, dir.path(), n).await;
+            let (servers, h) = hardened(&root, n).await;
             let (stops, p) = plain(&root, n).await;
             let hardened_rate = calls_per_second(&h).await;
             let plain_rate = calls_per_second(&p).await;

@@ -18,7 +18,6 @@ use hardened_mcp::transport::HardenedStdio;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
-use solver_server::cli::CommonOptions;
 use solver_server::server::HeatServer;
 use tokio::net::unix::pipe;
 
@@ -88,12 +87,11 @@ struct Fixture {
 
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let common = CommonOptions {
-        run_root: Some(dir.path().join("runs")),
-        solver: Some(env!("CARGO_BIN_EXE_heat1d").into()),
-        ..CommonOptions::default()
-    };
-    let heat = solver_server::app::build(&common, dir.path()).unwrap();
+    let heat = solver_server::app::build_at(
+        &dir.path().join("runs"),
+        env!("CARGO_BIN_EXE_heat1d").as_ref(),
+    )
+    .unwrap();
     let runs = heat.service().run_root().clone();
     // A stdio session authenticates nobody: its caller is `CallerId::local()`.
     let (handle, _run) = runs.create(&CallerId::local()).unwrap();

@@ -1,31 +1,10 @@
-//! Defaults that make the server work with no configuration: where the run
-//! root lives and where the solver executable is.
+//! Where the solver executable is when no option names it.
 
 use std::path::{Path, PathBuf};
 
-/// The directory name of the run root under the state or temp directory.
-pub const RUN_ROOT_DIR: &str = "hardened-mcp-solver";
 /// The solver's file name, looked up next to the server binary; also the
 /// solver id, the file name of the `argv[0]` the sandbox passes.
 pub const SOLVER_FILE: &str = crate::server::SOLVER_ID;
-
-/// The default run root: `$XDG_STATE_HOME/hardened-mcp-solver`, else
-/// `$HOME/.local/state/hardened-mcp-solver`, else the temp directory.
-pub fn default_run_root() -> PathBuf {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .map(|h| h.join(".local").join("state"))
-        });
-    match state {
-        Some(dir) if std::fs::create_dir_all(&dir).is_ok() => dir.join(RUN_ROOT_DIR),
-        _ => std::env::temp_dir().join(RUN_ROOT_DIR),
-    }
-}
 
 /// The default solver path: `heat1d` in the directory of the running
 /// binary when it is there (a `cargo build` of the package puts it there),

@@ -19,7 +19,9 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningServ
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::app::{self, StartError};
+use hardened_mcp::cli::{BoxError, ServerArgs, StartError};
+
+use crate::app;
 use crate::cli::DemoOptions;
 
 /// Prints progress notifications as a bar.
@@ -75,12 +77,19 @@ impl ClientHandler for ProgressBar {
 type Client = RunningService<RoleClient, ProgressBar>;
 
 /// Runs the demo; errors are start-up or protocol failures.
-pub async fn run(opts: DemoOptions) -> Result<(), StartError> {
+pub async fn run(opts: DemoOptions) -> Result<(), BoxError> {
     let tmp = std::env::temp_dir().join(format!("hardened-mcp-demo-{}", std::process::id()));
+    let mut args = ServerArgs {
+        runs: opts.runs.clone(),
+        sandbox: opts.sandbox.clone(),
+        ..ServerArgs::default()
+    };
+    args.runs.run_root.get_or_insert_with(|| tmp.clone());
     // The demo's server asks before cancelling or deleting a run, too.
-    let mut common = opts.common.clone();
-    common.confirm_delete = true;
-    let server = app::build(&common, &tmp)?;
+    let mut heat = opts.heat.clone();
+    heat.confirm_delete = true;
+    let mut setup = args.setup();
+    let server = app::build(&mut setup, &heat)?;
     let containment = server.service().containment().to_string();
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     let (sr, sw) = tokio::io::split(server_io);
@@ -96,14 +105,15 @@ pub async fn run(opts: DemoOptions) -> Result<(), StartError> {
     let client = ProgressBar::default()
         .serve((cr, cw))
         .await
-        .map_err(|e| StartError::new_demo("client session", e))?;
+        .map_err(|e| StartError::because("client session", e))?;
     let result = session(&client, &opts, &containment).await;
     let _ = client.cancel().await;
     let _ = serving.await;
-    if opts.common.run_root.is_none() {
+    drop(setup);
+    if opts.runs.run_root.is_none() {
         let _ = std::fs::remove_dir_all(&tmp);
     }
-    result
+    Ok(result?)
 }
 
 async fn session(client: &Client, opts: &DemoOptions, containment: &str) -> Result<(), StartError> {
@@ -111,7 +121,7 @@ async fn session(client: &Client, opts: &DemoOptions, containment: &str) -> Resu
     let tools = client
         .list_all_tools()
         .await
-        .map_err(|e| StartError::new_demo("tools/list", e))?;
+        .map_err(|e| StartError::because("tools/list", e))?;
     for t in &tools {
         let first = t
             .description
@@ -269,7 +279,7 @@ async fn session(client: &Client, opts: &DemoOptions, containment: &str) -> Resu
         };
         println!("  {what:<32} {verdict} {text}");
         if r.is_error != Some(true) {
-            return Err(StartError::new_demo(
+            return Err(StartError::because(
                 "hostile call",
                 "a hostile call was accepted",
             ));
@@ -307,7 +317,7 @@ async fn call_raw(
     progress: Option<i64>,
 ) -> Result<CallToolResult, StartError> {
     let Value::Object(args) = args else {
-        return Err(StartError::new_demo("demo", "arguments must be an object"));
+        return Err(StartError::because("demo", "arguments must be an object"));
     };
     let mut params = CallToolRequestParams::new(tool).with_arguments(args);
     if let Some(token) = progress {
@@ -318,7 +328,7 @@ async fn call_raw(
     client
         .call_tool(params)
         .await
-        .map_err(|e| StartError::new_demo(tool, e))
+        .map_err(|e| StartError::because(tool, e))
 }
 
 async fn call(
@@ -335,10 +345,7 @@ async fn call(
             .and_then(|c| c.as_text())
             .map(|t| t.text.clone())
             .unwrap_or_default();
-        return Err(StartError::new_demo(
-            tool,
-            format_args!("tool error: {text}"),
-        ));
+        return Err(StartError::because(tool, format!("tool error: {text}")));
     }
     Ok(r)
 }

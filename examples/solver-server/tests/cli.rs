@@ -1,5 +1,5 @@
 //! The binary's command line: `--version`, a misspelled option answered
-//! with a suggestion and exit status 2, `completions bash`, and the run root
+//! with a suggestion and exit status 2, `--completions bash`, and the run root
 //! taken from `SOLVER_SERVER_RUN_ROOT` when `--run-root` is absent.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -33,7 +33,7 @@ fn version_and_help_go_to_stdout() {
     let out = run(&["--help"]);
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
-    for mode in ["serve", "demo", "node", "completions"] {
+    for mode in ["serve", "demo", "--completions"] {
         assert!(help.contains(mode), "{mode} missing from\n{help}");
     }
 }
@@ -52,7 +52,7 @@ fn a_misspelled_option_gets_a_suggestion_and_status_2() {
 
 #[test]
 fn bash_completions_name_the_binary() {
-    let out = run(&["completions", "bash"]);
+    let out = run(&["--completions", "bash"]);
     assert!(out.status.success());
     let script = String::from_utf8(out.stdout).unwrap();
     assert!(

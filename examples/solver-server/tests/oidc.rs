@@ -18,7 +18,6 @@ use hardened_mcp_tests::tr_support::{
     HttpClient, HttpReply, call, http_request, initialize_request,
 };
 use serde_json::{Value, json};
-use solver_server::cli::CommonOptions;
 use tokio_util::sync::CancellationToken;
 
 const SECRET: &str = "mcp-test-secret-0123456789";
@@ -85,12 +84,11 @@ async fn drive(alg: &str) {
     };
     tokio::time::timeout(Duration::from_secs(90), async {
         let dir = tempfile::tempdir().unwrap();
-        let common = CommonOptions {
-            run_root: Some(dir.path().join("runs")),
-            solver: Some(env!("CARGO_BIN_EXE_heat1d").into()),
-            ..CommonOptions::default()
-        };
-        let heat = solver_server::app::build(&common, dir.path()).unwrap();
+        let heat = solver_server::app::build_at(
+            &dir.path().join("runs"),
+            env!("CARGO_BIN_EXE_heat1d").as_ref(),
+        )
+        .unwrap();
         let oauth = OAuth::discover(
             OAuthConfig::new(&idp.issuer, &resource).scopes_supported(solver_server::app::SCOPES),
         )

@@ -1,51 +1,18 @@
 //! Building the server from options: the run root, ngspice's registration
-//! with exactly the files it needs, the sandbox; and the `serve` mode.
+//! with exactly the files it needs, the sandbox.
 
 use std::path::{Path, PathBuf};
 
+use hardened_mcp::cli::{BoxError, ServerArgs, Setup, StartError};
 use hardened_mcp::prelude::*;
-use hardened_mcp::runs::HandlePrefix;
-use hardened_mcp::sandbox::{
-    DEFAULT_READ_PATHS, Requirements, Sandbox, SandboxConfig, SolverRegistry,
-};
-use hardened_mcp::transport::HardenedStdio;
-use rmcp::ServiceExt;
+use hardened_mcp::sandbox::{DEFAULT_READ_PATHS, Sandbox, SandboxConfig, SolverRegistry};
 
-use crate::cli::Options;
+use crate::cli::SpiceOptions;
 use crate::server::{SOLVER_ID, SpiceServer};
 
-/// The directory name of the default run root.
-pub const RUN_ROOT_DIR: &str = "hardened-mcp-spice";
-
-/// A start-up failure, with a message for the operator.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct StartError(String);
-
-impl StartError {
-    /// A failure of `what`.
-    pub fn new(what: &str, e: impl std::fmt::Display) -> Self {
-        Self(format!("{what}: {e}"))
-    }
-}
-
-/// The default run root: `$XDG_STATE_HOME/hardened-mcp-spice`, else
-/// `$HOME/.local/state/hardened-mcp-spice`, else the temp directory.
-pub fn default_run_root() -> PathBuf {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .map(|h| h.join(".local").join("state"))
-        });
-    match state {
-        Some(dir) if std::fs::create_dir_all(&dir).is_ok() => dir.join(RUN_ROOT_DIR),
-        _ => std::env::temp_dir().join(RUN_ROOT_DIR),
-    }
-}
+/// The run handle prefix, also the default run root's name
+/// (`hardened-mcp-spice`).
+pub const PREFIX: &str = "spice";
 
 /// `ngspice` on `PATH`, if any.
 pub fn find_ngspice() -> Option<PathBuf> {
@@ -86,26 +53,36 @@ pub fn ngspice_data_dirs(exe: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Opens the run root and the sandbox and builds the server.
-pub fn build(o: &Options, default_root: &Path) -> Result<Server<SpiceServer>, StartError> {
-    let root_path = o.run_root.as_deref().unwrap_or(default_root);
-    let prefix = HandlePrefix::new("spice").map_err(|e| StartError::new("run handle prefix", e))?;
-    let runs = RunRoot::open_with(root_path, prefix)
-        .map_err(|e| StartError::new(&format!("run root {}", root_path.display()), e))?;
-    let sandbox = sandbox(o)?;
-    SpiceServer::new(runs, sandbox)
-        .into_mcp()
-        .map_err(|e| StartError::new("tool router", e))
+/// Opens the run root and the sandbox as `setup`'s options say, and
+/// builds the server.
+pub fn build(setup: &mut Setup<'_>, o: &SpiceOptions) -> Result<Server<SpiceServer>, BoxError> {
+    let runs = setup.run_root(PREFIX)?;
+    let sandbox = setup.sandbox_with(registry(o)?, config())?;
+    Ok(SpiceServer::new(runs, sandbox).into_mcp()?)
 }
 
-/// The sandbox holding ngspice (found on `PATH` unless `--ngspice` names
-/// it), granted its data directories outside the system trees and the
-/// `--grant` paths, nothing else; `HOME` is the run's private `/tmp`.
-pub fn sandbox(o: &Options) -> Result<Sandbox, StartError> {
+/// The server over the run root at `root` with every other option at its
+/// default: for tests.
+pub fn build_at(root: &Path) -> Result<Server<SpiceServer>, BoxError> {
+    let mut args = ServerArgs::default();
+    args.runs.run_root = Some(root.to_path_buf());
+    build(&mut args.setup(), &SpiceOptions::default())
+}
+
+/// The sandbox with the default options: for tests.
+pub fn sandbox() -> Result<Sandbox, BoxError> {
+    Ok(ServerArgs::default()
+        .setup()
+        .sandbox_with(registry(&SpiceOptions::default())?, config())?)
+}
+
+/// ngspice (found on `PATH` unless `--ngspice` names it), granted its data
+/// directories outside the system trees and the `--grant` paths, nothing
+/// else.
+fn registry(o: &SpiceOptions) -> Result<SolverRegistry, StartError> {
     let ngspice = o.ngspice.clone().or_else(find_ngspice).ok_or_else(|| {
-        StartError(
-            "cannot find ngspice on PATH; install it (Debian: apt-get install ngspice) or pass --ngspice"
-                .into(),
+        StartError::new(
+            "cannot find ngspice on PATH; install it (Debian: apt-get install ngspice) or pass --ngspice",
         )
     })?;
     let mut registry = SolverRegistry::builder().solver(SOLVER_ID, &ngspice);
@@ -115,32 +92,17 @@ pub fn sandbox(o: &Options) -> Result<Sandbox, StartError> {
     {
         registry = registry.grant_read(SOLVER_ID, dir);
     }
-    let registry = registry
+    registry
         .build()
-        .map_err(|e| StartError::new("solver registry", e))?;
-    let mut config = SandboxConfig::default();
-    // ngspice 39 crashes when HOME is unset; the view's /tmp is the run's own.
-    config.fixed_env.push(("HOME".to_owned(), "/tmp".into()));
-    if o.allow_weak_sandbox {
-        config.require = Requirements::none();
-        tracing::warn!("--allow-weak-sandbox: simulations get whatever containment this host has");
-    }
-    Sandbox::new(registry, config).map_err(|e| StartError::new("sandbox", e))
+        .map_err(|e| StartError::because("solver registry", e))
 }
 
-/// Serves MCP over stdio until the client leaves.
-pub async fn serve(o: Options) -> Result<(), StartError> {
-    let server = build(&o, &default_run_root())?;
-    tracing::info!(containment = %server.service().containment(), "simulations are contained");
-    let running = server
-        .serve(HardenedStdio::stdio())
-        .await
-        .map_err(|e| StartError::new("stdio session", e))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| StartError::new("stdio session", e))?;
-    Ok(())
+/// The sandbox's configuration: `HOME` is the run's private `/tmp`
+/// (ngspice 39 crashes when HOME is unset).
+fn config() -> SandboxConfig {
+    let mut config = SandboxConfig::default();
+    config.fixed_env.push(("HOME".to_owned(), "/tmp".into()));
+    config
 }
 
 #[cfg(test)]

@@ -14,16 +14,25 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 
-use crate::app::{self, StartError};
+use hardened_mcp::cli::{BoxError, ServerArgs, StartError};
+
+use crate::app;
 use crate::circuit;
-use crate::cli::Options;
+use crate::cli::DemoOptions;
 
 type Client = RunningService<RoleClient, ClientConfig>;
 
 /// Runs the demo; errors are start-up or protocol failures.
-pub async fn run(o: Options) -> Result<(), StartError> {
+pub async fn run(o: DemoOptions) -> Result<(), BoxError> {
     let tmp = std::env::temp_dir().join(format!("hardened-mcp-spice-demo-{}", std::process::id()));
-    let server = app::build(&o, &tmp)?;
+    let mut args = ServerArgs {
+        runs: o.runs.clone(),
+        sandbox: o.sandbox.clone(),
+        ..ServerArgs::default()
+    };
+    args.runs.run_root.get_or_insert_with(|| tmp.clone());
+    let mut setup = args.setup();
+    let server = app::build(&mut setup, &o.spice)?;
     let containment = server.service().containment().to_string();
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     let (sr, sw) = tokio::io::split(server_io);
@@ -39,14 +48,15 @@ pub async fn run(o: Options) -> Result<(), StartError> {
     let client = ClientConfig::default()
         .serve((cr, cw))
         .await
-        .map_err(|e| StartError::new("client session", e))?;
+        .map_err(|e| StartError::because("client session", e))?;
     let result = session(&client, &o, &containment).await;
     let _ = client.cancel().await;
     let _ = serving.await;
-    if o.run_root.is_none() {
+    drop(setup);
+    if o.runs.run_root.is_none() {
         let _ = std::fs::remove_dir_all(&tmp);
     }
-    result
+    Ok(result?)
 }
 
 async fn call(
@@ -55,12 +65,12 @@ async fn call(
     args: Value,
 ) -> Result<CallToolResult, StartError> {
     let Value::Object(args) = args else {
-        return Err(StartError::new("demo", "arguments must be an object"));
+        return Err(StartError::because("demo", "arguments must be an object"));
     };
     client
         .call_tool(CallToolRequestParams::new(name).with_arguments(args))
         .await
-        .map_err(|e| StartError::new(name, e))
+        .map_err(|e| StartError::because(name, e))
 }
 
 /// The structured answer: the result's `data` (success) or the whole
@@ -77,12 +87,12 @@ fn heading(s: &str) {
     println!("\n{s}");
 }
 
-async fn session(client: &Client, o: &Options, containment: &str) -> Result<(), StartError> {
+async fn session(client: &Client, o: &DemoOptions, containment: &str) -> Result<(), StartError> {
     heading("1. The tools the model sees");
     let tools = client
         .list_all_tools()
         .await
-        .map_err(|e| StartError::new("tools/list", e))?;
+        .map_err(|e| StartError::because("tools/list", e))?;
     for t in &tools {
         let first = t
             .description

@@ -21,7 +21,7 @@ use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
-use spice_server::{app, circuit, cli::Options};
+use spice_server::{app, circuit};
 use tokio_util::sync::CancellationToken;
 
 type Client = RunningService<RoleClient, ClientConfig>;
@@ -33,11 +33,7 @@ struct Session {
 
 async fn session() -> Session {
     let tmp = tempfile::tempdir().unwrap();
-    let o = Options {
-        run_root: Some(tmp.path().join("runs")),
-        ..Options::default()
-    };
-    let server = app::build(&o, tmp.path()).unwrap();
+    let server = app::build_at(&tmp.path().join("runs")).unwrap();
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     let (sr, sw) = tokio::io::split(server_io);
     tokio::spawn(async move {
@@ -322,7 +318,7 @@ async fn a_looping_ngspice_is_stopped_by_the_wall_limit() {
     if !support::ngspice_present() {
         return;
     }
-    let sandbox = app::sandbox(&Options::default()).unwrap();
+    let sandbox = app::sandbox().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let root = RunRoot::open(tmp.path().join("runs")).unwrap();
     let who = CallerId::local();

@@ -30,7 +30,12 @@ fn the_typescript_sdk_drives_a_solve_as_a_task() {
         "arguments": {"n": 24, "tolerance": 1e-10, "max_iterations": 20000},
         "long_arguments": {"n": 2000, "tolerance": 1e-14, "max_iterations": 100000},
     });
-    let Some(report) = run_ts_task("wrap task", &plan, SERVER, &[root.to_str().unwrap()]) else {
+    let Some(report) = run_ts_task(
+        "wrap task",
+        &plan,
+        SERVER,
+        &["--run-root", root.to_str().unwrap()],
+    ) else {
         return;
     };
     let data = &report["result"]["data"];

@@ -36,7 +36,10 @@ impl ClientHandler for Client {
 
 async fn connect(root: &std::path::Path, tasks: bool) -> RunningService<RoleClient, Client> {
     let mut cmd = Command::new(SERVER);
-    cmd.arg(root).env("RUST_LOG", "warn").kill_on_drop(true);
+    cmd.arg("--run-root")
+        .arg(root)
+        .env("RUST_LOG", "warn")
+        .kill_on_drop(true);
     let (transport, _stderr) = TokioChildProcess::builder(cmd)
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -15,7 +15,7 @@ mod launcher;
 mod report;
 mod service;
 #[cfg(feature = "slurm")]
-mod slurm;
+pub(crate) mod slurm;
 mod status;
 mod table;
 mod tasks;

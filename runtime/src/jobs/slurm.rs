@@ -965,9 +965,14 @@ struct Persisted {
 /// run could not be started (the reason goes to standard error, which Slurm
 /// writes to the run directory's `slurm-stderr.log`, a server-side file).
 pub fn node_main(spec: Option<std::ffi::OsString>) -> ExitCode {
+    ExitCode::from(node_status(spec))
+}
+
+/// [`node_main`]'s exit status as a number.
+pub(crate) fn node_status(spec: Option<std::ffi::OsString>) -> u8 {
     let Some(spec) = spec.map(PathBuf::from) else {
         eprintln!("hardened-mcp node helper: usage: <helper> <run spec path>");
-        return ExitCode::from(2);
+        return 2;
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -977,15 +982,15 @@ pub fn node_main(spec: Option<std::ffi::OsString>) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("hardened-mcp node helper: no async runtime: {e}");
-            return ExitCode::from(2);
+            return 2;
         }
     };
     match runtime.block_on(node_run(&spec)) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
+        Ok(true) => 0,
+        Ok(false) => 1,
         Err(e) => {
             eprintln!("hardened-mcp node helper: {e}");
-            ExitCode::from(2)
+            2
         }
     }
 }

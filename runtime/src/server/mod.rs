@@ -305,6 +305,23 @@ impl<S: Send + Sync + 'static> Server<S> {
         &self.tools
     }
 
+    /// Every OAuth scope a served tool requires, sorted, each once: what
+    /// an authorization server should offer a client of this server.
+    pub fn scopes(&self) -> Vec<String> {
+        let mut scopes: Vec<String> = self
+            .tools
+            .list_all()
+            .iter()
+            .filter_map(|t| t.meta.as_ref()?.get(crate::transport::SCOPES_META_KEY))
+            .filter_map(serde_json::Value::as_array)
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_owned))
+            .collect();
+        scopes.sort();
+        scopes.dedup();
+        scopes
+    }
+
     /// What `initialize` answers.
     pub fn info(&self) -> &ServerConfig {
         &self.info

@@ -9,7 +9,6 @@ use hardened_mcp::sandbox::Containment;
 use hardened_mcp::transport::{BearerAuth, HttpConfig, HttpServer, RunningHttpServer};
 use hardened_mcp_tests::tr_support::{HttpClient, call};
 use serde_json::{Value, json};
-use solver_server::cli::CommonOptions;
 use tokio_util::sync::CancellationToken;
 
 pub const ALICE: &str = "alice-tok-Q7rT2vX9pL4mN8kJ";
@@ -21,20 +20,12 @@ pub struct Fixture {
     _dir: tempfile::TempDir,
 }
 
-/// The solver server over HTTP on loopback, over the run root `root`
-/// (scratch files in `dir`), with alice's bearer token and no SSE
+/// The solver server over HTTP on loopback, over the run root `root`,
+/// with alice's bearer token and no SSE
 /// keep-alive; several calls over one `root` make replicas of one server.
 /// Also answers the containment its runs get.
-pub async fn serve(
-    root: &std::path::Path,
-    dir: &std::path::Path,
-) -> (RunningHttpServer, Containment) {
-    let common = CommonOptions {
-        run_root: Some(root.to_path_buf()),
-        solver: Some(env!("CARGO_BIN_EXE_heat1d").into()),
-        ..CommonOptions::default()
-    };
-    let heat = solver_server::app::build(&common, dir).unwrap();
+pub async fn serve(root: &std::path::Path) -> (RunningHttpServer, Containment) {
+    let heat = solver_server::app::build_at(root, env!("CARGO_BIN_EXE_heat1d").as_ref()).unwrap();
     let containment = heat.service().containment();
     let config = HttpConfig::new()
         .auth(BearerAuth::parse(&format!("alice={ALICE}")).unwrap())
@@ -50,7 +41,7 @@ pub async fn serve(
 /// Starts the server, opens alice's session and runs one small solve.
 pub async fn start() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let (server, _) = serve(&dir.path().join("runs"), dir.path()).await;
+    let (server, _) = serve(&dir.path().join("runs")).await;
     let mut alice = HttpClient::new(server.local_addr(), Some(ALICE));
     alice.connect().await;
     let cells = 64u32;
