@@ -78,8 +78,15 @@ pub trait DeckFormat: Sized + 'static {
 
     /// Writes the line of `key = value`, without line feed.
     fn write_assignment(out: &mut String, key: &str, value: &DeckValue<Self>);
-    /// Writes the line of a statement, without line feed.
-    fn write_statement(out: &mut String, head: &str, args: &[DeckValue<Self>]);
+    /// Writes the line of a statement, without line feed: by default the
+    /// head and each argument, separated by single spaces.
+    fn write_statement(out: &mut String, head: &str, args: &[DeckValue<Self>]) {
+        out.push_str(head);
+        for arg in args {
+            out.push(' ');
+            arg.write(out);
+        }
+    }
 
     /// The control syntax a line (without line feed) contains, if any.
     fn control_syntax(line: &str) -> Option<ControlSyntax>;

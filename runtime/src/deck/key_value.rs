@@ -111,16 +111,6 @@ impl DeckFormat for KeyValue {
         value.write(out);
     }
 
-    fn write_statement(out: &mut String, head: &str, args: &[DeckValue<Self>]) {
-        // Unreachable through `Deck` (check_head refuses every head); written
-        // out anyway so the final check sees a complete line.
-        out.push_str(head);
-        for arg in args {
-            out.push(' ');
-            arg.write(out);
-        }
-    }
-
     fn control_syntax(line: &str) -> Option<ControlSyntax> {
         let trimmed = line.trim_start();
         if trimmed.starts_with('#') {

@@ -155,14 +155,6 @@ impl DeckFormat for Spice {
         value.write(out);
     }
 
-    fn write_statement(out: &mut String, head: &str, args: &[DeckValue<Self>]) {
-        out.push_str(head);
-        for arg in args {
-            out.push(' ');
-            arg.write(out);
-        }
-    }
-
     fn control_syntax(line: &str) -> Option<ControlSyntax> {
         let trimmed = line.trim_start();
         if trimmed.starts_with(['*', '#']) {

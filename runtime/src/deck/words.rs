@@ -114,14 +114,6 @@ impl DeckFormat for Words {
         value.write(out);
     }
 
-    fn write_statement(out: &mut String, head: &str, args: &[DeckValue<Self>]) {
-        out.push_str(head);
-        for arg in args {
-            out.push(' ');
-            arg.write(out);
-        }
-    }
-
     fn control_syntax(line: &str) -> Option<ControlSyntax> {
         let words_only = !line.is_empty()
             && !line.starts_with(' ')

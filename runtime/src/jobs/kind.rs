@@ -11,6 +11,62 @@ use crate::error::ToolError;
 use crate::runs::FileName;
 use crate::sandbox::RunRequest;
 
+/// How a job's result type is read from its result file
+/// ([`SolverJob::parse_result`]'s default). Every `Deserialize` type is read
+/// as JSON; a result in the solver's own format implements this by hand
+/// and derives no `Deserialize`:
+///
+/// ```
+/// use hardened_mcp::jobs::FromResultFile;
+///
+/// /// `iterations residual` on one line, as the solver prints it.
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Solution { iterations: u32, residual: f64 }
+///
+/// impl FromResultFile for Solution {
+///     fn from_result_file(bytes: &[u8]) -> Result<Self, &'static str> {
+///         let text = std::str::from_utf8(bytes).map_err(|_| "not text")?;
+///         let mut words = text.split_whitespace();
+///         let mut next = || words.next().ok_or("too few numbers");
+///         let iterations = next()?.parse().map_err(|_| "iterations: not a count")?;
+///         let residual = next()?.parse().map_err(|_| "residual: not a number")?;
+///         Ok(Solution { iterations, residual })
+///     }
+/// }
+/// # assert_eq!(Solution::from_result_file(b"12 1e-9\n").unwrap().iterations, 12);
+/// # assert!(Solution::from_result_file(b"12").is_err());
+///
+/// // ... and is a job's result as it is.
+/// # use hardened_mcp::jobs::{Prepared, ResultFile, SolverJob};
+/// # use hardened_mcp::runs::FileName;
+/// # struct Poisson;
+/// impl SolverJob for Poisson {
+///     type Params = u32;
+///     type Result = Solution;
+///     const RESULT_FILE: ResultFile = ResultFile::in_dir(
+///         FileName::fixed("out"), FileName::fixed("result.txt"));
+/// #   fn prepare(&self, _: &u32) -> Result<Prepared, hardened_mcp::ToolError> { unimplemented!() }
+/// }
+/// # assert!(Poisson.parse_result(b"3 0.5").is_ok());
+/// ```
+///
+/// A refusal is a fixed text of the server's (logged, never sent: the
+/// caller reads that the result file is malformed).
+pub trait FromResultFile: Sized {
+    /// Reads the whole result file (at most
+    /// [`SolverJob::MAX_RESULT_BYTES`]).
+    fn from_result_file(bytes: &[u8]) -> Result<Self, &'static str>;
+}
+
+impl<T: DeserializeOwned> FromResultFile for T {
+    fn from_result_file(bytes: &[u8]) -> Result<Self, &'static str> {
+        serde_json::from_slice(bytes).map_err(|e| {
+            tracing::warn!(error = %e, "a solver's result file is not the declared JSON");
+            "not the declared JSON"
+        })
+    }
+}
+
 /// A solver job: everything the [`JobService`](super::JobService) needs to
 /// start runs of one solver and to read their results.
 ///
@@ -61,7 +117,12 @@ pub trait SolverJob: Send + Sync + 'static {
     /// It reaches the model as structured content: it may hold numbers,
     /// booleans, enums and their containers, never free text (the solver
     /// wrote it; a `String` field is a startup fault of the result tool).
-    type Result: DeserializeOwned + Serialize + JsonSchema + Send + 'static;
+    ///
+    /// The result file is JSON when the type implements `Deserialize`; a
+    /// solver's own format (a table of text, a SPICE raw file) is read by an
+    /// implementation of [`FromResultFile`] for the type, which then needs
+    /// no `Deserialize`.
+    type Result: FromResultFile + Serialize + JsonSchema + Send + 'static;
 
     /// Where the solver writes its result in the run directory (inside the
     /// directory it may write in: see [`RunRequest::write_only_in`]).
@@ -88,14 +149,12 @@ pub trait SolverJob: Send + Sync + 'static {
 
     /// Parses the result file's bytes (at most [`SolverJob::MAX_RESULT_BYTES`]).
     /// The default reads JSON strictly into [`SolverJob::Result`]; a solver
-    /// with its own format (a SPICE raw file, HDF5) parses it here. A
-    /// refusal is a fixed server text (logged; the caller reads that the
-    /// result file is malformed).
+    /// with its own format (a SPICE raw file, HDF5) parses it here, or
+    /// (simpler, when the job's own state is not needed) in
+    /// [`FromResultFile`] for its result type. A refusal is a fixed server
+    /// text (logged; the caller reads that the result file is malformed).
     fn parse_result(&self, bytes: &[u8]) -> Result<Self::Result, &'static str> {
-        serde_json::from_slice(bytes).map_err(|e| {
-            tracing::warn!(error = %e, "a solver's result file is not the declared JSON");
-            "not the declared JSON"
-        })
+        Self::Result::from_result_file(bytes)
     }
 
     /// Checks a parsed result (ranges, lengths, consistency). A refusal is

@@ -22,7 +22,7 @@ mod tasks;
 mod tools;
 
 pub use crate::tasks::TaskOffer;
-pub use kind::{PagedFile, Prepared, ResultFile, SolverJob};
+pub use kind::{FromResultFile, PagedFile, Prepared, ResultFile, SolverJob};
 pub use launcher::{Launcher, RunningSolver};
 pub use report::{
     JobDone, JobList, JobOutcome, JobPhase, JobProgress, JobReport, JobStarted, JobSummary,
