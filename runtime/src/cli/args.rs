@@ -251,7 +251,7 @@ pub struct HttpArgs {
     #[cfg(feature = "oauth")]
     #[arg(long, value_name = "URL", requires_all = ["oauth_resource", "http"])]
     pub oauth_issuer: Option<String>,
-    /// This server's canonical URI, e.g. https://mcp.example.org/mcp: the
+    /// This server's canonical URI, e.g. `https://mcp.example.org/mcp`: the
     /// audience the tokens must carry. The scopes the tools declare are
     /// published as the scopes supported
     #[cfg(feature = "oauth")]
