@@ -175,10 +175,26 @@ fn spec_tokens(p: &ArgModel) -> TokenStream {
                 description: None,
                 ..p.spec.clone()
             };
-            let item = scalar_spec(inner, &item_spec, doc_tokens(&None, &p.spec.units, &None));
-            let n = Literal::usize_suffixed(p.spec.max_items.unwrap_or(0));
+            let counts = |min: Option<usize>, max: Option<usize>| {
+                let min = Literal::usize_suffixed(min.unwrap_or(0));
+                let max = Literal::usize_suffixed(max.unwrap_or(0));
+                quote!(min_items: #min, max_items: #max)
+            };
+            let none = doc_tokens(&None, &None, &None);
+            let item = match &**inner {
+                Kind::Vec(scalar) => {
+                    let cell =
+                        scalar_spec(scalar, &item_spec, doc_tokens(&None, &p.spec.units, &None));
+                    let (min, max) = p.spec.rows.unwrap_or((None, 0));
+                    let rows = counts(min, Some(max));
+                    quote!(#hm::VecSpec { #rows, rectangular: false, item: #cell, doc: #none })
+                }
+                scalar => scalar_spec(scalar, &item_spec, doc_tokens(&None, &p.spec.units, &None)),
+            };
+            let outer = counts(p.spec.min_items, p.spec.max_items);
+            let rectangular = p.spec.rectangular;
             let doc = doc_tokens(&p.spec.description, &None, &None);
-            quote!(#hm::VecSpec { max_items: #n, item: #item, doc: #doc })
+            quote!(#hm::VecSpec { #outer, rectangular: #rectangular, item: #item, doc: #doc })
         }
         k => scalar_spec(
             k,
@@ -217,10 +233,16 @@ fn spec_ty(p: &ArgModel) -> TokenStream {
     }
     match p.kind.base() {
         Kind::RunDir => quote!(#hm::StrSpec),
-        Kind::Vec(inner) => {
-            let item = scalar(inner, &hm);
-            quote!(#hm::VecSpec<#item>)
-        }
+        Kind::Vec(inner) => match &**inner {
+            Kind::Vec(cell) => {
+                let cell = scalar(cell, &hm);
+                quote!(#hm::VecSpec<#hm::VecSpec<#cell>>)
+            }
+            item => {
+                let item = scalar(item, &hm);
+                quote!(#hm::VecSpec<#item>)
+            }
+        },
         k => scalar(k, &hm),
     }
 }

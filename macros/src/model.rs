@@ -98,6 +98,11 @@ pub struct Spec {
     pub min_len: Option<usize>,
     pub max_len: Option<usize>,
     pub max_items: Option<usize>,
+    pub min_items: Option<usize>,
+    /// An array of arrays: rows all as long as the first.
+    pub rectangular: bool,
+    /// An array of arrays: each row's `(min_items, max_items)`.
+    pub rows: Option<(Option<usize>, usize)>,
     pub pattern: Option<Pattern>,
     pub charset: Option<Charset>,
     pub units: Option<String>,

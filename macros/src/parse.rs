@@ -177,10 +177,26 @@ pub struct BoundedAttr {
     pub charset: Option<LitStr>,
     #[darling(with = raw_expr)]
     pub max_items: Option<Expr>,
+    #[darling(with = raw_expr)]
+    pub min_items: Option<Expr>,
+    /// An array of arrays: every row as long as the first.
+    pub rectangular: Flag,
+    /// An array of arrays: the bounds of each row.
+    pub items: Option<RowsAttr>,
     pub description: Option<LitStr>,
     /// SEP-2243: the argument is mirrored in the `Mcp-Param-{header}`
     /// request header, which the HTTP transport checks against the body.
     pub header: Option<LitStr>,
+}
+
+/// `items(min_items = .., max_items = ..)`: the rows of an array of arrays.
+#[derive(Debug, Default, Clone, FromMeta)]
+#[darling(default)]
+pub struct RowsAttr {
+    #[darling(with = raw_expr)]
+    pub min_items: Option<Expr>,
+    #[darling(with = raw_expr)]
+    pub max_items: Option<Expr>,
 }
 
 /// Integer types the framework can bound (they fit in `i128`, and JSON

@@ -155,6 +155,8 @@ rules! {
     UnknownCharset => "unknown-charset",
     /// A `Vec` without `max_items`.
     UnboundedVec => "unbounded-vec",
+    /// `min_items` above `max_items`, on an array or its rows.
+    MinItemsAboveMaxItems => "min-items-above-max-items",
     /// A `default` of the wrong type.
     DefaultNotALiteral => "default-not-a-literal",
     /// A `default` outside the declared range.

@@ -294,9 +294,16 @@ pub(super) fn allowed_keys(kind: &Kind) -> Vec<&'static str> {
             "min_len", "max_len", "pattern", "charset", "default", "header",
         ]),
         Kind::Vec(inner) => {
-            v.push("max_items");
+            v.extend(["max_items", "min_items"]);
+            let scalar = match &**inner {
+                Kind::Vec(row) => {
+                    v.extend(["items", "rectangular"]);
+                    row
+                }
+                other => other,
+            };
             v.extend(
-                allowed_keys(inner)
+                allowed_keys(scalar)
                     .into_iter()
                     .filter(|k| !matches!(*k, "default" | "description" | "header")),
             );
@@ -322,6 +329,7 @@ pub(super) fn present_keys(b: &BoundedAttr) -> Vec<(&'static str, Span)> {
     e("min_len", &b.min_len);
     e("max_len", &b.max_len);
     e("max_items", &b.max_items);
+    e("min_items", &b.min_items);
     let mut s = |k: &'static str, x: &Option<LitStr>| {
         if let Some(x) = x {
             v.push((k, x.span()));
@@ -334,6 +342,17 @@ pub(super) fn present_keys(b: &BoundedAttr) -> Vec<(&'static str, Span)> {
     s("header", &b.header);
     if b.finite.is_present() {
         v.push(("finite", b.finite.span()));
+    }
+    if b.rectangular.is_present() {
+        v.push(("rectangular", b.rectangular.span()));
+    }
+    if let Some(rows) = &b.items {
+        let span = rows
+            .max_items
+            .as_ref()
+            .or(rows.min_items.as_ref())
+            .map_or_else(Span::call_site, |e| e.span());
+        v.push(("items", span));
     }
     v
 }
@@ -419,8 +438,10 @@ pub(super) fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             Rule::NestedContainer,
             at(&p.ty),
             format!("nested container in parameter `{pname}`"),
-            "nested arrays and optionals have no single set of bounds to declare and check",
-            "flatten the parameter (a Vec of scalars, or an Option of a scalar or Vec)",
+            "beyond an array of arrays, nested arrays and optionals have no set of bounds to \
+             declare and check",
+            "use scalars, a Vec of them, a Vec of such Vecs (`items(max_items = ..)` bounds the \
+             rows), or an Option of one of those",
         );
         return None;
     }
@@ -479,7 +500,10 @@ pub(super) fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
     }
 
     let scalar = match &base {
-        Kind::Vec(i) => (**i).clone(),
+        Kind::Vec(i) => match &**i {
+            Kind::Vec(j) => (**j).clone(),
+            k => k.clone(),
+        },
         k => k.clone(),
     };
     let mut spec = Spec {
@@ -519,16 +543,22 @@ pub(super) fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
         _ => {}
     }
 
-    if let Kind::Vec(_) = &base {
-        spec.max_items = usize_key(&b.max_items, "max_items", &pname, errors);
-        if b.max_items.is_none() {
-            errors.rule(
-                Rule::UnboundedVec,
-                at(&p.ty),
-                format!("Vec parameter `{pname}` has no `max_items`"),
-                "an unbounded array lets one call request unbounded work and memory",
-                format!("declare `#[bounded(max_items = ..)] {pname}: Vec<..>`"),
+    if let Kind::Vec(inner) = &base {
+        let (min, max) = item_counts(&b.min_items, &b.max_items, &p.ty, &pname, false, errors);
+        spec.min_items = min;
+        spec.max_items = max;
+        if matches!(**inner, Kind::Vec(_)) {
+            let rows = b.items.clone().unwrap_or_default();
+            let (min, max) = item_counts(
+                &rows.min_items,
+                &rows.max_items,
+                &p.ty,
+                &pname,
+                true,
+                errors,
             );
+            spec.rows = max.map(|max| (min, max));
+            spec.rectangular = b.rectangular.is_present();
         }
     }
 
@@ -624,14 +654,69 @@ pub(super) fn is_scalar(k: &Kind) -> bool {
 }
 
 pub(super) fn shape_ok(k: &Kind) -> bool {
-    match k {
-        Kind::Option(i) => match &**i {
-            Kind::Vec(j) => is_scalar(j),
-            other => is_scalar(other),
-        },
-        Kind::Vec(i) => is_scalar(i),
-        k => is_scalar(k),
+    fn array(k: &Kind) -> bool {
+        match k {
+            Kind::Vec(i) => match &**i {
+                Kind::Vec(j) => is_scalar(j),
+                other => is_scalar(other),
+            },
+            k => is_scalar(k),
+        }
     }
+    match k {
+        Kind::Option(i) => array(i),
+        k => array(k),
+    }
+}
+
+/// The item floor and ceiling of an array (`rows` false) or of its rows:
+/// both item counts, the ceiling required, the floor not above it.
+fn item_counts(
+    min: &Option<Expr>,
+    max: &Option<Expr>,
+    ty: &syn::Type,
+    pname: &str,
+    rows: bool,
+    errors: &mut Errors,
+) -> (Option<usize>, Option<usize>) {
+    let min_n = usize_key(min, "min_items", pname, errors);
+    let max_n = usize_key(max, "max_items", pname, errors);
+    let (subject, missing, declare) = if rows {
+        (
+            format!("the rows of `{pname}`"),
+            format!("the rows of Vec parameter `{pname}` have no `max_items`"),
+            format!(
+                "declare `#[bounded(max_items = .., items(max_items = ..))] {pname}: Vec<Vec<..>>`"
+            ),
+        )
+    } else {
+        (
+            format!("`{pname}`"),
+            format!("Vec parameter `{pname}` has no `max_items`"),
+            format!("declare `#[bounded(max_items = ..)] {pname}: Vec<..>`"),
+        )
+    };
+    if max.is_none() {
+        errors.rule(
+            Rule::UnboundedVec,
+            at(ty),
+            missing,
+            "an unbounded array lets one call request unbounded work and memory",
+            declare,
+        );
+    }
+    if let (Some(lo), Some(hi), Some(e)) = (min_n, max_n, min.as_ref())
+        && lo > hi
+    {
+        errors.rule(
+            Rule::MinItemsAboveMaxItems,
+            e.span(),
+            format!("`min_items` ({lo}) of {subject} is above its `max_items` ({hi})"),
+            "no array satisfies both counts: every call would be refused",
+            "lower `min_items` or raise `max_items`",
+        );
+    }
+    (min_n, max_n)
 }
 
 pub(super) fn errors_len(e: &Errors) -> usize {

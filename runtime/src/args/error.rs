@@ -43,6 +43,11 @@ pub enum ArgErrorCode {
     CharsetMismatch,
     /// The array has more than `max_items` elements.
     TooManyItems,
+    /// The array has fewer than `min_items` elements.
+    TooFewItems,
+    /// An array of arrays declared `rectangular` has rows of different
+    /// lengths.
+    NotRectangular,
     /// Not one of the enum's tokens.
     NotAllowed,
     /// A cross-argument `check(..)` rule failed.
@@ -68,6 +73,8 @@ impl ArgErrorCode {
             Self::PatternMismatch => "pattern_mismatch",
             Self::CharsetMismatch => "charset_mismatch",
             Self::TooManyItems => "too_many_items",
+            Self::TooFewItems => "too_few_items",
+            Self::NotRectangular => "not_rectangular",
             Self::NotAllowed => "not_allowed",
             Self::CheckFailed => "check_failed",
         }
@@ -274,6 +281,8 @@ impl fmt::Display for ArgError {
             C::PatternMismatch => write!(f, "`{a}` does not match the pattern {b}"),
             C::CharsetMismatch => write!(f, "`{a}` has characters outside the {b} set"),
             C::TooManyItems => write!(f, "`{a}` has more than {b} items"),
+            C::TooFewItems => write!(f, "`{a}` has fewer than {b} items"),
+            C::NotRectangular => write!(f, "the rows of `{a}` must all be as long as the first"),
             C::NotAllowed => write!(f, "`{a}` must be one of: {b}"),
             C::CheckFailed => f.write_str(self.reason.unwrap_or("a check of the arguments failed")),
         }

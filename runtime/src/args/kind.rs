@@ -47,7 +47,8 @@ impl Doc {
 /// One argument kind: how it is parsed, checked and described.
 ///
 /// Implemented for the integer types, `f32`, `f64`, `bool`, `String`,
-/// `Vec<T>`, `Option<T>` and (through `#[derive(ToolEnum)]`) unit enums.
+/// `Vec<T>` (of those, or of `Vec`s of those), `Option<T>` and (through
+/// `#[derive(ToolEnum)]`) unit enums.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tool argument kind",
     label = "no schema, parser or bounds for this type",
@@ -68,6 +69,13 @@ pub trait Arg: Sized {
 
     /// The value used when the argument is absent, or `None` if it is required.
     fn absent(spec: &Self::Spec, name: &'static str) -> Option<Result<Self, ArgError>>;
+
+    /// How many items the value holds, for an array (a row of an array of
+    /// arrays, whose shape rule compares them); `None` for the rest.
+    #[doc(hidden)]
+    fn items(&self) -> Option<usize> {
+        None
+    }
 
     /// The titles of a choice's options, in the order of its tokens (an
     /// enum's variants' doc comments; a list or an option of an enum has

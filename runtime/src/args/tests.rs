@@ -383,3 +383,60 @@ fn float_checks_agree_with_finiteness_then_every_bound() {
         }
     }
 }
+
+#[test]
+fn an_array_of_arrays_checks_both_levels_and_its_own_spec() {
+    use super::container::VecSpec;
+    let cell = IntSpec {
+        min: Some(0),
+        max: Some(9),
+        exclusive_min: None,
+        exclusive_max: None,
+        default: None,
+        doc: Doc::NONE,
+    };
+    let rows = |min_items, rectangular| VecSpec {
+        min_items,
+        max_items: 3,
+        rectangular,
+        item: VecSpec {
+            min_items: 1,
+            max_items: 2,
+            rectangular: false,
+            item: cell,
+            doc: Doc::NONE,
+        },
+        doc: Doc::NONE,
+    };
+    let spec = rows(1, true);
+    assert!(<Vec<Vec<u8>>>::self_test(&spec).is_ok());
+    assert_eq!(
+        <Vec<Vec<u8>>>::self_test(&rows(4, true)),
+        Err("its min_items is above its max_items")
+    );
+    let parse = |v: Value| <Vec<Vec<u8>>>::parse(&v, &spec, "m").map_err(|e| e.code());
+    assert_eq!(
+        parse(json!([[1, 2], [3, 4]])),
+        Ok(vec![vec![1, 2], vec![3, 4]])
+    );
+    assert_eq!(parse(json!([])), Err(ArgErrorCode::TooFewItems));
+    assert_eq!(
+        parse(json!([[1], [1, 2]])),
+        Err(ArgErrorCode::NotRectangular)
+    );
+    assert_eq!(parse(json!([[]])), Err(ArgErrorCode::TooFewItems));
+    assert_eq!(parse(json!([[1, 2, 3]])), Err(ArgErrorCode::TooManyItems));
+    assert_eq!(parse(json!([[10]])), Err(ArgErrorCode::AboveMaximum));
+    // Not rectangular: ragged rows are fine.
+    let ragged = rows(0, false);
+    assert!(<Vec<Vec<u8>>>::parse(&json!([[1], [1, 2]]), &ragged, "m").is_ok());
+    assert!(<Vec<Vec<u8>>>::parse(&json!([]), &ragged, "m").is_ok());
+    let schema = <Vec<Vec<u8>>>::schema(&spec);
+    assert_eq!(schema["minItems"], 1);
+    assert_eq!(schema["items"]["maxItems"], 2);
+    assert!(ragged_schema_has_no_floor(&<Vec<Vec<u8>>>::schema(&ragged)));
+}
+
+fn ragged_schema_has_no_floor(schema: &serde_json::Map<String, Value>) -> bool {
+    schema.get("minItems").is_none() && schema.get("description").is_none()
+}

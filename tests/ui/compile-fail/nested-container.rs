@@ -5,7 +5,7 @@ struct S;
 #[hardened_tools]
 impl S {
     #[hardened_tool(max_cost = 10, units = "calls", cost = 1.0)]
-    async fn t(&self, #[bounded(max_items = 4, min = 0, max = 9)] xs: Vec<Vec<u32>>) -> Result<Output<u32>, ToolError> {
+    async fn t(&self, #[bounded(max_items = 4, min = 0, max = 9)] xs: Vec<Option<u32>>) -> Result<Output<u32>, ToolError> {
         Ok(Output::new(xs.len() as u32))
     }
 }
