@@ -83,7 +83,7 @@ impl<'a> Setup<'a> {
     }
 
     /// Opens the run root (`--run-root`, else [`default_run_root`] of
-    /// `prefix`) with handles named `prefix-…`, the quotas and retention
+    /// `prefix`) with handles named `prefix_…`, the quotas and retention
     /// of the command line, and starts its expiry sweeper (a run whose
     /// lease a process holds, as a job's does while it runs, is kept) when
     /// called inside a tokio runtime, as [`ServerArgs::serve`] calls the
@@ -256,7 +256,7 @@ fn root_options(a: &RunArgs, prefix: HandlePrefix) -> RootOptions {
     }
 }
 
-/// The default run root of a server whose handles are named `prefix-…`:
+/// The default run root of a server whose handles are named `prefix_…`:
 /// `$XDG_STATE_HOME/hardened-mcp-PREFIX`, else
 /// `$HOME/.local/state/hardened-mcp-PREFIX`, else the same name in the
 /// temp directory (the state directory is created when missing).
