@@ -106,3 +106,12 @@ fn the_environment_supplies_the_run_root() {
     assert!(flag_root.is_dir());
     assert!(!tmp.path().join("unused").exists());
 }
+
+/// Over HTTP with OAuth, the scopes published as supported are those the
+/// tools declare (`Server::scopes`), which are the server's documented two.
+#[test]
+fn the_published_scopes_are_the_tools_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = solver_server::app::build_at(&tmp.path().join("runs"), SOLVER.as_ref()).unwrap();
+    assert_eq!(server.scopes(), solver_server::app::SCOPES);
+}
