@@ -76,10 +76,25 @@ where
     S: ServerHandler + Clone,
 {
     crate::logging::init(DEFAULT_LOG_LEVEL);
+    http_until_signal(server, config, |_| {}).await
+}
+
+/// [`serve_http`] without the logging set-up: `started` learns the bound
+/// address once the server listens.
+#[cfg(feature = "http")]
+pub(crate) async fn http_until_signal<S>(
+    server: S,
+    config: HttpConfig,
+    started: impl FnOnce(std::net::SocketAddr),
+) -> Result<(), ServeError>
+where
+    S: ServerHandler + Clone,
+{
     let ct = tokio_util::sync::CancellationToken::new();
     let running = HttpServer::new(move || Ok(server.clone()), config)?
         .start(ct.clone())
         .await?;
+    started(running.local_addr());
     tokio::spawn(async move {
         shutdown_signal().await;
         ct.cancel();
@@ -90,7 +105,7 @@ where
 /// SIGINT or SIGTERM, whichever comes first (SIGINT alone where SIGTERM
 /// cannot be watched).
 #[cfg(feature = "http")]
-pub(crate) async fn shutdown_signal() {
+async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     match signal(SignalKind::terminate()) {
         Ok(mut term) => {

@@ -36,10 +36,11 @@ pub mod defaults {
     pub const EXPIRE_HOURS: f64 = 7.0 * 24.0;
     /// `--expire-finished-hours`: the same for a finished run (three days).
     pub const EXPIRE_FINISHED_HOURS: f64 = 3.0 * 24.0;
-    /// `--max-running`: solver runs at once, in all.
-    pub const MAX_RUNNING: usize = 16;
+    /// `--max-running`: solver runs at once, in all (the sandbox's own
+    /// default).
+    pub const MAX_RUNNING: usize = crate::sandbox::DEFAULT_GLOBAL_RUNS;
     /// `--max-running-per-caller`: solver runs one caller has at once.
-    pub const MAX_RUNNING_PER_CALLER: usize = 2;
+    pub const MAX_RUNNING_PER_CALLER: usize = crate::sandbox::DEFAULT_PER_CALLER_RUNS;
 }
 
 /// Everything a server's standard command line sets: flatten it into the

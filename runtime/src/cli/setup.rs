@@ -9,8 +9,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::ServiceExt as _;
-use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
 use super::BoxError;
@@ -20,7 +18,7 @@ use crate::jobs::Launcher;
 use crate::runs::{HandlePrefix, Quotas, Retention, RootOptions, RunHandle, RunRoot};
 use crate::sandbox::{Requirements, Sandbox, SandboxConfig, SolverRegistry};
 use crate::transport::http::TrustedProxies;
-use crate::transport::{BearerAuth, HardenedStdio, HttpConfig, HttpServer};
+use crate::transport::{BearerAuth, HttpConfig};
 
 /// How often a run root's expiry sweeper runs, and how many index entries
 /// one sweep looks at (a pass over 100,000 runs takes about seven minutes).
@@ -99,29 +97,14 @@ impl<'a> Setup<'a> {
         let runs = RunRoot::open_with_options(&path, root_options(&self.args.runs, prefix_ok))
             .map_err(|e| StartError::because(format!("run root {}", path.display()), e))?;
         self.root = Some(path);
-        let Ok(tokio) = tokio::runtime::Handle::try_current() else {
+        if tokio::runtime::Handle::try_current().is_err() {
             tracing::warn!("no expiry sweeper: the run root was opened outside a tokio runtime");
             return Ok(runs);
-        };
-        let swept = runs.clone();
+        }
+        // Only leases say a run is live here (a job holds its run's lease).
         let not_live: Arc<dyn Fn(&RunHandle) -> bool + Send + Sync> = Arc::new(|_| false);
         self.sweepers
-            .push(AbortOnDropHandle::new(tokio.spawn(async move {
-                let mut tick = tokio::time::interval(SWEEP_EVERY);
-                loop {
-                    tick.tick().await;
-                    match swept
-                        .sweep_expired_async(SWEEP_BUDGET, Arc::clone(&not_live))
-                        .await
-                    {
-                        Ok(r) if r.removed > 0 => {
-                            tracing::info!(removed = r.removed, "expired runs removed");
-                        }
-                        Ok(_) => {}
-                        Err(e) => tracing::warn!(error = %e, "expiry sweep failed"),
-                    }
-                }
-            })));
+            .push(runs.start_expiry_sweeper(SWEEP_EVERY, SWEEP_BUDGET, not_live));
         Ok(runs)
     }
 
@@ -327,34 +310,14 @@ impl ServerArgs {
         let server = build(&mut setup)?;
         setup.refuse_unused()?;
         let Some(addr) = self.http.http else {
-            let running = server
-                .serve(HardenedStdio::stdio())
-                .await
-                .map_err(|e| StartError::because("stdio session", e))?;
-            running
-                .waiting()
-                .await
-                .map_err(|e| StartError::because("stdio session", e))?;
-            return Ok(());
+            // Logging is set up already: `serve_stdio`'s set-up keeps it.
+            return Ok(crate::serve_stdio(server).await?);
         };
         let config = self.http.config(&server.scopes()).await?.bind(addr);
-        let ct = CancellationToken::new();
-        let running = HttpServer::new(move || Ok(server.clone()), config)
-            .map_err(|e| StartError::because("http", e))?
-            .start(ct.clone())
-            .await
-            .map_err(|e| StartError::because("http", e))?;
-        eprintln!(
-            "{}: MCP endpoint http://{}/mcp",
-            super::program_name(),
-            running.local_addr()
-        );
-        crate::serve::shutdown_signal().await;
-        ct.cancel();
-        running
-            .shutdown()
-            .await
-            .map_err(|e| StartError::because("http shutdown", e))?;
+        crate::serve::http_until_signal(server, config, |local| {
+            eprintln!("{}: MCP endpoint http://{local}/mcp", super::program_name());
+        })
+        .await?;
         drop(setup);
         Ok(())
     }

@@ -593,24 +593,10 @@ impl<J: SolverJob> JobService<J> {
         let desk = self.desk.clone();
         let is_live: Arc<dyn Fn(&RunHandle) -> bool + Send + Sync> =
             Arc::new(move |h| desk.is_live(h.as_str()));
-        let runs = self.desk.0.runs.clone();
-        tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
-            let mut tick = tokio::time::interval(every);
-            loop {
-                tick.tick().await;
-                match runs.sweep_expired_async(budget, Arc::clone(&is_live)).await {
-                    Ok(r) if r.removed > 0 => {
-                        tracing::info!(
-                            removed = r.removed,
-                            examined = r.examined,
-                            "expired runs removed"
-                        );
-                    }
-                    Ok(_) => {}
-                    Err(e) => tracing::warn!(error = %e, "expiry sweep failed"),
-                }
-            }
-        }))
+        self.desk
+            .0
+            .runs
+            .start_expiry_sweeper(every, budget, is_live)
     }
 }
 

@@ -635,6 +635,37 @@ impl RunRoot {
         Ok(report)
     }
 
+    /// Starts the expiry sweeper: every `every`, a bounded sweep (at most
+    /// `budget` index entries) on the blocking pool, removals logged. A
+    /// run for which `is_live` says true is kept, as is one whose lease a
+    /// process holds. Stops when the returned handle is dropped. Must be
+    /// called inside a tokio runtime.
+    pub fn start_expiry_sweeper(
+        &self,
+        every: Duration,
+        budget: usize,
+        is_live: Arc<dyn Fn(&RunHandle) -> bool + Send + Sync>,
+    ) -> tokio_util::task::AbortOnDropHandle<()> {
+        let runs = self.clone();
+        tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                match runs.sweep_expired_async(budget, Arc::clone(&is_live)).await {
+                    Ok(r) if r.removed > 0 => {
+                        tracing::info!(
+                            removed = r.removed,
+                            examined = r.examined,
+                            "expired runs removed"
+                        );
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "expiry sweep failed"),
+                }
+            }
+        }))
+    }
+
     /// [`RunRoot::sweep_expired`] on tokio's blocking pool.
     pub async fn sweep_expired_async(
         &self,

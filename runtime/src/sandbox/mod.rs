@@ -76,7 +76,10 @@ pub use progress::{MAX_PROGRESS_LINE, ProgressReport, parse_line as parse_progre
 pub use registry::{MAX_SOLVER_ID_LEN, Solver, SolverRegistry, SolverRegistryBuilder};
 #[cfg(feature = "jobs")]
 pub(crate) use run::record_usage_after_run;
-pub use run::{MAX_MADE_AHEAD, RunRequest, Sandbox, SandboxConfig, SandboxedRun};
+pub use run::{
+    DEFAULT_GLOBAL_RUNS, DEFAULT_PER_CALLER_RUNS, MAX_MADE_AHEAD, RunRequest, Sandbox,
+    SandboxConfig, SandboxedRun,
+};
 #[cfg(feature = "slurm")]
 pub(crate) use run::{check_run_dir_live, reserve_usage, unreserve_usage};
 pub use view::{SOLVER_GID, SOLVER_UID, VIEW_DEVICES, VIEW_RUN_DIR, VIEW_SOLVER_DIR};

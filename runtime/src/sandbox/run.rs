@@ -105,6 +105,11 @@ pub struct SandboxConfig {
     pub made_ahead: usize,
 }
 
+/// [`SandboxConfig::global_runs`] by default.
+pub const DEFAULT_GLOBAL_RUNS: usize = 16;
+/// [`SandboxConfig::per_caller_runs`] by default.
+pub const DEFAULT_PER_CALLER_RUNS: usize = 2;
+
 /// The most network namespaces and run cgroups
 /// [`SandboxConfig::made_ahead`] may hold ready (each holds kernel memory
 /// that no run uses yet).
@@ -125,8 +130,8 @@ impl Default for SandboxConfig {
             require: Requirements::default(),
             allow_pid_namespace: true,
             allow_cgroups: true,
-            global_runs: Some(16),
-            per_caller_runs: 2,
+            global_runs: Some(DEFAULT_GLOBAL_RUNS),
+            per_caller_runs: DEFAULT_PER_CALLER_RUNS,
             kill_grace: Duration::from_secs(2),
             log_grace: Duration::from_millis(250),
             max_args: 256,
