@@ -180,16 +180,23 @@ fn spec_tokens(p: &ArgModel) -> TokenStream {
                 let max = Literal::usize_suffixed(max.unwrap_or(0));
                 quote!(min_items: #min, max_items: #max)
             };
-            let none = doc_tokens(&None, &None, &None);
-            let item = match &**inner {
-                Kind::Vec(scalar) => {
-                    let cell =
-                        scalar_spec(scalar, &item_spec, doc_tokens(&None, &p.spec.units, &None));
-                    let (min, max) = p.spec.rows.unwrap_or((None, 0));
-                    let rows = counts(min, Some(max));
-                    quote!(#hm::VecSpec { #rows, rectangular: false, item: #cell, doc: #none })
-                }
-                scalar => scalar_spec(scalar, &item_spec, doc_tokens(&None, &p.spec.units, &None)),
+            let (cell_kind, nested) = match &**inner {
+                Kind::Vec(cell) => (&**cell, true),
+                scalar => (scalar, false),
+            };
+            let cell = scalar_spec(
+                cell_kind,
+                &item_spec,
+                doc_tokens(&None, &p.spec.units, &None),
+            );
+            // An array of arrays: the rows' spec around the cells'.
+            let item = if nested {
+                let (min, max) = p.spec.rows.unwrap_or((None, 0));
+                let rows = counts(min, Some(max));
+                let none = doc_tokens(&None, &None, &None);
+                quote!(#hm::VecSpec { #rows, rectangular: false, item: #cell, doc: #none })
+            } else {
+                cell
             };
             let outer = counts(p.spec.min_items, p.spec.max_items);
             let rectangular = p.spec.rectangular;
