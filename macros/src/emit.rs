@@ -160,7 +160,7 @@ fn scalar_spec(kind: &Kind, spec: &Spec, doc: TokenStream) -> TokenStream {
                 },
                 |s| quote!(#s),
             );
-            quote!(#hm::EnumSpec { default: #def, doc: #doc })
+            quote!(#hm::NamedSpec { default: #def, doc: #doc })
         }
     }
 }
@@ -194,14 +194,18 @@ fn spec_tokens(p: &ArgModel) -> TokenStream {
                 let (min, max) = p.spec.rows.unwrap_or((None, 0));
                 let rows = counts(min, Some(max));
                 let none = doc_tokens(&None, &None, &None);
-                quote!(#hm::VecSpec { #rows, rectangular: false, item: #cell, doc: #none })
+                quote!(#hm::VecSpec { #rows, rectangular: false, max_total: #hm::Option::None, item: #cell, doc: #none })
             } else {
                 cell
             };
             let outer = counts(p.spec.min_items, p.spec.max_items);
             let rectangular = p.spec.rectangular;
+            let max_total = opt(p.spec.max_total, |n| {
+                let l = Literal::usize_suffixed(n);
+                quote!(#l)
+            });
             let doc = doc_tokens(&p.spec.description, &None, &None);
-            quote!(#hm::VecSpec { #outer, rectangular: #rectangular, item: #item, doc: #doc })
+            quote!(#hm::VecSpec { #outer, rectangular: #rectangular, max_total: #max_total, item: #item, doc: #doc })
         }
         k => scalar_spec(
             k,
@@ -235,7 +239,7 @@ fn spec_ty(p: &ArgModel) -> TokenStream {
             Kind::Float(_) => quote!(#hm::FloatSpec),
             Kind::Bool => quote!(#hm::BoolSpec),
             Kind::Str => quote!(#hm::StrSpec),
-            _ => quote!(#hm::EnumSpec),
+            _ => quote!(#hm::NamedSpec),
         }
     }
     match p.kind.base() {
@@ -375,6 +379,52 @@ fn spec_statics<'a>(
             #[allow(non_upper_case_globals)]
             static #id: #ty = #spec;
         });
+        // A token default or header on a named type: an enum's only.
+        if matches!(p.kind.base(), Kind::Named)
+            && (p.spec.default.is_some() || p.spec.header.is_some())
+        {
+            let t = &p.ty;
+            let sp = Span::call_site().located_at(syn::spanned::Spanned::span(t));
+            let item = syn::Ident::new("TAKES_TOKEN", sp);
+            out.extend(quote::quote_spanned!(sp=> const _: () = <#t as #hm::TakesToken>::#item;));
+        }
+    }
+    out
+}
+
+/// `let id = ..;`: a parameter rebound as `check(..)` and `cost` see it:
+/// a number or bool by value; a named type as its `Arg::Seen` says (an
+/// enum by value, a record by reference), through a path spanned at the
+/// type so that a type that is no argument kind is reported there once.
+fn by_value(id: &syn::Ident, ty: &Type, kind: &Kind) -> TokenStream {
+    if matches!(kind.base(), Kind::Named) {
+        let seen = arg_fn(ty, "seen");
+        quote!(let #id = #seen(#id);)
+    } else {
+        quote!(let #id: #ty = *#id;)
+    }
+}
+
+/// The shape rules between `p` and another array argument
+/// (`same_len_as`), each a `Result<(), ArgError>` expression; `at` gives
+/// the expression of an argument by its identifier (a reference).
+fn shape_rules(p: &ArgModel, at: impl Fn(&syn::Ident) -> TokenStream) -> Vec<TokenStream> {
+    let hm = hm();
+    let key = p.key();
+    let this = at(&p.ident);
+    let rule = |target: &syn::Ident, f: &str| {
+        let other = at(target);
+        let name = target.to_string();
+        let other_key = name.strip_prefix("r#").unwrap_or(&name);
+        let f = syn::Ident::new(f, Span::call_site());
+        quote!(#hm::#f(#this, #key, #other, #other_key))
+    };
+    let mut out = Vec::new();
+    if let Some(t) = &p.spec.same_len_as {
+        out.push(rule(t, "same_len"));
+    }
+    if let Some(t) = &p.spec.rows_same_len_as {
+        out.push(rule(t, "rows_same_len"));
     }
     out
 }
@@ -483,11 +533,7 @@ fn cost_parts(m: &ToolModel) -> CostParts {
         .params
         .iter()
         .filter(|p| is_arg(p) && p.kind.is_copy())
-        .map(|p| {
-            let id = &p.ident;
-            let ty = &p.ty;
-            quote!(let #id: #ty = *#id;)
-        })
+        .map(|p| by_value(&p.ident, &p.ty, &p.kind))
         .collect();
     // Inside `cost` only, integer parameters are `f64`: an estimate written
     // over them saturates to infinity (refused) instead of wrapping in
@@ -587,6 +633,12 @@ fn validator(t: usize, m: &ToolModel) -> TokenStream {
                 }
             }
         })
+        .chain(
+            m.params
+                .iter()
+                .filter(|p| is_arg(p))
+                .flat_map(|p| shape_rules(p, |id| quote!(#id))),
+        )
         .collect();
     let conditions: Vec<&syn::Expr> = m.checks.iter().map(|c| &c.expr).collect();
     let reasons: Vec<&syn::LitStr> = m.checks.iter().map(|c| &c.reason).collect();
@@ -916,6 +968,10 @@ pub(crate) fn args_impl(
     let faults = syn::Ident::new("__hardened_faults", Span::mixed_site());
     let takes = (0..models.len()).map(|i| take_tokens(tys[i], &slots[i], &specs[i], &keys[i]));
     let checks = tys.iter().map(|t| arg_fn(t, "check"));
+    let shapes: Vec<TokenStream> = models
+        .iter()
+        .flat_map(|p| shape_rules(p, |id| quote!(&self.#id)))
+        .collect();
     let spec_refs = tys.iter().zip(&specs).map(|(t, s)| spec_ref(t, s));
     let schemas = (0..models.len()).map(|i| schema_tokens(tys[i], &keys[i], &specs[i]));
     let self_tests =
@@ -928,8 +984,8 @@ pub(crate) fn args_impl(
         let conditions = rules.iter().map(|c| &c.expr);
         let reasons = rules.iter().map(|c| &c.reason);
         let rebinds = models.iter().filter(|p| p.kind.is_copy()).map(|p| {
-            let (id, ty) = (&p.ident, &p.ty);
-            quote!(#[allow(unused_variables)] let #id: #ty = *#id;)
+            let rebind = by_value(&p.ident, &p.ty, &p.kind);
+            quote!(#[allow(unused_variables)] #rebind)
         });
         quote! {
             #[allow(unused_variables)]
@@ -960,6 +1016,7 @@ pub(crate) fn args_impl(
             }
             fn validate(&self) -> #hm::Result<(), #hm::ArgError> {
                 #(#checks(&self.#idents, #spec_refs, #keys)?;)*
+                #(#shapes?;)*
                 #struct_rules
                 #hm::Result::Ok(())
             }
@@ -968,6 +1025,39 @@ pub(crate) fn args_impl(
             }
             fn spec_faults(#faults: &mut #hm::Vec<(&'static str, &'static str)>) {
                 #(#self_tests)*
+            }
+        }
+
+        // The struct as one argument (a record): a parameter or field of
+        // its own, or an array's items.
+        #[automatically_derived]
+        impl #hm::Arg for #ident {
+            type Spec = #hm::NamedSpec;
+            type Seen<'a> = &'a Self;
+            fn seen(&self) -> &Self {
+                self
+            }
+            fn parse(
+                value: &#hm::Value,
+                _spec: &#hm::NamedSpec,
+                name: &'static str,
+            ) -> #hm::Result<Self, #hm::ArgError> {
+                #hm::record_parse::<Self>(value, name)
+            }
+            fn check(&self, _spec: &#hm::NamedSpec, name: &'static str) -> #hm::Result<(), #hm::ArgError> {
+                #hm::record_check(self, name)
+            }
+            fn schema(spec: &#hm::NamedSpec) -> #hm::Map<::std::string::String, #hm::Value> {
+                #hm::record_schema::<Self>(spec)
+            }
+            fn absent(
+                _spec: &#hm::NamedSpec,
+                _name: &'static str,
+            ) -> #hm::Option<#hm::Result<Self, #hm::ArgError>> {
+                #hm::Option::None
+            }
+            fn self_test(spec: &#hm::NamedSpec) -> #hm::Result<(), &'static str> {
+                #hm::record_self_test::<Self>(spec)
             }
         }
         };

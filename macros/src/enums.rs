@@ -12,6 +12,9 @@ use crate::rules::Rule;
 #[darling(default)]
 struct VariantAttr {
     rename: Option<LitStr>,
+    /// The word written into solver decks for the variant, when the
+    /// solver's format names it otherwise than callers do.
+    deck: Option<LitStr>,
 }
 
 /// `#[tool_enum(output)]` on the enum: it also appears in tool outputs.
@@ -93,6 +96,8 @@ struct DeclaredVariant<'a> {
     ident: &'a Ident,
     unit: bool,
     token: String,
+    /// The deck word (`#[tool_enum(deck = "..")]`), else the token.
+    deck: Option<String>,
     doc: Option<String>,
 }
 
@@ -102,6 +107,8 @@ struct EnumModel<'a> {
     output: bool,
     doc: Option<String>,
     tokens: Vec<String>,
+    /// What each variant writes into a deck (its token unless renamed).
+    deck_words: Vec<String>,
     variants: Vec<&'a Ident>,
     docs: Vec<Option<String>>,
 }
@@ -138,6 +145,7 @@ fn read<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Declared<'a> {
                             .rename
                             .as_ref()
                             .map_or_else(|| snake(&v.ident.to_string()), LitStr::value),
+                        deck: attr.deck.as_ref().map(LitStr::value),
                         doc: doc_of(&v.attrs),
                     }
                 })
@@ -181,6 +189,7 @@ fn check<'a>(d: Declared<'a>, errors: &mut Errors) -> Option<EnumModel<'a>> {
         output: d.output,
         doc: d.doc,
         tokens: Vec::new(),
+        deck_words: Vec::new(),
         variants: Vec::new(),
         docs: Vec::new(),
     };
@@ -197,18 +206,28 @@ fn check<'a>(d: Declared<'a>, errors: &mut Errors) -> Option<EnumModel<'a>> {
             continue;
         }
         let token = &v.token;
-        if token.is_empty()
-            || token.len() > 64
-            || !token
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-        {
+        let plain = |word: &str| {
+            (1..=64).contains(&word.len())
+                && word
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        };
+        if !plain(token) {
             errors.rule(
                 Rule::ToolEnumInvalidToken,
                 v.ident.span(),
                 format!("invalid token `{token}`"),
                 "tokens are written into solver inputs and schemas; they must be plain identifiers",
                 "rename to 1..=64 characters of A-Z a-z 0-9 _ - .",
+            );
+        }
+        if let Some(word) = v.deck.as_ref().filter(|w| !plain(w)) {
+            errors.rule(
+                Rule::ToolEnumInvalidToken,
+                v.ident.span(),
+                format!("invalid deck word `{word}`"),
+                "a deck word is written into solver inputs; it must be a plain identifier",
+                "write `deck = \"...\"` with 1..=64 characters of A-Z a-z 0-9 _ - .",
             );
         }
         if m.tokens.contains(token) {
@@ -220,6 +239,8 @@ fn check<'a>(d: Declared<'a>, errors: &mut Errors) -> Option<EnumModel<'a>> {
                 "rename one of the variants with `#[tool_enum(rename = \"...\")]`",
             );
         }
+        m.deck_words
+            .push(v.deck.clone().unwrap_or_else(|| token.clone()));
         m.tokens.push(token.clone());
         m.variants.push(v.ident);
         m.docs.push(v.doc.clone());
@@ -240,6 +261,7 @@ fn check<'a>(d: Declared<'a>, errors: &mut Errors) -> Option<EnumModel<'a>> {
 /// `#[tool_enum(output)]`, `Serialize` and `JsonSchema`).
 fn emit(m: &EnumModel<'_>) -> TokenStream {
     let (ident, tokens, variants, docs) = (m.ident, &m.tokens, &m.variants, &m.docs);
+    let deck_words = &m.deck_words;
     let hm = crate::emit::hm();
     let doc = opt_str(m.doc.as_ref());
     let token_docs = docs.iter().map(|d| opt_str(d.as_ref()));
@@ -276,7 +298,9 @@ fn emit(m: &EnumModel<'_>) -> TokenStream {
         #[automatically_derived]
         impl #hm::DeckToken for #ident {
             fn token(&self) -> &'static str {
-                <Self as #hm::ToolEnum>::token(*self)
+                match self {
+                    #(Self::#variants => #deck_words,)*
+                }
             }
         }
         #[automatically_derived]
@@ -298,25 +322,29 @@ fn emit(m: &EnumModel<'_>) -> TokenStream {
         }
         #[automatically_derived]
         impl #hm::Arg for #ident {
-            type Spec = #hm::EnumSpec;
+            type Spec = #hm::NamedSpec;
+            type Seen<'a> = Self;
+            fn seen(&self) -> Self {
+                *self
+            }
             fn parse(
                 value: &#hm::Value,
-                _spec: &#hm::EnumSpec,
+                _spec: &#hm::NamedSpec,
                 name: &'static str,
             ) -> ::core::result::Result<Self, #hm::ArgError> {
                 #hm::enum_parse::<Self>(value, name)
             }
-            fn check(&self, _spec: &#hm::EnumSpec, _name: &'static str) -> ::core::result::Result<(), #hm::ArgError> {
+            fn check(&self, _spec: &#hm::NamedSpec, _name: &'static str) -> ::core::result::Result<(), #hm::ArgError> {
                 ::core::result::Result::Ok(())
             }
-            fn schema(spec: &#hm::EnumSpec) -> #hm::Map<::std::string::String, #hm::Value> {
+            fn schema(spec: &#hm::NamedSpec) -> #hm::Map<::std::string::String, #hm::Value> {
                 #hm::enum_schema::<Self>(spec)
             }
             fn titles() -> &'static [::core::option::Option<&'static str>] {
                 <Self as #hm::ToolEnum>::TOKEN_DOCS
             }
             fn absent(
-                spec: &#hm::EnumSpec,
+                spec: &#hm::NamedSpec,
                 name: &'static str,
             ) -> ::core::option::Option<::core::result::Result<Self, #hm::ArgError>> {
                 #hm::enum_absent::<Self>(spec, name)

@@ -103,6 +103,12 @@ pub struct Spec {
     pub rectangular: bool,
     /// An array of arrays: each row's `(min_items, max_items)`.
     pub rows: Option<(Option<usize>, usize)>,
+    /// An array of arrays: most items in all the rows together.
+    pub max_total: Option<usize>,
+    /// The array parameter this one has as many items as.
+    pub same_len_as: Option<Ident>,
+    /// The array parameter each row of this one has as many items as.
+    pub rows_same_len_as: Option<Ident>,
     pub pattern: Option<Pattern>,
     pub charset: Option<Charset>,
     pub units: Option<String>,

@@ -181,6 +181,12 @@ pub struct BoundedAttr {
     pub min_items: Option<Expr>,
     /// An array of arrays: every row as long as the first.
     pub rectangular: Flag,
+    /// An array of arrays: most items in all its rows together.
+    #[darling(with = raw_expr)]
+    pub max_total: Option<Expr>,
+    /// As many items as another array parameter.
+    #[darling(with = raw_expr)]
+    pub same_len_as: Option<Expr>,
     /// An array of arrays: the bounds of each row.
     pub items: Option<RowsAttr>,
     pub description: Option<LitStr>,
@@ -189,7 +195,8 @@ pub struct BoundedAttr {
     pub header: Option<LitStr>,
 }
 
-/// `items(min_items = .., max_items = ..)`: the rows of an array of arrays.
+/// `items(min_items = .., max_items = .., same_len_as = ..)`: the rows of
+/// an array of arrays.
 #[derive(Debug, Default, Clone, FromMeta)]
 #[darling(default)]
 pub struct RowsAttr {
@@ -197,6 +204,9 @@ pub struct RowsAttr {
     pub min_items: Option<Expr>,
     #[darling(with = raw_expr)]
     pub max_items: Option<Expr>,
+    /// Each row as long as another array parameter.
+    #[darling(with = raw_expr)]
+    pub same_len_as: Option<Expr>,
 }
 
 /// Integer types the framework can bound (they fit in `i128`, and JSON
@@ -218,8 +228,9 @@ pub enum Kind {
     Float(&'static str),
     Bool,
     Str,
-    /// Any other named type: a `ToolEnum`.
-    Enum,
+    /// Any other named type: a `ToolEnum`, or (as an array's items) a
+    /// record, an argument struct.
+    Named,
     Vec(Box<Kind>),
     Option(Box<Kind>),
     /// A type that must never be a tool parameter; the string says which.
@@ -284,7 +295,7 @@ impl Kind {
                 Some(t) => Kind::Option(Box::new(Kind::of(&t))),
                 None => Kind::Unsupported,
             },
-            _ if last.arguments.is_empty() => Kind::Enum,
+            _ if last.arguments.is_empty() => Kind::Named,
             _ => Kind::Unsupported,
         }
     }
@@ -300,7 +311,7 @@ impl Kind {
     /// A value of this kind is `Copy` (rebound by value for expressions).
     pub fn is_copy(&self) -> bool {
         match self {
-            Kind::Int(_) | Kind::Float(_) | Kind::Bool | Kind::Enum => true,
+            Kind::Int(_) | Kind::Float(_) | Kind::Bool | Kind::Named => true,
             Kind::Option(k) => k.is_copy(),
             _ => false,
         }
@@ -315,7 +326,7 @@ impl Kind {
             Kind::Float(_) => "a float",
             Kind::Bool => "a bool",
             Kind::Str => "a string",
-            Kind::Enum => "an enum",
+            Kind::Named => "an enum",
             Kind::Vec(_) => "a Vec",
             Kind::Option(k) => k.describe(),
             Kind::Forbidden(_) | Kind::Unsupported => "this type",

@@ -157,6 +157,8 @@ rules! {
     UnboundedVec => "unbounded-vec",
     /// `min_items` above `max_items`, on an array or its rows.
     MinItemsAboveMaxItems => "min-items-above-max-items",
+    /// `same_len_as` naming no other array parameter of the tool.
+    SameLenAsTarget => "same-len-as-target",
     /// A `default` of the wrong type.
     DefaultNotALiteral => "default-not-a-literal",
     /// A `default` outside the declared range.
@@ -195,7 +197,11 @@ mod tests {
 
     /// Rules reported by rustc through the types the macros generate: they
     /// have fixtures and rows too.
-    const TYPE_RULES: &[&str] = &["not-an-argument-kind", "cost-not-f64"];
+    const TYPE_RULES: &[&str] = &[
+        "not-an-argument-kind",
+        "cost-not-f64",
+        "record-default-or-header",
+    ];
 
     /// Fixtures that show several rules at once.
     const COMBINED: &[&str] = &["several-errors"];

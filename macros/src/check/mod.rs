@@ -223,6 +223,7 @@ pub fn struct_fields(params: &[Param], errors: &mut Errors) -> Vec<ArgModel> {
         }
     }
     check_header_names(&out, errors);
+    params::check_same_len_targets(&out, errors);
     out
 }
 
@@ -367,6 +368,7 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
     }
 
     check_header_names(&params, errors);
+    params::check_same_len_targets(&params, errors);
 
     if a.task.is_some() && contexts == 0 {
         errors.rule(

@@ -3,7 +3,7 @@
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;
-use syn::{Expr, LitStr};
+use syn::{Expr, Ident, LitStr};
 
 use crate::diag::{Errors, at, did_you_mean};
 use crate::model::{ArgModel, Charset, DefaultLit, Num, Spec};
@@ -266,6 +266,54 @@ pub(super) fn usize_key(
     }
 }
 
+/// The parameter named by `same_len_as = other` (its existence and kind
+/// are checked once every parameter is known: [`check_same_len_targets`]).
+fn other_array(e: &Option<Expr>, pname: &str, errors: &mut Errors) -> Option<Ident> {
+    let e = e.as_ref()?;
+    if let Expr::Path(p) = e
+        && p.qself.is_none()
+        && let Some(id) = p.path.get_ident()
+    {
+        return Some(id.clone());
+    }
+    errors.rule(
+        Rule::SameLenAsTarget,
+        e.span(),
+        format!("`same_len_as` of `{pname}` must name another array parameter"),
+        "the rule compares this array's length with another argument's, which it names",
+        "write the other parameter's name: `same_len_as = b`",
+    );
+    None
+}
+
+/// Every `same_len_as = other` names another array parameter (or field)
+/// of the same tool (or struct): a `Vec`, or an `Option` of one.
+pub(crate) fn check_same_len_targets(models: &[ArgModel], errors: &mut Errors) {
+    for m in models {
+        let pname = m.key();
+        for (key, target) in [
+            ("same_len_as", &m.spec.same_len_as),
+            ("items(same_len_as)", &m.spec.rows_same_len_as),
+        ] {
+            let Some(target) = target else { continue };
+            let found = models.iter().find(|o| &o.ident == target);
+            let problem = match found {
+                None => "is not a parameter here",
+                Some(o) if o.ident == m.ident => "is this parameter itself",
+                Some(o) if !matches!(o.kind.base(), Kind::Vec(_)) => "is not an array",
+                Some(_) => continue,
+            };
+            errors.rule(
+                Rule::SameLenAsTarget,
+                target.span(),
+                format!("`{key} = {target}` on `{pname}`: `{target}` {problem}"),
+                "the rule compares this array's length with another array argument's",
+                "name another `Vec` parameter (or field) of the same tool (or struct)",
+            );
+        }
+    }
+}
+
 /// Which `#[bounded]` keys apply to a kind.
 pub(super) fn allowed_keys(kind: &Kind) -> Vec<&'static str> {
     let mut v = vec!["description"];
@@ -289,15 +337,15 @@ pub(super) fn allowed_keys(kind: &Kind) -> Vec<&'static str> {
             "finite",
             "header",
         ]),
-        Kind::Bool | Kind::Enum => v.extend(["default", "header"]),
+        Kind::Bool | Kind::Named => v.extend(["default", "header"]),
         Kind::Str => v.extend([
             "min_len", "max_len", "pattern", "charset", "default", "header",
         ]),
         Kind::Vec(inner) => {
-            v.extend(["max_items", "min_items"]);
+            v.extend(["max_items", "min_items", "same_len_as"]);
             let scalar = match &**inner {
                 Kind::Vec(row) => {
-                    v.extend(["items", "rectangular"]);
+                    v.extend(["items", "rectangular", "max_total"]);
                     row
                 }
                 other => other,
@@ -330,6 +378,8 @@ pub(super) fn present_keys(b: &BoundedAttr) -> Vec<(&'static str, Span)> {
     e("max_len", &b.max_len);
     e("max_items", &b.max_items);
     e("min_items", &b.min_items);
+    e("max_total", &b.max_total);
+    e("same_len_as", &b.same_len_as);
     let mut s = |k: &'static str, x: &Option<LitStr>| {
         if let Some(x) = x {
             v.push((k, x.span()));
@@ -351,6 +401,7 @@ pub(super) fn present_keys(b: &BoundedAttr) -> Vec<(&'static str, Span)> {
             .max_items
             .as_ref()
             .or(rows.min_items.as_ref())
+            .or(rows.same_len_as.as_ref())
             .map_or_else(Span::call_site, |e| e.span());
         v.push(("items", span));
     }
@@ -440,8 +491,9 @@ pub(super) fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             format!("nested container in parameter `{pname}`"),
             "beyond an array of arrays, nested arrays and optionals have no set of bounds to \
              declare and check",
-            "use scalars, a Vec of them, a Vec of such Vecs (`items(max_items = ..)` bounds the \
-             rows), or an Option of one of those",
+            "use scalars or records (`#[derive(HardenedArgs)]` structs), a Vec of them, a Vec \
+             of such Vecs (`items(max_items = ..)` bounds the rows), or an Option of one of \
+             those; an item that may be left out is a record with an `Option` field",
         );
         return None;
     }
@@ -559,7 +611,10 @@ pub(super) fn check_param(p: &Param, errors: &mut Errors) -> Option<ArgModel> {
             );
             spec.rows = max.map(|max| (min, max));
             spec.rectangular = b.rectangular.is_present();
+            spec.max_total = usize_key(&b.max_total, "max_total", &pname, errors);
+            spec.rows_same_len_as = other_array(&rows.same_len_as, &pname, errors);
         }
+        spec.same_len_as = other_array(&b.same_len_as, &pname, errors);
     }
 
     // Default.
@@ -596,7 +651,7 @@ pub(super) fn check_default(
             }),
         ) => Some(DefaultLit::Bool(b.value)),
         (
-            Kind::Str | Kind::Enum,
+            Kind::Str | Kind::Named,
             Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Str(s),
                 ..
@@ -649,7 +704,7 @@ pub(super) fn check_default(
 pub(super) fn is_scalar(k: &Kind) -> bool {
     matches!(
         k,
-        Kind::Int(_) | Kind::Float(_) | Kind::Bool | Kind::Str | Kind::Enum
+        Kind::Int(_) | Kind::Float(_) | Kind::Bool | Kind::Str | Kind::Named
     )
 }
 

@@ -3,10 +3,13 @@
 //! `::hardened_mcp::__private::v1`. Not a public API; it changes with the
 //! macros in lockstep.
 
-pub use crate::args::container::VecSpec;
-pub use crate::args::enums::{EnumSpec, enum_absent, enum_output_schema, enum_parse, enum_schema};
+pub use crate::args::container::{Rows, VecSpec, rows_same_len, same_len};
+pub use crate::args::enums::{
+    NamedSpec, TakesToken, enum_absent, enum_output_schema, enum_parse, enum_schema,
+};
 pub use crate::args::kind::{Arg, BoolSpec, Doc};
 pub use crate::args::number::{FloatSpec, IntSpec};
+pub use crate::args::record::{record_check, record_parse, record_schema, record_self_test};
 pub use crate::args::text::{Charset, Pattern, StrSpec};
 pub use crate::args::{ArgError, HardenedArgs, ToolEnum};
 pub use crate::ask::Confirm;

@@ -8,8 +8,9 @@ use super::error::{ArgError, ArgErrorCode, Bound};
 use super::kind::{Arg, Doc};
 
 /// Bounds of an array argument: an item floor and ceiling, for an array of
-/// arrays whether its rows must all be as long, and the items' own spec
-/// (for a nested array, the rows' [`VecSpec`]).
+/// arrays whether its rows must all be as long and a ceiling on the items
+/// of all its rows together, and the items' own spec (for a nested array,
+/// the rows' [`VecSpec`]).
 #[derive(Debug)]
 pub struct VecSpec<S: 'static> {
     /// Fewest items (0: none required).
@@ -18,6 +19,8 @@ pub struct VecSpec<S: 'static> {
     pub max_items: usize,
     /// Every item (a row) has as many items as the first.
     pub rectangular: bool,
+    /// Most items in all the rows together (an array of arrays).
+    pub max_total: Option<usize>,
     /// The spec every item is checked against.
     pub item: S,
     /// Description.
@@ -25,11 +28,13 @@ pub struct VecSpec<S: 'static> {
 }
 
 impl<S> VecSpec<S> {
-    /// The count and shape rules over `items`, before or after parsing.
+    /// The count and shape rules over `items`, before or after parsing;
+    /// `rows` are the items' own lengths (`None` for an item that is not
+    /// an array).
     fn check_shape(
         &self,
         items: usize,
-        mut rows: impl Iterator<Item = Option<usize>>,
+        rows: impl Iterator<Item = Option<usize>>,
         name: &'static str,
     ) -> Result<(), ArgError> {
         if items < self.min_items {
@@ -46,18 +51,40 @@ impl<S> VecSpec<S> {
                 Some(Bound::Count(self.max_items)),
             ));
         }
-        if self.rectangular
-            && let Some(first) = rows.next()
-            && rows.any(|r| r != first)
-        {
+        if !self.rectangular && self.max_total.is_none() {
+            return Ok(());
+        }
+        let (mut first, mut ragged, mut total) = (None, false, 0usize);
+        for row in rows {
+            total = total.saturating_add(row.unwrap_or(0));
+            match first {
+                None => first = Some(row),
+                Some(first) => ragged |= first != row,
+            }
+        }
+        if self.rectangular && ragged {
             return Err(ArgError::new(ArgErrorCode::NotRectangular, name, None));
         }
-        Ok(())
+        match self.max_total {
+            Some(max) if total > max => Err(ArgError::new(
+                ArgErrorCode::TooManyInTotal,
+                name,
+                Some(Bound::Count(max)),
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
 impl<T: Arg> Arg for Vec<T> {
     type Spec = VecSpec<T::Spec>;
+    type Seen<'a>
+        = &'a Self
+    where
+        T: 'a;
+    fn seen(&self) -> &Self {
+        self
+    }
     fn titles() -> &'static [Option<&'static str>] {
         T::titles()
     }
@@ -91,14 +118,12 @@ impl<T: Arg> Arg for Vec<T> {
         m.insert("maxItems".into(), Value::from(spec.max_items));
         m.insert("items".into(), Value::Object(item));
         spec.doc.apply(&mut m);
+        // JSON Schema cannot say these; the description does.
         if spec.rectangular {
-            // JSON Schema cannot say it; the description does.
-            const RULE: &str = "Every row has as many items as the first.";
-            let text = match m.get("description").and_then(Value::as_str) {
-                Some(d) => format!("{d} {RULE}"),
-                None => RULE.to_owned(),
-            };
-            m.insert("description".into(), Value::from(text));
+            say(&mut m, "Every row has as many items as the first.");
+        }
+        if let Some(max) = spec.max_total {
+            say(&mut m, &format!("At most {max} items in all the rows."));
         }
         m
     }
@@ -113,15 +138,34 @@ impl<T: Arg> Arg for Vec<T> {
     }
 }
 
+/// Adds a rule the schema cannot state to the end of its description.
+fn say(m: &mut Map<String, Value>, rule: &str) {
+    let text = match m.get("description").and_then(Value::as_str) {
+        Some(d) => format!("{d} {rule}"),
+        None => rule.to_owned(),
+    };
+    m.insert("description".into(), Value::from(text));
+}
+
 /// An optional argument: omitted means `None` (or `Some(default)` when the
 /// inner spec declares one). `null` is a wrong type, as in the schema.
 impl<T: Arg> Arg for Option<T> {
     type Spec = T::Spec;
+    type Seen<'a>
+        = Option<T::Seen<'a>>
+    where
+        T: 'a;
+    fn seen(&self) -> Self::Seen<'_> {
+        self.as_ref().map(T::seen)
+    }
     fn titles() -> &'static [Option<&'static str>] {
         T::titles()
     }
     fn parse(value: &Value, spec: &T::Spec, name: &'static str) -> Result<Self, ArgError> {
         T::parse(value, spec, name).map(Some)
+    }
+    fn items(&self) -> Option<usize> {
+        self.as_ref().and_then(Arg::items)
     }
     fn check(&self, spec: &T::Spec, name: &'static str) -> Result<(), ArgError> {
         self.as_ref().map_or(Ok(()), |v| v.check(spec, name))
@@ -134,5 +178,59 @@ impl<T: Arg> Arg for Option<T> {
     }
     fn self_test(spec: &T::Spec) -> Result<(), &'static str> {
         T::self_test(spec)
+    }
+}
+
+/// `same_len_as = other`: `a` has as many items as `b` (the rule holds
+/// when either, optional, is absent).
+pub fn same_len<A: Arg, B: Arg>(
+    a: &A,
+    name: &'static str,
+    b: &B,
+    other: &'static str,
+) -> Result<(), ArgError> {
+    match (a.items(), b.items()) {
+        (Some(x), Some(y)) if x != y => Err(ArgError::new(
+            ArgErrorCode::LengthMismatch,
+            name,
+            Some(Bound::Text(other)),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `items(same_len_as = other)`: every row of `a` has as many items as `b`
+/// (the rule holds when either, optional, is absent).
+pub fn rows_same_len<A: Rows, B: Arg>(
+    a: &A,
+    name: &'static str,
+    b: &B,
+    other: &'static str,
+) -> Result<(), ArgError> {
+    match b.items() {
+        Some(n) if a.row_lengths().any(|row| row != n) => Err(ArgError::new(
+            ArgErrorCode::RowLengthMismatch,
+            name,
+            Some(Bound::Text(other)),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// An array of arrays, or an optional one: the lengths of its rows.
+pub trait Rows {
+    /// Each row's number of items (none when absent).
+    fn row_lengths(&self) -> impl Iterator<Item = usize> + '_;
+}
+
+impl<T> Rows for Vec<Vec<T>> {
+    fn row_lengths(&self) -> impl Iterator<Item = usize> + '_ {
+        self.iter().map(Vec::len)
+    }
+}
+
+impl<R: Rows> Rows for Option<R> {
+    fn row_lengths(&self) -> impl Iterator<Item = usize> + '_ {
+        self.iter().flat_map(Rows::row_lengths)
     }
 }

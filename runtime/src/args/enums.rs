@@ -22,10 +22,28 @@ pub trait ToolEnum: Sized + Copy + 'static {
     fn token(self) -> &'static str;
 }
 
-/// Description and default of an enum argument.
+/// A named type that may take a `default` or a `header`, both a token: an
+/// enum, or an optional one. Required by the macros only where one of the
+/// two is written on a parameter of a named type.
+#[diagnostic::on_unimplemented(
+    message = "`default` and `header` name a token, and `{Self}` has none",
+    label = "not an enum of tokens",
+    note = "only an enum's tokens can be a default or a header; a record (an argument struct) takes neither: an `Option<T>` lets the caller leave it out"
+)]
+pub trait TakesToken {
+    /// Named by the macros (a path, so that the error is reported once,
+    /// at the type).
+    const TAKES_TOKEN: () = ();
+}
+
+impl<T: ToolEnum> TakesToken for T {}
+impl<T: ToolEnum> TakesToken for Option<T> {}
+
+/// Description and default of an argument of a named type: an enum
+/// ([`ToolEnum`]) or a record (an argument struct among an array's items).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct EnumSpec {
-    /// Token used when absent.
+pub struct NamedSpec {
+    /// Token used when absent (an enum's; a record has none).
     pub default: Option<&'static str>,
     /// Description.
     pub doc: Doc,
@@ -48,7 +66,7 @@ pub fn enum_parse<E: ToolEnum>(value: &Value, name: &'static str) -> Result<E, A
 /// The description is the argument's own (`#[bounded(description = ..)]`),
 /// else the enum's doc comment, followed by each documented token and its
 /// variant's doc comment: `Values: \`a\`: …; \`b\`: ….`
-pub fn enum_schema<E: ToolEnum>(spec: &EnumSpec) -> Map<String, Value> {
+pub fn enum_schema<E: ToolEnum>(spec: &NamedSpec) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("type".into(), Value::from("string"));
     m.insert("enum".into(), Value::from(E::TOKENS.to_vec()));
@@ -79,7 +97,7 @@ pub fn enum_schema<E: ToolEnum>(spec: &EnumSpec) -> Map<String, Value> {
 
 /// `Arg::absent` for a [`ToolEnum`] (used by the derive).
 pub fn enum_absent<E: ToolEnum>(
-    spec: &EnumSpec,
+    spec: &NamedSpec,
     name: &'static str,
 ) -> Option<Result<E, ArgError>> {
     spec.default.map(|d| enum_parse::<E>(&Value::from(d), name))

@@ -48,6 +48,15 @@ pub enum ArgErrorCode {
     /// An array of arrays declared `rectangular` has rows of different
     /// lengths.
     NotRectangular,
+    /// An array of arrays holds more items in all its rows than its
+    /// declared `max_total`.
+    TooManyInTotal,
+    /// An array declared `same_len_as = other` has a different number of
+    /// items than `other` (the bound names it).
+    LengthMismatch,
+    /// A row of an array of arrays declared `items(same_len_as = other)`
+    /// has a different number of items than `other` (the bound names it).
+    RowLengthMismatch,
     /// Not one of the enum's tokens.
     NotAllowed,
     /// A cross-argument `check(..)` rule failed.
@@ -75,6 +84,9 @@ impl ArgErrorCode {
             Self::TooManyItems => "too_many_items",
             Self::TooFewItems => "too_few_items",
             Self::NotRectangular => "not_rectangular",
+            Self::TooManyInTotal => "too_many_in_total",
+            Self::LengthMismatch => "length_mismatch",
+            Self::RowLengthMismatch => "row_length_mismatch",
             Self::NotAllowed => "not_allowed",
             Self::CheckFailed => "check_failed",
         }
@@ -130,12 +142,14 @@ impl fmt::Display for Bound {
 }
 
 /// An argument was refused. Carries only declared data: a code, the
-/// declared argument name, the declared bound, a `check` rule's reason —
-/// never the caller's value or an unknown key's name.
+/// declared argument name (and, inside a record, the field's), the
+/// declared bound, a `check` rule's reason — never the caller's value, an
+/// unknown key's name or an item's position.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ArgError {
     code: ArgErrorCode,
     argument: Option<&'static str>,
+    field: Option<&'static str>,
     bound: Option<Bound>,
     reason: Option<&'static str>,
 }
@@ -146,6 +160,7 @@ impl ArgError {
         Self {
             code,
             argument: Some(argument),
+            field: None,
             bound,
             reason: None,
         }
@@ -156,6 +171,7 @@ impl ArgError {
         Self {
             code: ArgErrorCode::NotObject,
             argument: None,
+            field: None,
             bound: None,
             reason: None,
         }
@@ -166,6 +182,7 @@ impl ArgError {
         Self {
             code: ArgErrorCode::UnknownArgument,
             argument: None,
+            field: None,
             bound: None,
             reason: None,
         }
@@ -178,6 +195,7 @@ impl ArgError {
         Self {
             code: ArgErrorCode::UnknownArgument,
             argument: None,
+            field: None,
             bound: Some(Bound::Tokens(declared)),
             reason: None,
         }
@@ -202,6 +220,7 @@ impl ArgError {
         Self {
             code: ArgErrorCode::CheckFailed,
             argument: None,
+            field: None,
             bound: None,
             reason: Some(reason),
         }
@@ -217,6 +236,24 @@ impl ArgError {
         self.argument
     }
 
+    /// Inside a record (an argument struct among an array's items): the
+    /// declared name of the field whose rule failed; the argument is the
+    /// array's.
+    pub const fn field(&self) -> Option<&'static str> {
+        self.field
+    }
+
+    /// The same refusal seen from the argument `argument` that holds the
+    /// record it was about: the record's field (its innermost one, for
+    /// records within records) becomes [`ArgError::field`].
+    pub(crate) const fn within(mut self, argument: &'static str) -> Self {
+        if self.field.is_none() {
+            self.field = self.argument;
+        }
+        self.argument = Some(argument);
+        self
+    }
+
     /// The declared bound that was violated, if any (for an unknown key:
     /// the declared names, when the tool's parser gave them).
     pub const fn bound(&self) -> Option<Bound> {
@@ -228,12 +265,16 @@ impl ArgError {
         self.reason
     }
 
-    /// The structured form sent to the caller: `code`, `argument`, `bound`.
+    /// The structured form sent to the caller: `code`, `argument`,
+    /// `field`, `bound`, `reason`.
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
         m.insert("code".into(), Value::from(self.code.as_str()));
         if let Some(a) = self.argument {
             m.insert("argument".into(), Value::from(a));
+        }
+        if let Some(f) = self.field {
+            m.insert("field".into(), Value::from(f));
         }
         if let Some(b) = self.bound {
             m.insert("bound".into(), b.to_json());
@@ -249,10 +290,24 @@ impl fmt::Display for ArgError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use ArgErrorCode as C;
         f.write_str("invalid arguments: ")?;
-        let a = self.argument.unwrap_or("argument");
+        // Inside a record, "`x` of an item of `points`": the field, then
+        // the argument (both declared names).
+        let a = match (self.field, self.argument) {
+            (Some(field), Some(argument)) => format!("{field}` of an item of `{argument}"),
+            (None, argument) => argument.unwrap_or("argument").to_owned(),
+            (Some(field), None) => field.to_owned(),
+        };
         let b = self.bound.map(|b| b.to_string()).unwrap_or_default();
         match self.code {
             C::NotObject => f.write_str("expected a JSON object"),
+            C::UnknownArgument if self.argument.is_some() => match self.bound {
+                Some(Bound::Tokens(names)) => write!(
+                    f,
+                    "unknown key in an item of `{a}`; its keys are: {}",
+                    names.join(", ")
+                ),
+                _ => write!(f, "unknown key in an item of `{a}`"),
+            },
             C::UnknownArgument => match self.bound {
                 Some(Bound::Tokens([])) => f.write_str("unknown argument; this tool takes none"),
                 Some(Bound::Tokens(names)) => {
@@ -283,6 +338,11 @@ impl fmt::Display for ArgError {
             C::TooManyItems => write!(f, "`{a}` has more than {b} items"),
             C::TooFewItems => write!(f, "`{a}` has fewer than {b} items"),
             C::NotRectangular => write!(f, "the rows of `{a}` must all be as long as the first"),
+            C::TooManyInTotal => write!(f, "`{a}` has more than {b} items in all its rows"),
+            C::LengthMismatch => write!(f, "`{a}` must have as many items as `{b}`"),
+            C::RowLengthMismatch => {
+                write!(f, "every row of `{a}` must have as many items as `{b}`")
+            }
             C::NotAllowed => write!(f, "`{a}` must be one of: {b}"),
             C::CheckFailed => f.write_str(self.reason.unwrap_or("a check of the arguments failed")),
         }

@@ -47,16 +47,29 @@ impl Doc {
 /// One argument kind: how it is parsed, checked and described.
 ///
 /// Implemented for the integer types, `f32`, `f64`, `bool`, `String`,
-/// `Vec<T>` (of those, or of `Vec`s of those), `Option<T>` and (through
-/// `#[derive(ToolEnum)]`) unit enums.
+/// `Vec<T>` (of those, or of `Vec`s of those), `Option<T>`, (through
+/// `#[derive(ToolEnum)]`) unit enums and (through
+/// `#[derive(HardenedArgs)]`) records.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tool argument kind",
     label = "no schema, parser or bounds for this type",
-    note = "tool arguments are integers, f32/f64, bool, String, Vec/Option of those, or unit enums with `#[derive(Clone, Copy, ToolEnum)]`"
+    note = "tool arguments are integers, f32/f64, bool, String, unit enums with `#[derive(Clone, Copy, ToolEnum)]`, records with `#[derive(HardenedArgs)]`, and Vec/Option of those"
 )]
 pub trait Arg: Sized {
     /// The declared bounds of this kind.
     type Spec: 'static;
+
+    /// How a `check(..)` rule or a `cost` expression sees an argument of
+    /// this kind: an enum (or an optional one) by value, the rest by
+    /// reference (an optional record as `Option<&T>`).
+    #[doc(hidden)]
+    type Seen<'a>
+    where
+        Self: 'a;
+
+    /// The argument as rules and costs see it.
+    #[doc(hidden)]
+    fn seen(&self) -> Self::Seen<'_>;
 
     /// Parses a raw JSON value, applying every check of `spec`.
     fn parse(value: &Value, spec: &Self::Spec, name: &'static str) -> Result<Self, ArgError>;
@@ -106,6 +119,10 @@ pub struct BoolSpec {
 
 impl Arg for bool {
     type Spec = BoolSpec;
+    type Seen<'a> = &'a Self;
+    fn seen(&self) -> &Self {
+        self
+    }
     fn parse(value: &Value, _: &BoolSpec, name: &'static str) -> Result<Self, ArgError> {
         value.as_bool().ok_or(ArgError::wrong_type(name, "boolean"))
     }

@@ -27,6 +27,7 @@ mod error;
 pub(crate) mod kind;
 pub(crate) mod lexeme;
 pub(crate) mod number;
+pub(crate) mod record;
 pub(crate) mod text;
 
 pub use enums::ToolEnum;

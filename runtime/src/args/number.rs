@@ -223,6 +223,10 @@ macro_rules! int_arg {
     ($($t:ty),*) => {$(
         impl Arg for $t {
             type Spec = IntSpec;
+            type Seen<'a> = &'a Self;
+            fn seen(&self) -> &Self {
+                self
+            }
             fn parse(value: &Value, spec: &IntSpec, name: &'static str) -> Result<Self, ArgError> {
                 let v = match json_integer(value, name)? {
                     Reading::Exact(v) => v,
@@ -302,6 +306,10 @@ impl FloatSpec {
 
 impl Arg for f64 {
     type Spec = FloatSpec;
+    type Seen<'a> = &'a Self;
+    fn seen(&self) -> &Self {
+        self
+    }
     fn parse(value: &Value, spec: &FloatSpec, name: &'static str) -> Result<Self, ArgError> {
         spec.parse_f64(value, name)
     }
@@ -323,6 +331,10 @@ impl Arg for f64 {
 /// an exclusive bound is therefore checked inclusively after rounding.
 impl Arg for f32 {
     type Spec = FloatSpec;
+    type Seen<'a> = &'a Self;
+    fn seen(&self) -> &Self {
+        self
+    }
     /// Checked in `f64`, then again after the conversion: rounding to `f32`
     /// can land a value on an exclusive bound (`1e-50` becomes `0.0`) or
     /// overflow to infinity.

@@ -399,10 +399,12 @@ fn an_array_of_arrays_checks_both_levels_and_its_own_spec() {
         min_items,
         max_items: 3,
         rectangular,
+        max_total: None,
         item: VecSpec {
             min_items: 1,
             max_items: 2,
             rectangular: false,
+            max_total: None,
             item: cell,
             doc: Doc::NONE,
         },
@@ -435,6 +437,25 @@ fn an_array_of_arrays_checks_both_levels_and_its_own_spec() {
     assert_eq!(schema["minItems"], 1);
     assert_eq!(schema["items"]["maxItems"], 2);
     assert!(ragged_schema_has_no_floor(&<Vec<Vec<u8>>>::schema(&ragged)));
+    // A ceiling on the cells of all the rows, checked before any cell is
+    // parsed (a bad cell beyond it is not reached) and on revalidation.
+    let capped = VecSpec {
+        max_total: Some(4),
+        ..rows(0, false)
+    };
+    let parse = |v: Value| <Vec<Vec<u8>>>::parse(&v, &capped, "m").map_err(|e| e.code());
+    assert!(parse(json!([[1, 2], [3, 4]])).is_ok());
+    assert_eq!(
+        parse(json!([[1, 2], [3, 4], [99]])),
+        Err(ArgErrorCode::TooManyInTotal)
+    );
+    let five = vec![vec![1, 2], vec![3, 4], vec![5]];
+    assert_eq!(
+        five.check(&capped, "m").map_err(|e| e.code()),
+        Err(ArgErrorCode::TooManyInTotal)
+    );
+    let said = <Vec<Vec<u8>>>::schema(&capped);
+    assert_eq!(said["description"], "At most 4 items in all the rows.");
 }
 
 fn ragged_schema_has_no_floor(schema: &serde_json::Map<String, Value>) -> bool {

@@ -163,6 +163,10 @@ impl StrSpec {
 
 impl Arg for String {
     type Spec = StrSpec;
+    type Seen<'a> = &'a Self;
+    fn seen(&self) -> &Self {
+        self
+    }
     fn parse(value: &Value, spec: &StrSpec, name: &'static str) -> Result<Self, ArgError> {
         let Value::String(s) = value else {
             return Err(ArgError::wrong_type(name, "string"));
