@@ -1,5 +1,6 @@
 //! Shared helpers of the hardened-mcp integration tests.
 pub mod announce;
+pub mod chapter;
 pub mod doc_context;
 pub mod doc_pages;
 pub mod http_load;

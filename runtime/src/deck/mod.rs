@@ -55,6 +55,35 @@ pub use spice::Spice;
 pub use value::{DeckIdent, DeckText, DeckToken, DeckValue, IntoDeckValue, ValueKind, format_f64};
 pub use words::Words;
 
+/// The arguments of one statement as a tuple of values of mixed kinds
+/// (up to eight), for [`Deck::line`]: each an [`IntoDeckValue`].
+pub trait DeckArgs<F: DeckFormat> {
+    /// The checked values, in order; the first that fails its check is
+    /// the error.
+    fn into_values(self) -> Result<Vec<DeckValue<F>>, DeckError>;
+}
+
+macro_rules! deck_args {
+    ($($v:ident),*) => {
+        impl<F: DeckFormat, $($v: IntoDeckValue<F>),*> DeckArgs<F> for ($($v,)*) {
+            #[allow(non_snake_case)]
+            fn into_values(self) -> Result<Vec<DeckValue<F>>, DeckError> {
+                let ($($v,)*) = self;
+                Ok(vec![$($v.into_deck_value()?),*])
+            }
+        }
+    };
+}
+deck_args!();
+deck_args!(A);
+deck_args!(A, B);
+deck_args!(A, B, C);
+deck_args!(A, B, C, D);
+deck_args!(A, B, C, D, E);
+deck_args!(A, B, C, D, E, G);
+deck_args!(A, B, C, D, E, G, H);
+deck_args!(A, B, C, D, E, G, H, I);
+
 /// Ceiling on the statements of one deck.
 pub const MAX_DECK_STATEMENTS: usize = 10_000;
 /// Ceiling on the rendered size of one deck, in bytes.
@@ -188,6 +217,43 @@ impl<F: DeckFormat> Deck<F> {
         self.room()?;
         self.statements.push(Statement::Line(head, args));
         Ok(self)
+    }
+
+    /// Adds a statement whose arguments are a tuple of values of any
+    /// kinds, each checked as it becomes a [`DeckValue`]: numbers (`f64`,
+    /// finite), integers, enum tokens ([`DeckToken`], which `ToolEnum`
+    /// derives), fixed words of the server's (`&'static str`), checked
+    /// identifiers and texts. `deck.line("i", (row, "u", bound))` is
+    /// `deck.statement("i", [DeckValue::integer(row), DeckValue::word("u")?,
+    /// DeckValue::number(bound)?])`.
+    ///
+    /// ```
+    /// use hardened_mcp::deck::{Deck, DeckToken, Words};
+    ///
+    /// #[derive(Clone, Copy)]
+    /// enum Sense { Min, Max }
+    ///
+    /// impl DeckToken for Sense {
+    ///     fn token(&self) -> &'static str {
+    ///         match self { Sense::Min => "min", Sense::Max => "max" }
+    ///     }
+    /// }
+    ///
+    /// let mut deck = Deck::<Words>::new();
+    /// deck.line("p", ("lp", Sense::Max, 1_u32, 2_u32, 2_u32))?
+    ///     .line("i", (1_u32, "u", 4.5))?
+    ///     .line("e", ("o", "f"))?;
+    /// assert_eq!(deck.render()?, b"p lp max 1 2 2\ni 1 u 4.5\ne o f\n");
+    /// assert!(deck.line("i", (1_u32, "u", f64::NAN)).is_err());
+    /// assert!(deck.line("i", (1_u32, "u v", 4.5)).is_err()); // not a word
+    /// # Ok::<(), hardened_mcp::deck::DeckError>(())
+    /// ```
+    pub fn line(
+        &mut self,
+        head: &'static str,
+        args: impl DeckArgs<F>,
+    ) -> Result<&mut Self, DeckError> {
+        self.statement(head, args.into_values()?)
     }
 
     fn room(&self) -> Result<(), DeckError> {

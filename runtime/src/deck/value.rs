@@ -123,6 +123,14 @@ impl<F: DeckFormat> DeckValue<F> {
         Ok(Self::new(Repr::Token(token)))
     }
 
+    /// A fixed word of the server's (a keyword of the solver's format,
+    /// `"lp"`, `"u"`), checked against `F` as a token. Only a `&'static
+    /// str`: text from a caller is an identifier or free text, never a word.
+    pub fn word(word: &'static str) -> Result<Self, DeckError> {
+        F::check_token(word)?;
+        Ok(Self::new(Repr::Token(word)))
+    }
+
     /// A named argument `key=value` inside a statement (SPICE model and
     /// option parameters); `key` is checked as a token.
     pub fn named(key: &'static str, value: impl IntoDeckValue<F>) -> Result<Self, DeckError> {
@@ -254,6 +262,13 @@ impl<F: DeckFormat> IntoDeckValue<F> for usize {
 impl<F: DeckFormat, T: DeckToken> IntoDeckValue<F> for T {
     fn into_deck_value(self) -> Result<DeckValue<F>, DeckError> {
         DeckValue::token(&self)
+    }
+}
+
+/// A fixed word of the server's: [`DeckValue::word`].
+impl<F: DeckFormat> IntoDeckValue<F> for &'static str {
+    fn into_deck_value(self) -> Result<DeckValue<F>, DeckError> {
+        DeckValue::word(self)
     }
 }
 

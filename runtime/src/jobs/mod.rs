@@ -19,6 +19,7 @@ pub(crate) mod slurm;
 mod status;
 mod table;
 mod tasks;
+mod text;
 mod tools;
 
 pub use crate::tasks::TaskOffer;
@@ -30,6 +31,7 @@ pub use report::{
 };
 pub(crate) use tasks::Desks;
 pub use tasks::{CANCEL_SETTLE, TASK_POLL_INTERVAL_MS};
+pub use text::{ResultLine, TextResult};
 
 pub use service::{JobDesk, JobOptions, JobScopes, JobService, LIFE_CYCLE_TOOLS, PlannedRun};
 #[cfg(feature = "slurm")]
