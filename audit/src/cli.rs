@@ -82,6 +82,12 @@ struct AuditArgs {
     /// Also write the report as SARIF 2.1.0 to FILE
     #[arg(long, value_name = "FILE")]
     sarif: Option<String>,
+    /// With --sarif: the repository file each result is located at (the
+    /// server's manifest or entry point), as a code-scanning upload needs;
+    /// default: the first word of the server command that names a file under
+    /// the working directory
+    #[arg(long, value_name = "PATH", requires = "sarif")]
+    sarif_artifact: Option<String>,
     /// Exit 1 when a finding at LEVEL or above exists
     #[arg(long, value_name = "LEVEL", value_enum, default_value_t = Level::High)]
     fail_on: Level,
@@ -143,6 +149,9 @@ pub struct Audit {
     pub json: bool,
     /// `--sarif FILE`.
     pub sarif: Option<String>,
+    /// `--sarif-artifact PATH`, or the command's first word naming a file
+    /// under the working directory.
+    pub sarif_artifact: Option<String>,
     /// `--pin FILE`.
     pub pin: Option<String>,
     /// `--pin-update`.
@@ -203,6 +212,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, clap::E
         allow_valid_calls: a.allow_valid_calls,
         ..Options::default()
     };
+    let sarif_artifact = a.sarif_artifact.or_else(|| {
+        a.command
+            .iter()
+            .find(|w| {
+                let p = std::path::Path::new(w.as_str());
+                p.is_relative() && !w.starts_with("..") && !w.starts_with('-') && p.is_file()
+            })
+            .cloned()
+    });
     // The `target` group: exactly one of --url and a command.
     let target = match a.url {
         Some(url) => Target::Http {
@@ -214,6 +232,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, clap::E
     Ok(Parsed::Audit(Box::new(Audit {
         json: a.json,
         sarif: a.sarif,
+        sarif_artifact,
         pin: a.pin,
         pin_update: a.pin_update,
         suppress: a.suppress,

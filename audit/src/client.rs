@@ -53,8 +53,8 @@ enum Wire {
 }
 
 impl Client {
-    /// Starts the stdio server `program args` (stderr discarded, killed
-    /// when the client is dropped).
+    /// Starts the stdio server `program args` (the tail of its standard
+    /// error kept, killed when the client is dropped).
     pub fn stdio(program: &str, args: &[String], timeout: Duration) -> Result<Self, ClientError> {
         Ok(Self::new(Wire::Stdio(StdioClient::spawn(
             program, args, timeout,
@@ -73,6 +73,15 @@ impl Client {
         Self {
             wire,
             next_id: 1000,
+        }
+    }
+
+    /// What a stdio server last wrote to its standard error (raw: escape
+    /// before showing); `None` over HTTP.
+    pub async fn stderr_tail(&mut self) -> Option<String> {
+        match &mut self.wire {
+            Wire::Stdio(c) => Some(c.stderr_tail().await),
+            Wire::Http(_) => None,
         }
     }
 
@@ -124,7 +133,7 @@ impl Client {
     /// longer to answer its first message than any later one.
     pub async fn handshake_within(&mut self, startup: Duration) -> Result<Value, ClientError> {
         let exchange = self.timeout();
-        self.set_timeout(startup.max(exchange));
+        self.set_timeout(startup);
         let answered = self.handshake().await;
         self.set_timeout(exchange);
         answered

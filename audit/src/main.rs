@@ -105,7 +105,7 @@ fn main() -> ExitCode {
     if cli.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report).unwrap_or_default()
+            serde_json::to_string_pretty(&report.json()).unwrap_or_default()
         );
     } else {
         print!("{}", report.text());
@@ -113,7 +113,8 @@ fn main() -> ExitCode {
     if let Some(path) = &cli.sarif
         && let Err(e) = std::fs::write(
             path,
-            serde_json::to_vec_pretty(&report.sarif()).unwrap_or_default(),
+            serde_json::to_vec_pretty(&report.sarif(cli.sarif_artifact.as_deref()))
+                .unwrap_or_default(),
         )
     {
         eprintln!("hardened-mcp-audit: could not write {path}: {e}");

@@ -8,6 +8,74 @@ use serde_json::{Value, json};
 use crate::finding::{Finding, Severity, owasp_category};
 use crate::text::printable as escape;
 
+/// Where a finding was seen: a tool's property and the argument a
+/// forbidden call changed, each `null` when it does not apply (one JSON
+/// shape for every finding).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Place {
+    /// The tool (`null`: the server as a whole).
+    pub tool: Option<String>,
+    /// The property, a JSON pointer into the tool's input schema.
+    pub property: Option<String>,
+    /// The argument a forbidden call changed, a JSON pointer into the
+    /// arguments.
+    pub argument: Option<String>,
+}
+
+/// One root cause: the findings of one rule at one severity, shown the
+/// same way (the same forbidden call, message and evidence), with every
+/// place they were seen. What the report lists: a server whose 64 strings
+/// lack a `maxLength` has one such cause, not 64.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Cause {
+    /// How much it matters.
+    pub severity: Severity,
+    /// The rule id.
+    pub rule: &'static str,
+    /// The forbidden call that showed it, when one did.
+    pub mutation: Option<&'static str>,
+    /// Why it matters.
+    pub message: String,
+    /// The OWASP MCP Top 10 (2025) category, where one applies.
+    pub owasp: Option<&'static str>,
+    /// What showed it, escaped.
+    pub evidence: Option<String>,
+    /// Every place it was seen, in the audit's order.
+    pub places: Vec<Place>,
+}
+
+impl Cause {
+    /// The causes of `findings`, in their order (a cause where its first
+    /// finding was).
+    pub fn group<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Vec<Cause> {
+        let mut causes: Vec<Cause> = Vec::new();
+        for f in findings {
+            let place = Place {
+                tool: f.tool.clone(),
+                property: f.property.clone(),
+                argument: f.argument.clone(),
+            };
+            let same = causes.iter_mut().find(|c| {
+                (c.severity, c.rule, c.mutation, &c.message, &c.evidence)
+                    == (f.severity, f.rule, f.mutation, &f.message, &f.evidence)
+            });
+            match same {
+                Some(c) => c.places.push(place),
+                None => causes.push(Cause {
+                    severity: f.severity,
+                    rule: f.rule,
+                    mutation: f.mutation,
+                    message: f.message.clone(),
+                    owasp: f.owasp,
+                    evidence: f.evidence.clone(),
+                    places: vec![place],
+                }),
+            }
+        }
+        causes
+    }
+}
+
 /// Everything the audit found, with what it did.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Report {
@@ -65,6 +133,37 @@ impl Report {
         v
     }
 
+    /// The findings by root cause ([`Cause`]), most severe first.
+    pub fn causes(&self) -> Vec<Cause> {
+        Cause::group(&self.findings)
+    }
+
+    /// The JSON report: what was audited and done, the count of causes and
+    /// of findings at each severity, the causes (each with its places),
+    /// and the suppressed findings with their reasons.
+    pub fn json(&self) -> Value {
+        let causes = self.causes();
+        let count = |s: Severity| {
+            json!({
+                "causes": causes.iter().filter(|c| c.severity == s).count(),
+                "findings": self.findings.iter().filter(|f| f.severity == s).count(),
+            })
+        };
+        json!({
+            "target": self.target,
+            "tools": self.tools,
+            "calls": self.calls,
+            "counts": {
+                "high": count(Severity::High),
+                "medium": count(Severity::Medium),
+                "low": count(Severity::Low),
+                "info": count(Severity::Info),
+            },
+            "causes": causes,
+            "suppressed": self.suppressed,
+        })
+    }
+
     /// Whether any finding is at `level` or above.
     pub fn fails(&self, level: Severity) -> bool {
         self.findings.iter().any(|f| f.severity >= level)
@@ -78,44 +177,66 @@ impl Report {
         let _ = writeln!(out, "hardened-mcp-audit: {}", escape(&self.target));
         let _ = writeln!(out, "  {} tools, {} calls", self.tools, self.calls);
         let _ = writeln!(out);
-        let _ = writeln!(out, "  severity  findings");
+        let causes = self.causes();
+        let _ = writeln!(out, "  severity  causes  findings");
         for (s, n) in self.counts() {
-            let _ = writeln!(out, "  {:<8}  {n}", s.as_str());
+            let c = causes.iter().filter(|c| c.severity == s).count();
+            let _ = writeln!(out, "  {:<8}  {c:<6}  {n}", s.as_str());
         }
         if !self.suppressed.is_empty() {
             let _ = writeln!(out, "  suppressed {}", self.suppressed.len());
         }
-        if !self.findings.is_empty() {
+        if !causes.is_empty() {
             let _ = writeln!(out);
         }
-        for f in &self.findings {
+        for c in &causes {
+            let shown = c.mutation.map(|m| format!(" ({m})")).unwrap_or_default();
             let _ = writeln!(
                 out,
-                "  [{}] {} ({}): {}",
-                f.severity.as_str(),
-                f.rule,
-                location(f),
-                escape(&f.message)
+                "  [{}] {}{shown}: {}",
+                c.severity.as_str(),
+                c.rule,
+                escape(&c.message)
             );
-            if let Some(e) = &f.evidence {
+            let places: Vec<String> = c
+                .places
+                .iter()
+                .take(MAX_PLACES_SHOWN)
+                .map(location)
+                .collect();
+            let more = c.places.len().saturating_sub(MAX_PLACES_SHOWN);
+            let _ = write!(out, "      at {}", places.join("; "));
+            if more > 0 {
+                let _ = write!(out, "; and {more} more");
+            }
+            let _ = writeln!(out);
+            if let Some(e) = &c.evidence {
                 let _ = writeln!(out, "      evidence: {}", escape(e));
             }
         }
         out
     }
 
-    /// SARIF 2.1.0: one result per finding, the suppressed ones with
-    /// their justification; the rule ids as rules, tagged with their OWASP
-    /// MCP Top 10 category where one applies.
-    pub fn sarif(&self) -> Value {
-        let all = self
-            .findings
-            .iter()
-            .map(|f| (f, None))
-            .chain(self.suppressed.iter().map(|s| (&s.finding, Some(s))));
+    /// SARIF 2.1.0: one result per cause (every place it was seen a
+    /// logical location of it), the suppressed findings with their
+    /// justification; the rule ids as rules, tagged with their OWASP MCP
+    /// Top 10 category where one applies. With `artifact` (a file of the
+    /// audited server's repository: its manifest, its entry point), each
+    /// result also has the physical location a code-scanning upload needs.
+    pub fn sarif(&self, artifact: Option<&str>) -> Value {
+        let all: Vec<(Cause, Option<&crate::suppress::Suppressed>)> = self
+            .causes()
+            .into_iter()
+            .map(|c| (c, None))
+            .chain(self.suppressed.iter().flat_map(|s| {
+                Cause::group([&s.finding])
+                    .into_iter()
+                    .map(move |c| (c, Some(s)))
+            }))
+            .collect();
         let mut rules: Vec<(&'static str, Option<&'static str>)> = all
-            .clone()
-            .map(|(f, _)| (f.rule, owasp_category(f.rule, None).or(f.owasp)))
+            .iter()
+            .map(|(c, _)| (c.rule, owasp_category(c.rule, None).or(c.owasp)))
             .collect();
         rules.sort_unstable();
         rules.dedup_by_key(|r| r.0);
@@ -125,34 +246,49 @@ impl Report {
             Severity::Low | Severity::Info => "note",
         };
         let results: Vec<Value> = all
-            .map(|(f, suppressed)| {
-                let name = match (&f.tool, &f.property) {
-                    (Some(t), Some(p)) => format!("tools/{t}{p}"),
-                    (Some(t), None) => format!("tools/{t}"),
-                    (None, Some(p)) => format!("server{p}"),
-                    (None, None) => "server".to_owned(),
-                };
-                let mut text = f.message.clone();
-                if let Some(e) = &f.evidence {
+            .iter()
+            .map(|(c, suppressed)| {
+                let logical: Vec<Value> = c
+                    .places
+                    .iter()
+                    .map(|p| {
+                        let name = match (&p.tool, &p.property) {
+                            (Some(t), Some(p)) => format!("tools/{t}{p}"),
+                            (Some(t), None) => format!("tools/{t}"),
+                            (None, Some(p)) => format!("server{p}"),
+                            (None, None) => "server".to_owned(),
+                        };
+                        json!({"fullyQualifiedName": name, "kind": "member"})
+                    })
+                    .collect();
+                let mut location = json!({"logicalLocations": logical});
+                if let Some(uri) = artifact {
+                    location["physicalLocation"] = json!({
+                        "artifactLocation": {"uri": uri},
+                        "region": {"startLine": 1},
+                    });
+                }
+                let mut text = c.message.clone();
+                if c.places.len() > 1 {
+                    text.push_str(&format!(" (seen in {} places)", c.places.len()));
+                }
+                if let Some(e) = &c.evidence {
                     text.push_str(&format!(" Evidence: {e}"));
                 }
                 let mut r = json!({
-                    "ruleId": f.rule,
-                    "level": level(f.severity),
+                    "ruleId": c.rule,
+                    "level": level(c.severity),
                     "message": {"text": text},
-                    "locations": [{"logicalLocations": [{"fullyQualifiedName": name, "kind": "member"}]}],
-                    "partialFingerprints": {"mcpFinding/v1": fingerprint(f)},
-                    "properties": {"severity": f.severity.as_str()},
+                    "locations": [location],
+                    "partialFingerprints": {"mcpFinding/v2": fingerprint(c)},
+                    "properties": {"severity": c.severity.as_str(), "places": c.places},
                 });
-                if let Some(c) = f.owasp {
-                    r["properties"]["owasp"] = json!(c);
-                    r["properties"]["tags"] = json!(["owasp-mcp-top-10", owasp_id(c)]);
+                if let Some(o) = c.owasp {
+                    r["properties"]["owasp"] = json!(o);
+                    r["properties"]["tags"] = json!(["owasp-mcp-top-10", owasp_id(o)]);
                 }
-                if let Some(m) = f.mutation {
+                if let Some(m) = c.mutation {
                     r["properties"]["mutation"] = json!(m);
-                }
-                if let Some(a) = &f.argument {
-                    r["properties"]["argument"] = json!(a);
                 }
                 if let Some(s) = suppressed {
                     r["suppressions"] = json!([{"kind": "external", "status": "accepted", "justification": s.reason}]);
@@ -182,8 +318,12 @@ impl Report {
     }
 }
 
+/// Most places listed under one cause in the readable report (the JSON
+/// and SARIF reports hold them all).
+const MAX_PLACES_SHOWN: usize = 8;
+
 /// Where a finding is, for the readable report (escaped).
-fn location(f: &Finding) -> String {
+fn location(f: &Place) -> String {
     let mut at = match (&f.tool, &f.property) {
         (Some(t), Some(p)) => format!("{} {}", escape(t), escape(p)),
         (Some(t), None) => escape(t),
@@ -211,13 +351,14 @@ fn owasp_id(category: &str) -> &str {
     category.split(' ').next().unwrap_or(category)
 }
 
-/// A finding's identity across runs: rule, tool, property, mutation.
-fn fingerprint(f: &Finding) -> String {
+/// A cause's identity across runs: rule, forbidden call, message (which
+/// names what it is about where that matters); not its places, so that a
+/// cause seen in one more place is the same alert.
+fn fingerprint(c: &Cause) -> String {
     format!(
-        "{}|{}|{}|{}",
-        f.rule,
-        f.tool.as_deref().unwrap_or_default(),
-        f.property.as_deref().unwrap_or_default(),
-        f.mutation.unwrap_or_default()
+        "{}|{}|{}",
+        c.rule,
+        c.mutation.unwrap_or_default(),
+        c.message
     )
 }

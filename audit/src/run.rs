@@ -20,8 +20,8 @@ pub struct Options {
     /// Deadline of each exchange.
     pub timeout: Duration,
     /// Deadline of the first answer (`initialize`), which includes the
-    /// server's start: an interpreter, a package runner. At least
-    /// [`Options::timeout`].
+    /// server's start: an interpreter, a package runner. As given, shorter
+    /// than [`Options::timeout`] too.
     pub startup_timeout: Duration,
     /// Most forbidden calls per tool.
     pub max_calls_per_tool: usize,
@@ -58,13 +58,37 @@ impl Default for Options {
     }
 }
 
-/// How the server answered a forbidden call.
+/// How the server answered a forbidden call; `echo`: the answer repeats
+/// a string or number the caller sent.
 enum Answer {
-    Rejected,
-    Accepted,
-    Reflected,
+    Rejected { echo: bool },
+    Accepted { echo: bool },
     Silent,
     Dead,
+}
+
+/// How much an accepted forbidden call matters, by what it broke: a value
+/// of another type (a string for a number, a non-finite literal, a
+/// fraction for an integer), a path or a command where the schema forbids
+/// one is acted on as if valid: high. A value outside its declared range,
+/// length, pattern or set, a missing or an extra key: medium.
+fn accepted_severity(what: &str) -> Severity {
+    let wrong_kind = what.starts_with("wrong type")
+        || matches!(
+            what,
+            "path traversal"
+                | "shell metacharacters"
+                | "non-finite literal 1e999"
+                | "NaN literal"
+                | "huge literal 1e308"
+                | "fraction for an integer"
+                | "null"
+        );
+    if wrong_kind {
+        Severity::High
+    } else {
+        Severity::Medium
+    }
 }
 
 /// Audits the stdio server `program args` (started here, killed at the
@@ -125,11 +149,21 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
         }
     };
     if let Err(e) = client.handshake_within(opts.startup_timeout).await {
-        report.findings.push(Finding::new(
+        let mut finding = Finding::new(
             Severity::High,
             "handshake-failed",
             format!("the server did not complete the initialize handshake: {e}"),
-        ));
+        );
+        // Why a server did not start is in what it wrote to stderr.
+        if let Some(tail) = client.stderr_tail().await.filter(|t| !t.trim().is_empty()) {
+            let lines: Vec<&str> = tail.lines().rev().take(20).collect();
+            let shown: Vec<&str> = lines.into_iter().rev().collect();
+            finding = finding.evidence(&format!(
+                "the server's stderr ends: {}",
+                crate::text::escape(&shown.join("\n"))
+            ));
+        }
+        report.findings.push(finding);
         return report;
     }
     let tools = match client.list_tools(20).await {
@@ -214,23 +248,36 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
         for m in all.into_iter().take(opts.max_calls_per_tool) {
             report.calls += 1;
             let answer = send(&mut client, &name, &m, &canary.text).await;
-            let (rule, message) = match answer {
-                Answer::Rejected => continue,
-                Answer::Accepted => (
-                    "forbidden-call-accepted",
+            let (severity, rule, message) = match answer {
+                // A strict refusal that names the key it refused is what
+                // a closed schema should answer, not a reflection.
+                Answer::Rejected { echo: false } => continue,
+                Answer::Rejected { echo: true } if m.what == "unknown argument" => continue,
+                Answer::Rejected { echo: true } => (
+                    Severity::Low,
+                    "canary-reflected",
                     format!(
-                        "a call the schema forbids ({}) was accepted and run",
+                        "the refusal of a forbidden call ({}) repeats a string or number the \
+                         caller sent: harmless to that caller, a carrier for text meant for \
+                         whoever reads the answer next",
                         m.what
                     ),
                 ),
-                Answer::Reflected => (
-                    "canary-reflected",
+                Answer::Accepted { echo } => (
+                    accepted_severity(m.what),
+                    "forbidden-call-accepted",
                     format!(
-                        "the answer to a forbidden call ({}) repeats a string or number the caller sent",
-                        m.what
+                        "a call the schema forbids ({}) was accepted and run{}",
+                        m.what,
+                        if echo {
+                            ", its answer repeating what the caller sent"
+                        } else {
+                            ""
+                        }
                     ),
                 ),
                 Answer::Silent => (
+                    Severity::High,
                     "call-unanswered",
                     format!(
                         "a forbidden call ({}) got no answer within the deadline",
@@ -238,6 +285,7 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
                     ),
                 ),
                 Answer::Dead => (
+                    Severity::High,
                     "server-died",
                     format!(
                         "the server stopped answering after a forbidden call ({})",
@@ -246,7 +294,7 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
                 ),
             };
             report.findings.push(
-                Finding::new(Severity::High, rule, message)
+                Finding::new(severity, rule, message)
                     .tool(&name)
                     .property(&m.property)
                     .argument(&m.argument)
@@ -299,7 +347,12 @@ async fn valid_calls(
             )
             .tool(name),
         ),
-        Ok(reply) if matches!(classify(&reply, &canary.text, None), Answer::Accepted) => {
+        Ok(reply)
+            if matches!(
+                classify(&reply, &canary.text, None),
+                Answer::Accepted { .. }
+            ) =>
+        {
             // The baseline's handles were made up here: a server that runs
             // the call does not check handles against what it issued.
             for key in handle_like(schema, baseline) {
@@ -327,7 +380,10 @@ async fn valid_calls(
     let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                       "params": {"name": name, "arguments": Value::Object(arguments)}});
     if let Ok(reply) = client.request(&call).await
-        && matches!(classify(&reply, &canary.text, None), Answer::Accepted)
+        && matches!(
+            classify(&reply, &canary.text, None),
+            Answer::Accepted { .. }
+        )
     {
         report.findings.push(
             Finding::new(
@@ -392,22 +448,20 @@ async fn send(client: &mut Client, name: &str, m: &mutate::Mutation, canary: &st
             }
         }
         // A token good for the handshake that a call is refused with.
-        Err(ClientError::Unauthorized) => Answer::Rejected,
+        Err(ClientError::Unauthorized) => Answer::Rejected { echo: false },
         Err(_) => Answer::Dead,
     }
 }
 
-fn classify(reply: &Value, canary: &str, echo: Option<&str>) -> Answer {
+fn classify(reply: &Value, canary: &str, digits: Option<&str>) -> Answer {
     let text = reply.to_string();
-    if text.contains(canary) || echo.is_some_and(|digits| text.contains(digits)) {
-        return Answer::Reflected;
-    }
-    if reply.get("error").is_some() {
-        return Answer::Rejected;
-    }
-    match reply.get("result").and_then(|r| r.get("isError")) {
-        Some(Value::Bool(true)) => Answer::Rejected,
-        _ => Answer::Accepted,
+    let echo = text.contains(canary) || digits.is_some_and(|d| text.contains(d));
+    let refused = reply.get("error").is_some()
+        || reply.get("result").and_then(|r| r.get("isError")) == Some(&Value::Bool(true));
+    if refused {
+        Answer::Rejected { echo }
+    } else {
+        Answer::Accepted { echo }
     }
 }
 

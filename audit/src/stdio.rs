@@ -2,6 +2,7 @@
 //! wait bounded.
 
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -15,35 +16,74 @@ use crate::client::ClientError;
 /// answer.
 const MAX_LINE: usize = 64 * 1024 * 1024;
 
+/// Most bytes of the server's standard error kept (its last ones).
+const STDERR_TAIL: usize = 8 * 1024;
+
 /// A running stdio server and the line channel to it.
 pub struct StdioClient {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
+    /// The last [`STDERR_TAIL`] bytes the server wrote to its standard
+    /// error, read all along so that it never blocks on a full pipe.
+    stderr: Arc<Mutex<Vec<u8>>>,
+    /// The task reading it, until the pipe closes.
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
     /// The deadline of each exchange.
     pub timeout: Duration,
 }
 
 impl StdioClient {
-    /// Starts `program` with `args` (stderr discarded, killed when dropped).
+    /// Starts `program` with `args` (the tail of its standard error kept,
+    /// killed when dropped).
     pub fn spawn(program: &str, args: &[String], timeout: Duration) -> Result<Self, ClientError> {
         let mut child = Command::new(program)
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
             .map_err(ClientError::Spawn)?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let (Some(stdin), Some(stdout), Some(mut err)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
             return Err(ClientError::Spawn(std::io::Error::other("no pipes")));
         };
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let tail = Arc::clone(&stderr);
+        let stderr_reader = tokio::spawn(async move {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = err.read(&mut chunk).await {
+                let Ok(mut kept) = tail.lock() else { return };
+                kept.extend_from_slice(&chunk[..n]);
+                let over = kept.len().saturating_sub(STDERR_TAIL);
+                kept.drain(..over);
+            }
+        });
         Ok(Self {
             child,
             stdin,
             stdout: BufReader::new(stdout),
+            stderr,
+            stderr_reader: Some(stderr_reader),
             timeout,
         })
+    }
+
+    /// The last lines the server wrote to its standard error (at most
+    /// [`STDERR_TAIL`] bytes), as it wrote them: escape before showing.
+    /// Waits at most half a second for the pipe to close first, so that
+    /// a server that just exited has its last words read (one still
+    /// running, or a child it left holding the pipe, costs that wait).
+    pub async fn stderr_tail(&mut self) -> String {
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+        }
+        self.stderr
+            .lock()
+            .map(|kept| String::from_utf8_lossy(&kept).into_owned())
+            .unwrap_or_default()
     }
 
     /// Writes `line` and a newline.

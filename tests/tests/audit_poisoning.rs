@@ -94,7 +94,7 @@ async fn what_a_tool_says_to_the_model_is_reviewed_and_a_change_in_session_is_fo
         hidden.message
     );
     assert!(hidden.evidence.as_deref().unwrap().contains("\\u{e0073}"));
-    let json = serde_json::to_string(&report).unwrap();
+    let json = report.json().to_string();
     for text in [report.text(), json] {
         assert!(
             !text
@@ -123,12 +123,19 @@ async fn what_a_tool_says_to_the_model_is_reviewed_and_a_change_in_session_is_fo
     );
     // OWASP MCP Top 10: tool poisoning, in the JSON and the SARIF.
     assert_eq!(changed.owasp, Some("MCP03:2025 Tool Poisoning"));
-    let sarif = report.sarif();
+    let sarif = report.sarif(Some("server.py"));
     let results = sarif["runs"][0]["results"].as_array().unwrap();
     assert!(
         results
             .iter()
             .all(|r| r["properties"]["tags"][1] == "MCP03:2025"),
+        "{sarif:#}"
+    );
+    // Each result has the physical location code scanning needs.
+    assert!(
+        results.iter().all(
+            |r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "server.py"
+        ),
         "{sarif:#}"
     );
 }

@@ -93,37 +93,37 @@ fn sdk_gaps() -> Vec<Key> {
             "NaN literal",
         ),
         // The validation error, sent back as the tool result, quotes the
-        // value: strings and numbers alike.
+        // value: strings and numbers alike (a refusal's echo: low).
         f(
-            High,
+            Low,
             "canary-reflected",
             "count",
             "/properties/n",
             "above maximum",
         ),
         f(
-            High,
+            Low,
             "canary-reflected",
             "count",
             "/properties/n",
             "below minimum",
         ),
         f(
-            High,
+            Low,
             "canary-reflected",
             "count",
             "/properties/n",
             "fraction for an integer",
         ),
         f(
-            High,
+            Low,
             "canary-reflected",
             "count",
             "/properties/n",
             "wrong type (string)",
         ),
         f(
-            High,
+            Low,
             "canary-reflected",
             "scale",
             "/properties/factor",
