@@ -107,6 +107,11 @@ struct AuditArgs {
     /// Skip the raw wire checks
     #[arg(long)]
     no_wire: bool,
+    /// Write every exchange with the server to FILE, one JSON object a line
+    /// (what was sent, what came back or that nothing did, milliseconds
+    /// since the start)
+    #[arg(long, value_name = "FILE")]
+    trace: Option<std::path::PathBuf>,
     /// Over HTTP, skip the checks of the authorization and origin surface (no
     /// token, a made-up token, the RFC 9728 metadata, a foreign Origin and Host)
     #[arg(long)]
@@ -210,6 +215,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, clap::E
         wire: !a.no_wire,
         auth_checks: !a.no_auth_checks,
         allow_valid_calls: a.allow_valid_calls,
+        trace: a.trace,
         ..Options::default()
     };
     let sarif_artifact = a.sarif_artifact.or_else(|| {

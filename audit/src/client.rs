@@ -5,7 +5,8 @@
 //! message, a key no schema names. Every exchange is bounded by
 //! [`Client::timeout`].
 
-use std::time::Duration;
+use std::io::Write as _;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -41,10 +42,52 @@ pub enum ClientError {
     Unauthorized,
 }
 
+/// Answers seen before the deadline adapts to the server's pace.
+const ADAPT_AFTER: u32 = 5;
+/// The adapted deadline is this many times the slowest answer seen so far…
+const ADAPT_FACTOR: u32 = 20;
+/// …and never below this.
+const ADAPT_FLOOR: Duration = Duration::from_secs(2);
+/// Most bytes of one message written to the trace (a longer one is cut,
+/// with its length).
+const TRACE_MESSAGE_BYTES: usize = 64 * 1024;
+
+/// The deadline of an exchange after `answered` answers, the slowest of
+/// them `slowest`, with `ceiling` given (see [`Client::deadline`]).
+fn adapted(ceiling: Duration, answered: u32, slowest: Duration) -> Duration {
+    if answered < ADAPT_AFTER {
+        return ceiling;
+    }
+    (slowest * ADAPT_FACTOR).max(ADAPT_FLOOR).min(ceiling)
+}
+
 /// The audited server, over one of the two transports.
 pub struct Client {
     wire: Wire,
     next_id: i64,
+    /// The deadline given: the ceiling of every exchange's.
+    ceiling: Duration,
+    /// Answers timed so far, and the slowest of them.
+    answered: u32,
+    slowest: Duration,
+    /// `--trace FILE`: every exchange, one JSON object a line.
+    trace: Option<Trace>,
+}
+
+/// The record of every exchange (`--trace`): `{"ms", "sent"}` for what the
+/// audit sent (cut at 64 KiB, with `"bytes"`), `{"ms", "received"}` for the
+/// answer, `{"ms", "failed"}` when none came.
+struct Trace {
+    file: std::io::BufWriter<std::fs::File>,
+    start: Instant,
+}
+
+impl Trace {
+    fn write(&mut self, mut record: Value) {
+        record["ms"] = json!(self.start.elapsed().as_millis() as u64);
+        let _ = writeln!(self.file, "{record}");
+        let _ = self.file.flush();
+    }
 }
 
 enum Wire {
@@ -70,10 +113,36 @@ impl Client {
     }
 
     fn new(wire: Wire) -> Self {
-        Self {
+        let mut client = Self {
             wire,
             next_id: 1000,
-        }
+            ceiling: Duration::ZERO,
+            answered: 0,
+            slowest: Duration::ZERO,
+            trace: None,
+        };
+        client.ceiling = client.timeout();
+        client
+    }
+
+    /// Writes every exchange from now on to `path` (created, or
+    /// truncated).
+    pub fn trace_to(&mut self, path: &std::path::Path) -> std::io::Result<()> {
+        let file = std::fs::File::create(path)?;
+        self.trace = Some(Trace {
+            file: std::io::BufWriter::new(file),
+            start: Instant::now(),
+        });
+        Ok(())
+    }
+
+    /// The deadline of the next exchange: the one given until
+    /// [`ADAPT_AFTER`] answers were timed, then [`ADAPT_FACTOR`] times the
+    /// slowest of them (at least [`ADAPT_FLOOR`], at most the one given), so
+    /// that a server that answers in milliseconds is not waited on for the
+    /// whole deadline each time it leaves a call unanswered.
+    fn deadline(&self) -> Duration {
+        adapted(self.ceiling, self.answered, self.slowest)
     }
 
     /// What a stdio server last wrote to its standard error (raw: escape
@@ -94,13 +163,36 @@ impl Client {
     /// Sends one raw message (`message` need not be valid JSON) and waits
     /// for the response whose id is `id` (or `null`).
     pub async fn exchange(&mut self, message: &[u8], id: &Value) -> Result<Value, ClientError> {
-        match &mut self.wire {
-            Wire::Stdio(c) => {
-                c.send_line(message).await?;
-                c.response_to(id).await
+        if let Some(t) = &mut self.trace {
+            let cut = &message[..message.len().min(TRACE_MESSAGE_BYTES)];
+            let mut record = json!({"sent": String::from_utf8_lossy(cut)});
+            if cut.len() < message.len() {
+                record["bytes"] = json!(message.len());
             }
-            Wire::Http(c) => c.exchange(message, id).await,
+            t.write(record);
         }
+        let deadline = self.deadline();
+        self.set_timeout(deadline);
+        let started = Instant::now();
+        let answer = match &mut self.wire {
+            Wire::Stdio(c) => match c.send_line(message).await {
+                Ok(()) => c.response_to(id).await,
+                Err(e) => Err(e),
+            },
+            Wire::Http(c) => c.exchange(message, id).await,
+        };
+        self.set_timeout(self.ceiling);
+        if answer.is_ok() {
+            self.answered = self.answered.saturating_add(1);
+            self.slowest = self.slowest.max(started.elapsed());
+        }
+        if let Some(t) = &mut self.trace {
+            t.write(match &answer {
+                Ok(reply) => json!({"received": reply}),
+                Err(e) => json!({"failed": e.to_string()}),
+            });
+        }
+        answer
     }
 
     /// Sends a notification (no answer expected).
@@ -132,10 +224,12 @@ impl Client {
     /// that starts an interpreter or a package runner (`npx`, `uvx`) takes
     /// longer to answer its first message than any later one.
     pub async fn handshake_within(&mut self, startup: Duration) -> Result<Value, ClientError> {
-        let exchange = self.timeout();
-        self.set_timeout(startup);
+        let ceiling = self.ceiling;
+        self.ceiling = startup;
         let answered = self.handshake().await;
-        self.set_timeout(exchange);
+        self.ceiling = ceiling;
+        // The first answer includes the server's start: not a pace.
+        (self.answered, self.slowest) = (0, Duration::ZERO);
         answered
     }
 
@@ -207,5 +301,24 @@ impl Client {
             Wire::Stdio(c) => c.exited(),
             Wire::Http(_) => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_deadline_adapts_to_a_fast_server_within_the_one_given() {
+        let ms = Duration::from_millis;
+        let ten = Duration::from_secs(10);
+        // Until five answers were timed: the deadline given.
+        assert_eq!(adapted(ten, 4, ms(1)), ten);
+        // Then twenty times the slowest answer, at least two seconds…
+        assert_eq!(adapted(ten, 5, ms(1)), ADAPT_FLOOR);
+        assert_eq!(adapted(ten, 50, ms(300)), ms(6000));
+        // …and never above the deadline given.
+        assert_eq!(adapted(ten, 50, ms(900)), ten);
+        assert_eq!(adapted(ms(500), 50, ms(1)), ms(500));
     }
 }

@@ -40,6 +40,8 @@ pub struct Options {
     /// Over HTTP, a token the server's issuer minted for another resource
     /// (a test issuer's): it must be refused.
     pub other_audience_token: Option<String>,
+    /// Write every exchange with the server to this file (`--trace`).
+    pub trace: Option<std::path::PathBuf>,
 }
 
 impl Default for Options {
@@ -54,6 +56,7 @@ impl Default for Options {
             pinned: None,
             auth_checks: true,
             other_audience_token: None,
+            trace: None,
         }
     }
 }
@@ -148,6 +151,15 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
             return report;
         }
     };
+    if let Some(path) = &opts.trace
+        && client.trace_to(path).is_err()
+    {
+        report.findings.push(Finding::new(
+            Severity::Info,
+            "trace-not-written",
+            "the --trace file could not be created: the exchanges were not recorded",
+        ));
+    }
     if let Err(e) = client.handshake_within(opts.startup_timeout).await {
         let mut finding = Finding::new(
             Severity::High,

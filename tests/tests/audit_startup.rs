@@ -74,3 +74,42 @@ async fn the_startup_deadline_is_the_one_given() {
         report.text()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trace_records_every_exchange() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let opts = Options {
+        timeout: Duration::from_secs(1),
+        trace: Some(trace.clone()),
+        ..Options::default()
+    };
+    let server = env!("CARGO_BIN_EXE_weak_server");
+    let report = audit_stdio(server, &[], &opts).await;
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object a line"))
+        .collect();
+    assert!(
+        records[0]["sent"]
+            .as_str()
+            .unwrap()
+            .contains("\"initialize\"")
+    );
+    assert!(records[1]["received"]["result"]["serverInfo"].is_object());
+    let sent = records.iter().filter(|r| r.get("sent").is_some()).count();
+    let answered = records
+        .iter()
+        .filter(|r| r.get("received").is_some())
+        .count();
+    let failed = records.iter().filter(|r| r.get("failed").is_some()).count();
+    // Every exchange sent is answered or recorded as unanswered, and the
+    // calls the report counts are among them.
+    assert_eq!(sent, answered + failed, "{text}");
+    assert!(sent >= report.calls, "{sent} < {}", report.calls);
+    assert!(failed >= 1, "the weak server leaves calls unanswered");
+    // The 12 MiB wire check is cut in the trace, with its length.
+    assert!(records.iter().any(|r| r["bytes"].as_u64() > Some(12 << 20)));
+    assert!(text.len() < 4 << 20, "the trace holds no 12 MiB line");
+}
