@@ -294,6 +294,12 @@ impl Client {
         )
     }
 
+    /// Whether the server is a stdio child of the audit's (its only
+    /// client), not an HTTP server others share.
+    pub fn is_stdio(&self) -> bool {
+        matches!(self.wire, Wire::Stdio(_))
+    }
+
     /// Whether the server has certainly stopped (a stdio child that
     /// exited; an HTTP server is judged by [`Client::alive`] alone).
     pub fn exited(&mut self) -> bool {

@@ -329,9 +329,36 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
     report.pins = Some(listed);
     if opts.wire && !client.exited() {
         wire_checks(&mut client, &canary.text, &mut report).await;
+        same_cause_as_the_wire(&mut report);
     }
     report.sort();
     report
+}
+
+/// A tool call holding `NaN` or `1e999` is not JSON: a server that leaves
+/// it unanswered, and leaves the same literal unanswered in a plain
+/// message of the wire checks, drops what it cannot parse (an SDK's
+/// convention), whatever the tool. Those calls are that one cause, a note,
+/// not a hang of each tool. (A server whose reader takes the literal, as
+/// Python's does, and then leaves the call unanswered keeps the finding.)
+fn same_cause_as_the_wire(report: &mut Report) {
+    let dropped: Vec<&'static str> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "wire-unanswered")
+        .filter_map(|f| f.mutation)
+        .collect();
+    for f in &mut report.findings {
+        if f.rule == "call-unanswered" && f.mutation.is_some_and(|m| dropped.contains(&m)) {
+            f.severity = Severity::Info;
+            f.message = format!(
+                "a call holding a literal that is not JSON ({}) got no answer, as the same \
+                 literal on the wire did: the server drops what it cannot parse (JSON-RPC asks \
+                 for a parse error)",
+                f.mutation.unwrap_or_default()
+            );
+        }
+    }
 }
 
 /// The schema-valid calls, sent only with `--allow-valid-calls` and only to
@@ -509,28 +536,60 @@ async fn wire_checks(client: &mut Client, canary: &str, report: &mut Report) {
         ),
         ("oversized line (12 MiB)", json!(9105), big),
     ];
+    let stdio = client.is_stdio();
     for (what, id, line) in cases {
         report.calls += 1;
         match client.exchange(line.as_bytes(), &id).await {
-            Ok(reply) if reply.to_string().contains(canary) => report.findings.push(Finding::new(
-                Severity::High,
-                "wire-reflected",
-                format!("the reply to a bad line ({what}) repeats text from it"),
-            )),
+            Ok(reply) if reply.to_string().contains(canary) => report.findings.push(
+                Finding::new(
+                    Severity::High,
+                    "wire-reflected",
+                    format!("the reply to a bad line ({what}) repeats text from it"),
+                )
+                .mutation(what),
+            ),
             Ok(_) => {}
-            Err(ClientError::Timeout) => report.findings.push(Finding::new(
-                Severity::Medium,
-                "wire-unanswered",
-                format!("no reply to a bad line ({what}): the client waits until its own timeout"),
-            )),
+            Err(ClientError::Timeout) => {
+                // A line that is not JSON dropped unanswered is an SDK's
+                // convention (JSON-RPC asks for a parse error): a note. A
+                // JSON message left unanswered is a fault.
+                let unparsable =
+                    what != "non-object arguments" && what != "oversized line (12 MiB)";
+                let (severity, why) = if unparsable {
+                    (
+                        Severity::Info,
+                        "the server drops a line it cannot parse (JSON-RPC asks for a parse error)",
+                    )
+                } else {
+                    (Severity::Medium, "the client waits until its own timeout")
+                };
+                report.findings.push(
+                    Finding::new(
+                        severity,
+                        "wire-unanswered",
+                        format!("no reply to a bad line ({what}): {why}"),
+                    )
+                    .mutation(what),
+                );
+            }
             Err(_) => {}
         }
         if client.exited() || !client.alive().await {
-            report.findings.push(Finding::new(
-                Severity::High,
-                "wire-server-died",
-                format!("the server stopped answering after: {what}"),
-            ));
+            // A stdio server that exits on its own client's bad line stops
+            // that client only; an HTTP server stops every client.
+            let (severity, whom) = if stdio {
+                (Severity::Low, "its only client, which sent the line")
+            } else {
+                (Severity::High, "every client of it")
+            };
+            report.findings.push(
+                Finding::new(
+                    severity,
+                    "wire-server-died",
+                    format!("the server stopped answering after a bad line ({what}), for {whom}"),
+                )
+                .mutation(what),
+            );
             return;
         }
     }

@@ -143,26 +143,13 @@ async fn the_python_sdk_defaults_are_found_over_stdio() {
     .unwrap();
     assert_eq!(report.tools, 3, "{}", report.text());
     let mut expected = sdk_gaps();
-    // Over stdio the SDK drops a line it cannot parse without a word.
-    for _ in 0..2 {
-        expected.push((Severity::Medium, "wire-unanswered", "", "", ""));
+    // Over stdio the SDK drops a line it cannot parse without a word: a
+    // note. (Python's reader takes NaN and 1e999, so those are answered.)
+    for what in ["unparsable line", "truncated JSON"] {
+        expected.push((Severity::Info, "wire-unanswered", "", "", what));
     }
     expected.sort();
     assert_eq!(report.keys(), expected, "{}", report.text());
-    let wire: Vec<&str> = report
-        .findings
-        .iter()
-        .filter(|f| f.rule == "wire-unanswered")
-        .map(|f| f.message.as_str())
-        .collect();
-    assert!(
-        wire.iter().any(|m| m.contains("(unparsable line)")),
-        "{wire:?}"
-    );
-    assert!(
-        wire.iter().any(|m| m.contains("(truncated JSON)")),
-        "{wire:?}"
-    );
 }
 
 /// The Python server over HTTP on a loopback port, killed when dropped.

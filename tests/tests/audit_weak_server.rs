@@ -29,7 +29,7 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
     let report = audit_weak_server(false).await;
     let found = report.keys();
     let f = |sev, rule, tool, prop, what| (sev, rule, tool, prop, what);
-    use Severity::{High, Low, Medium};
+    use Severity::{High, Info, Low, Medium};
     let mut expected = vec![
         f(
             High,
@@ -84,23 +84,24 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
             "/properties/factor",
             "wrong type (string)",
         ),
-        // rmcp's own stdio transport never answers a line it cannot parse.
+        // rmcp's own stdio transport never answers a line it cannot parse
+        // (a note: the same cause as the wire checks' unparsable lines).
         f(
-            High,
+            Info,
             "call-unanswered",
             "count",
             "/properties/n",
             "non-finite literal 1e999",
         ),
         f(
-            High,
+            Info,
             "call-unanswered",
             "count",
             "/properties/n",
             "NaN literal",
         ),
         f(
-            High,
+            Info,
             "call-unanswered",
             "scale",
             "/properties/factor",
@@ -120,10 +121,12 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
             "/properties/factor",
             "",
         ),
-        f(Medium, "wire-unanswered", "", "", ""),
-        f(Medium, "wire-unanswered", "", "", ""),
-        f(Medium, "wire-unanswered", "", "", ""),
-        f(Medium, "wire-unanswered", "", "", ""),
+        // rmcp drops every line it cannot parse: a note, and the calls
+        // above holding NaN or 1e999 are that same cause.
+        f(Info, "wire-unanswered", "", "", "unparsable line"),
+        f(Info, "wire-unanswered", "", "", "non-finite literal 1e999"),
+        f(Info, "wire-unanswered", "", "", "NaN literal"),
+        f(Info, "wire-unanswered", "", "", "truncated JSON"),
         f(Low, "object-open", "count", "/", ""),
         f(Low, "object-open", "credentials", "/", ""),
         f(Low, "object-open", "read_file", "/", ""),
@@ -190,14 +193,14 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
             "fraction for an integer",
         ),
         f(
-            High,
+            Info,
             "call-unanswered",
             "plan",
             "/$defs/Inner/properties/x",
             "non-finite literal 1e999",
         ),
         f(
-            High,
+            Info,
             "call-unanswered",
             "plan",
             "/$defs/Inner/properties/x",
@@ -243,10 +246,9 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
     let results = sarif["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), report.causes().len());
     assert!(results.len() < report.findings.len());
-    // The high causes: NaN and 1e999 unanswered (each one cause over its
-    // parameters), traversal and shell metacharacters accepted, a free-text
-    // path, a secret-like output.
-    assert_eq!(results.iter().filter(|r| r["level"] == "error").count(), 6);
+    // The high causes: traversal and shell metacharacters accepted, a
+    // free-text path, a secret-like output.
+    assert_eq!(results.iter().filter(|r| r["level"] == "error").count(), 4);
     let nan = report
         .causes()
         .into_iter()
