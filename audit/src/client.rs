@@ -260,7 +260,19 @@ impl Client {
 
     /// Every tool of `tools/list`, following at most `max_pages` cursors.
     pub async fn list_tools(&mut self, max_pages: usize) -> Result<Vec<Value>, ClientError> {
-        let mut tools = Vec::new();
+        self.list("tools/list", "tools", max_pages).await
+    }
+
+    /// Every item of a paginated list (`prompts/list` and `prompts`,
+    /// `resources/list` and `resources` …), following at most `max_pages`
+    /// cursors.
+    pub async fn list(
+        &mut self,
+        method: &str,
+        key: &str,
+        max_pages: usize,
+    ) -> Result<Vec<Value>, ClientError> {
+        let mut items = Vec::new();
         let mut cursor: Option<Value> = None;
         for _ in 0..max_pages {
             let id = self.id();
@@ -269,20 +281,18 @@ impl Client {
                 None => json!({}),
             };
             let reply = self
-                .request(
-                    &json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params}),
-                )
+                .request(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
                 .await?;
             let result = reply.get("result").ok_or(ClientError::Handshake)?;
-            if let Some(list) = result.get("tools").and_then(Value::as_array) {
-                tools.extend(list.iter().cloned());
+            if let Some(list) = result.get(key).and_then(Value::as_array) {
+                items.extend(list.iter().cloned());
             }
             match result.get("nextCursor") {
                 Some(c) if !c.is_null() => cursor = Some(c.clone()),
                 _ => break,
             }
         }
-        Ok(tools)
+        Ok(items)
     }
 
     /// Whether the server still answers (`ping`).

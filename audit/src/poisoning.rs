@@ -395,18 +395,70 @@ pub fn review(tools: &[Value]) -> Vec<Finding> {
     for tool in tools {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
         for (pointer, text) in texts(tool) {
-            review_text(name, &names, &pointer, text, &mut out);
+            review_text(Some(name), &names, &pointer, text, &mut out);
         }
     }
     out
 }
 
-fn review_text(tool: &str, names: &[&str], pointer: &str, text: &str, out: &mut Vec<Finding>) {
+/// Reviews what the server's prompts or resources (`kind`: `prompts`,
+/// `resources`, `resourceTemplates`, as their lists name them) say to the
+/// model: their names, titles, descriptions and their arguments'. Each
+/// finding's property points into the list (`/prompts/0/description`);
+/// `tools` are the server's tool names (a prompt that names one is an
+/// ordinary cross-reference).
+pub fn review_listed(kind: &str, items: &[Value], tools: &[&str]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let mut texts: Vec<(String, &str)> = Vec::new();
+        for key in ["name", "title", "description"] {
+            if let Some(t) = item.get(key).and_then(Value::as_str) {
+                texts.push((format!("/{kind}/{i}/{key}"), t));
+            }
+        }
+        for (j, arg) in item
+            .get("arguments")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            for key in ["title", "description"] {
+                if let Some(t) = arg.get(key).and_then(Value::as_str) {
+                    texts.push((format!("/{kind}/{i}/arguments/{j}/{key}"), t));
+                }
+            }
+        }
+        for (pointer, text) in texts {
+            // A name is read for hidden characters only, as a tool's is.
+            let checked = if pointer.ends_with("/name") {
+                "/name"
+            } else {
+                &pointer
+            };
+            let mut found = Vec::new();
+            review_text(None, tools, checked, text, &mut found);
+            out.extend(found.into_iter().map(|f| f.property(&pointer)));
+        }
+    }
+    out
+}
+
+fn review_text(
+    tool: Option<&str>,
+    names: &[&str],
+    pointer: &str,
+    text: &str,
+    out: &mut Vec<Finding>,
+) {
     let finding = |severity, rule, message: String, evidence: String| {
-        Finding::new(severity, rule, message)
-            .tool(tool)
+        let f = Finding::new(severity, rule, message)
             .property(pointer)
-            .evidence(&evidence)
+            .evidence(&evidence);
+        match tool {
+            Some(t) => f.tool(t),
+            None => f,
+        }
     };
     // Hidden characters: one finding per class, the first span shown.
     let mut classes: Vec<&'static str> = Vec::new();
@@ -486,14 +538,14 @@ fn review_text(tool: &str, names: &[&str], pointer: &str, text: &str, out: &mut 
         out.push(finding(
             Severity::High,
             "description-overrides-rules",
-            format!("the text tells the model that its rules or the user's no longer hold (\"{phrase}\"): a tool description must not grant what the model was told to refuse"),
+            format!("the text tells the model that its rules or the user's no longer hold (\"{phrase}\"): a description must not grant what the model was told to refuse"),
             excerpt(text, start, end, 32),
         ));
     }
     let ws = words(text);
     for (k, (start, word)) in ws.iter().enumerate() {
         let end = start + word.len();
-        if *word == tool || !tool_like(word) {
+        if Some(*word) == tool || !tool_like(word) {
             continue;
         }
         if names.contains(word) {

@@ -160,24 +160,27 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
             "the --trace file could not be created: the exchanges were not recorded",
         ));
     }
-    if let Err(e) = client.handshake_within(opts.startup_timeout).await {
-        let mut finding = Finding::new(
-            Severity::High,
-            "handshake-failed",
-            format!("the server did not complete the initialize handshake: {e}"),
-        );
-        // Why a server did not start is in what it wrote to stderr.
-        if let Some(tail) = client.stderr_tail().await.filter(|t| !t.trim().is_empty()) {
-            let lines: Vec<&str> = tail.lines().rev().take(20).collect();
-            let shown: Vec<&str> = lines.into_iter().rev().collect();
-            finding = finding.evidence(&format!(
-                "the server's stderr ends: {}",
-                crate::text::escape(&shown.join("\n"))
-            ));
+    let capabilities = match client.handshake_within(opts.startup_timeout).await {
+        Ok(result) => result.get("capabilities").cloned().unwrap_or(Value::Null),
+        Err(e) => {
+            let mut finding = Finding::new(
+                Severity::High,
+                "handshake-failed",
+                format!("the server did not complete the initialize handshake: {e}"),
+            );
+            // Why a server did not start is in what it wrote to stderr.
+            if let Some(tail) = client.stderr_tail().await.filter(|t| !t.trim().is_empty()) {
+                let lines: Vec<&str> = tail.lines().rev().take(20).collect();
+                let shown: Vec<&str> = lines.into_iter().rev().collect();
+                finding = finding.evidence(&format!(
+                    "the server's stderr ends: {}",
+                    crate::text::escape(&shown.join("\n"))
+                ));
+            }
+            report.findings.push(finding);
+            return report;
         }
-        report.findings.push(finding);
-        return report;
-    }
+    };
     let tools = match client.list_tools(20).await {
         Ok(t) => t,
         Err(e) => {
@@ -192,6 +195,11 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
     report.tools = tools.len();
     report.findings.extend(review::review(&tools));
     report.findings.extend(poisoning::review(&tools));
+    let names: Vec<&str> = tools
+        .iter()
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .collect();
+    other_surfaces(&mut client, &capabilities, &names, &mut report).await;
     let listed = pin::pins(&tools);
     if let Some(pinned) = &opts.pinned {
         report
@@ -333,6 +341,63 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
     }
     report.sort();
     report
+}
+
+/// The prompts and resources the server declares: what they say to the
+/// model is reviewed as a tool's is, and a resource it never listed
+/// (`file:///etc/passwd`) must not be read.
+async fn other_surfaces(
+    client: &mut Client,
+    capabilities: &Value,
+    tools: &[&str],
+    report: &mut Report,
+) {
+    let declared = |k: &str| capabilities.get(k).is_some_and(Value::is_object);
+    let mut lists = Vec::new();
+    if declared("prompts") {
+        lists.push(("prompts/list", "prompts"));
+    }
+    if declared("resources") {
+        lists.push(("resources/list", "resources"));
+        lists.push(("resources/templates/list", "resourceTemplates"));
+    }
+    for (method, key) in lists {
+        report.calls += 1;
+        match client.list(method, key, 20).await {
+            Ok(items) => report
+                .findings
+                .extend(poisoning::review_listed(key, &items, tools)),
+            Err(ClientError::Timeout) => report.findings.push(Finding::new(
+                Severity::Medium,
+                "list-unanswered",
+                format!(
+                    "{method} got no answer within the deadline, though the server declares it"
+                ),
+            )),
+            Err(_) => {}
+        }
+    }
+    if !declared("resources") {
+        return;
+    }
+    report.calls += 1;
+    let id = client.id();
+    let read = json!({"jsonrpc": "2.0", "id": id, "method": "resources/read",
+                      "params": {"uri": "file:///etc/passwd"}});
+    if let Ok(reply) = client.request(&read).await
+        && reply.get("result").is_some()
+        && reply.to_string().contains("root:")
+    {
+        report.findings.push(
+            Finding::new(
+                Severity::High,
+                "resource-outside-listing",
+                "resources/read of a URI the server never listed (file:///etc/passwd) returned \
+                 the file: a caller reads any file the server can",
+            )
+            .mutation("unlisted file URI"),
+        );
+    }
 }
 
 /// A tool call holding `NaN` or `1e999` is not JSON: a server that leaves

@@ -237,6 +237,22 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
             "outside the enum",
         ),
     ];
+    // Its prompt tells the model its rules no longer hold, and any file
+    // can be read as a resource.
+    expected.push(f(
+        High,
+        "description-overrides-rules",
+        "",
+        "/prompts/0/description",
+        "",
+    ));
+    expected.push(f(
+        High,
+        "resource-outside-listing",
+        "",
+        "",
+        "unlisted file URI",
+    ));
     expected.sort();
     assert_eq!(found, expected, "{}", report.text());
     assert_eq!(report.tools, 6);
@@ -247,8 +263,9 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
     assert_eq!(results.len(), report.causes().len());
     assert!(results.len() < report.findings.len());
     // The high causes: traversal and shell metacharacters accepted, a
-    // free-text path, a secret-like output.
-    assert_eq!(results.iter().filter(|r| r["level"] == "error").count(), 4);
+    // free-text path, a secret-like output, a prompt lifting the model's
+    // rules, a resource read outside the listing.
+    assert_eq!(results.iter().filter(|r| r["level"] == "error").count(), 6);
     let nan = report
         .causes()
         .into_iter()
