@@ -24,7 +24,7 @@ pub struct StdioClient {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
-    /// The last [`STDERR_TAIL`] bytes the server wrote to its standard
+    /// The last `STDERR_TAIL` bytes the server wrote to its standard
     /// error, read all along so that it never blocks on a full pipe.
     stderr: Arc<Mutex<Vec<u8>>>,
     /// The task reading it, until the pipe closes.
@@ -72,7 +72,7 @@ impl StdioClient {
     }
 
     /// The last lines the server wrote to its standard error (at most
-    /// [`STDERR_TAIL`] bytes), as it wrote them: escape before showing.
+    /// `STDERR_TAIL` bytes), as it wrote them: escape before showing.
     /// Waits at most half a second for the pipe to close first, so that
     /// a server that just exited has its last words read (one still
     /// running, or a child it left holding the pipe, costs that wait).

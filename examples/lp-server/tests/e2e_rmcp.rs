@@ -9,44 +9,15 @@
 
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
-};
+use hardened_mcp_tests::tasks::{TaskClient, connect_stdio};
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
-use tokio::process::Command;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_lp-server");
 
-#[derive(Clone)]
-struct Client {
-    tasks: bool,
-}
-
-impl ClientHandler for Client {
-    fn get_info(&self) -> ClientConfig {
-        let caps = if self.tasks {
-            ClientCapabilities::builder().enable_tasks().build()
-        } else {
-            ClientCapabilities::default()
-        };
-        ClientConfig::new(caps, Implementation::new("lp-e2e", "1"))
-    }
-}
-
-async fn connect(root: &std::path::Path, tasks: bool) -> RunningService<RoleClient, Client> {
-    let mut cmd = Command::new(SERVER);
-    cmd.arg("--run-root")
-        .arg(root)
-        .env("RUST_LOG", "warn")
-        .kill_on_drop(true);
-    let (transport, _stderr) = TokioChildProcess::builder(cmd)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    Client { tasks }.serve(transport).await.unwrap()
+async fn connect(root: &std::path::Path, tasks: bool) -> RunningService<RoleClient, TaskClient> {
+    connect_stdio(SERVER, &["--run-root".as_ref(), root.as_os_str()], tasks).await
 }
 
 fn params(args: Value) -> CallToolRequestParams {

@@ -3,7 +3,7 @@
 //! derived from a simulation (−3 dB points, resonance, rise time). No text
 //! of the caller ever reaches a netlist.
 
-use hardened_mcp::deck::{Deck, DeckError, DeckIdent, DeckToken, DeckValue, Spice};
+use hardened_mcp::deck::{Deck, DeckError, DeckValue, Spice};
 use hardened_mcp::prelude::ToolEnum;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -92,134 +92,72 @@ pub fn tran_points(t_step: f64, t_stop: f64) -> f64 {
     t_stop / t_step + 1.0
 }
 
-/// Fixed netlist words.
-#[derive(Debug, Clone, Copy)]
-enum Word {
-    Dc,
-    Ac,
-    Pulse,
-    Sin,
-    Dec,
-    Diode,
-    Ascii,
-    Interp,
-}
-
-impl DeckToken for Word {
-    fn token(&self) -> &'static str {
-        match self {
-            Word::Dc => "dc",
-            Word::Ac => "ac",
-            Word::Pulse => "pulse",
-            Word::Sin => "sin",
-            Word::Dec => "dec",
-            Word::Diode => "d",
-            Word::Ascii => "ascii",
-            Word::Interp => "interp",
-        }
-    }
-}
-
-fn word(w: Word) -> Result<DeckValue<Spice>, DeckError> {
-    DeckValue::token(&w)
-}
-
-fn node(name: &str) -> Result<DeckValue<Spice>, DeckError> {
-    Ok(DeckValue::from_ident(DeckIdent::new(name)?))
-}
-
-fn num(x: f64) -> Result<DeckValue<Spice>, DeckError> {
-    DeckValue::number(x)
-}
-
 impl Circuit {
     /// The netlist: options, the source, the template's elements, the
     /// analysis. Built by the deck writer from numbers and fixed words.
     pub fn deck(&self) -> Result<Deck<Spice>, DeckError> {
         let p = self.parts;
         let mut deck = Deck::<Spice>::new();
-        let mut options = vec![DeckValue::named("filetype", Word::Ascii)?];
-        if matches!(self.analysis, Analysis::Tran { .. }) {
-            // Output on the t_step grid, not ngspice's internal time points.
-            options.push(word(Word::Interp)?);
-        }
-        deck.statement(".options", options)?;
-        let mut source = vec![node("in")?, node("0")?];
+        let ascii = DeckValue::named("filetype", "ascii")?;
         match self.analysis {
-            Analysis::Ac { .. } => source.extend([
-                word(Word::Dc)?,
-                num(0.0)?,
-                word(Word::Ac)?,
-                num(p.amplitude)?,
-            ]),
-            Analysis::Tran { t_step, t_stop } => match self.template {
-                Template::DiodeClipper => {
-                    // Two periods of a sine over the run.
-                    source.extend([
-                        word(Word::Sin)?,
-                        num(0.0)?,
-                        num(p.amplitude)?,
-                        num(2.0 / t_stop)?,
-                    ])
-                }
-                Template::RcLowpass | Template::SeriesRlc => source.extend([
-                    // A step at t = 0 rising within one output step, held
-                    // past the end of the run.
-                    word(Word::Pulse)?,
-                    num(0.0)?,
-                    num(p.amplitude)?,
-                    num(0.0)?,
-                    num(t_step / 10.0)?,
-                    num(t_step / 10.0)?,
-                    num(t_stop * 10.0)?,
-                    num(t_stop * 20.0)?,
-                ]),
-            },
-            Analysis::Op => source.extend([word(Word::Dc)?, num(p.amplitude)?]),
-        }
-        deck.statement("V1", source)?;
+            // Output on the t_step grid, not ngspice's internal time points.
+            Analysis::Tran { .. } => deck.line(".options", (ascii, "interp"))?,
+            _ => deck.line(".options", (ascii,))?,
+        };
+        match self.analysis {
+            Analysis::Ac { .. } => deck.line("V1", ("in", "0", "dc", 0.0, "ac", p.amplitude))?,
+            // Two periods of a sine over the run.
+            Analysis::Tran { t_stop, .. } if self.template == Template::DiodeClipper => {
+                deck.line("V1", ("in", "0", "sin", 0.0, p.amplitude, 2.0 / t_stop))?
+            }
+            // A step at t = 0 rising within one output step, held past the
+            // end of the run.
+            Analysis::Tran { t_step, t_stop } => deck.line(
+                "V1",
+                (
+                    "in",
+                    "0",
+                    "pulse",
+                    0.0,
+                    p.amplitude,
+                    0.0,
+                    t_step / 10.0,
+                    t_step / 10.0,
+                    t_stop * 10.0,
+                    t_stop * 20.0,
+                ),
+            )?,
+            Analysis::Op => deck.line("V1", ("in", "0", "dc", p.amplitude))?,
+        };
         match self.template {
-            Template::RcLowpass => {
-                deck.statement("R1", [node("in")?, node("out")?, num(p.resistance)?])?
-                    .statement("C1", [node("out")?, node("0")?, num(p.capacitance)?])?;
-            }
-            Template::SeriesRlc => {
-                deck.statement("L1", [node("in")?, node("mid")?, num(p.inductance)?])?
-                    .statement("C1", [node("mid")?, node("out")?, num(p.capacitance)?])?
-                    .statement("R1", [node("out")?, node("0")?, num(p.resistance)?])?;
-            }
-            Template::DiodeClipper => {
-                deck.statement("R1", [node("in")?, node("out")?, num(p.resistance)?])?
-                    .statement("D1", [node("out")?, node("0")?, node("dclip")?])?
-                    .statement(
-                        ".model",
-                        [
-                            node("dclip")?,
-                            word(Word::Diode)?,
-                            DeckValue::named("is", DIODE_IS)?,
-                            DeckValue::named("n", DIODE_N)?,
-                        ],
-                    )?;
-            }
-        }
+            Template::RcLowpass => deck
+                .line("R1", ("in", "out", p.resistance))?
+                .line("C1", ("out", "0", p.capacitance))?,
+            Template::SeriesRlc => deck
+                .line("L1", ("in", "mid", p.inductance))?
+                .line("C1", ("mid", "out", p.capacitance))?
+                .line("R1", ("out", "0", p.resistance))?,
+            Template::DiodeClipper => deck
+                .line("R1", ("in", "out", p.resistance))?
+                .line("D1", ("out", "0", "dclip"))?
+                .line(
+                    ".model",
+                    (
+                        "dclip",
+                        "d",
+                        DeckValue::named("is", DIODE_IS)?,
+                        DeckValue::named("n", DIODE_N)?,
+                    ),
+                )?,
+        };
         match self.analysis {
             Analysis::Ac {
                 f_start,
                 f_stop,
                 points_per_decade,
-            } => deck.statement(
-                ".ac",
-                [
-                    word(Word::Dec)?,
-                    DeckValue::integer(points_per_decade),
-                    num(f_start)?,
-                    num(f_stop)?,
-                ],
-            )?,
-            Analysis::Tran { t_step, t_stop } => {
-                deck.statement(".tran", [num(t_step)?, num(t_stop)?])?
-            }
-            Analysis::Op => deck.statement(".op", [])?,
+            } => deck.line(".ac", ("dec", points_per_decade, f_start, f_stop))?,
+            Analysis::Tran { t_step, t_stop } => deck.line(".tran", (t_step, t_stop))?,
+            Analysis::Op => deck.line(".op", ())?,
         };
         Ok(deck)
     }

@@ -56,7 +56,7 @@ pub use value::{DeckIdent, DeckText, DeckToken, DeckValue, IntoDeckValue, ValueK
 pub use words::Words;
 
 /// The arguments of one statement as a tuple of values of mixed kinds
-/// (up to eight), for [`Deck::line`]: each an [`IntoDeckValue`].
+/// (up to twelve), for [`Deck::line`]: each an [`IntoDeckValue`].
 pub trait DeckArgs<F: DeckFormat> {
     /// The checked values, in order; the first that fails its check is
     /// the error.
@@ -83,6 +83,10 @@ deck_args!(A, B, C, D, E);
 deck_args!(A, B, C, D, E, G);
 deck_args!(A, B, C, D, E, G, H);
 deck_args!(A, B, C, D, E, G, H, I);
+deck_args!(A, B, C, D, E, G, H, I, J);
+deck_args!(A, B, C, D, E, G, H, I, J, K);
+deck_args!(A, B, C, D, E, G, H, I, J, K, L);
+deck_args!(A, B, C, D, E, G, H, I, J, K, L, M);
 
 /// Ceiling on the statements of one deck.
 pub const MAX_DECK_STATEMENTS: usize = 10_000;
