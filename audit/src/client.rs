@@ -99,30 +99,26 @@ impl Client {
     /// Starts the stdio server `program args` (the tail of its standard
     /// error kept, killed when the client is dropped).
     pub fn stdio(program: &str, args: &[String], timeout: Duration) -> Result<Self, ClientError> {
-        Ok(Self::new(Wire::Stdio(StdioClient::spawn(
-            program, args, timeout,
-        )?)))
+        let wire = Wire::Stdio(StdioClient::spawn(program, args, timeout)?);
+        Ok(Self::new(wire, timeout))
     }
 
     /// The streamable HTTP endpoint `url`, with `bearer` sent as
     /// `Authorization: Bearer` when given.
     pub fn http(url: &str, bearer: Option<String>, timeout: Duration) -> Result<Self, ClientError> {
-        Ok(Self::new(Wire::Http(HttpClient::new(
-            url, bearer, timeout,
-        )?)))
+        let wire = Wire::Http(HttpClient::new(url, bearer, timeout)?);
+        Ok(Self::new(wire, timeout))
     }
 
-    fn new(wire: Wire) -> Self {
-        let mut client = Self {
+    fn new(wire: Wire, ceiling: Duration) -> Self {
+        Self {
             wire,
             next_id: 1000,
-            ceiling: Duration::ZERO,
+            ceiling,
             answered: 0,
             slowest: Duration::ZERO,
             trace: None,
-        };
-        client.ceiling = client.timeout();
-        client
+        }
     }
 
     /// Writes every exchange from now on to `path` (created, or

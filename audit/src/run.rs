@@ -577,32 +577,38 @@ async fn wire_checks(client: &mut Client, canary: &str, report: &mut Report) {
         "{{\"jsonrpc\":\"2.0\",\"id\":9105,\"method\":\"ping\",\"params\":{{\"x\":\"{}{canary}\"}}}}",
         "A".repeat(12 << 20)
     );
-    let cases: Vec<(&'static str, Value, String)> = vec![
-        ("unparsable line", Value::Null, format!("{canary} this is not JSON")),
+    // Each bad line, the id its answer must carry, the line, and whether it
+    // is JSON at all (`NaN` and `1e999` are not JSON numbers).
+    let cases: Vec<(&'static str, Value, String, bool)> = vec![
+        ("unparsable line", Value::Null, format!("{canary} this is not JSON"), false),
         (
             "non-finite literal 1e999",
             json!(9101),
             "{\"jsonrpc\":\"2.0\",\"id\":9101,\"method\":\"ping\",\"params\":{\"x\":1e999}}".to_owned(),
+            false,
         ),
         (
             "NaN literal",
             json!(9102),
             "{\"jsonrpc\":\"2.0\",\"id\":9102,\"method\":\"ping\",\"params\":{\"x\":NaN}}".to_owned(),
+            false,
         ),
         (
             "truncated JSON",
             json!(9103),
             "{\"jsonrpc\":\"2.0\",\"id\":9103,\"method\":\"tools/li".to_owned(),
+            false,
         ),
         (
             "non-object arguments",
             json!(9104),
             "{\"jsonrpc\":\"2.0\",\"id\":9104,\"method\":\"tools/call\",\"params\":{\"name\":\"x\",\"arguments\":[1,2]}}".to_owned(),
+            true,
         ),
-        ("oversized line (12 MiB)", json!(9105), big),
+        ("oversized line (12 MiB)", json!(9105), big, true),
     ];
     let stdio = client.is_stdio();
-    for (what, id, line) in cases {
+    for (what, id, line, json) in cases {
         report.calls += 1;
         match client.exchange(line.as_bytes(), &id).await {
             Ok(reply) if reply.to_string().contains(canary) => report.findings.push(
@@ -618,9 +624,7 @@ async fn wire_checks(client: &mut Client, canary: &str, report: &mut Report) {
                 // A line that is not JSON dropped unanswered is an SDK's
                 // convention (JSON-RPC asks for a parse error): a note. A
                 // JSON message left unanswered is a fault.
-                let unparsable =
-                    what != "non-object arguments" && what != "oversized line (12 MiB)";
-                let (severity, why) = if unparsable {
+                let (severity, why) = if !json {
                     (
                         Severity::Info,
                         "the server drops a line it cannot parse (JSON-RPC asks for a parse error)",

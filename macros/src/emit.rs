@@ -396,7 +396,7 @@ fn spec_statics<'a>(
 /// a number or bool by value; a named type as its `Arg::Seen` says (an
 /// enum by value, a record by reference), through a path spanned at the
 /// type so that a type that is no argument kind is reported there once.
-fn by_value(id: &syn::Ident, ty: &Type, kind: &Kind) -> TokenStream {
+fn rebind(id: &syn::Ident, ty: &Type, kind: &Kind) -> TokenStream {
     if matches!(kind.base(), Kind::Named) {
         let seen = arg_fn(ty, "seen");
         quote!(let #id = #seen(#id);)
@@ -533,7 +533,7 @@ fn cost_parts(m: &ToolModel) -> CostParts {
         .params
         .iter()
         .filter(|p| is_arg(p) && p.kind.is_copy())
-        .map(|p| by_value(&p.ident, &p.ty, &p.kind))
+        .map(|p| rebind(&p.ident, &p.ty, &p.kind))
         .collect();
     // Inside `cost` only, integer parameters are `f64`: an estimate written
     // over them saturates to infinity (refused) instead of wrapping in
@@ -984,8 +984,8 @@ pub(crate) fn args_impl(
         let conditions = rules.iter().map(|c| &c.expr);
         let reasons = rules.iter().map(|c| &c.reason);
         let rebinds = models.iter().filter(|p| p.kind.is_copy()).map(|p| {
-            let rebind = by_value(&p.ident, &p.ty, &p.kind);
-            quote!(#[allow(unused_variables)] #rebind)
+            let line = rebind(&p.ident, &p.ty, &p.kind);
+            quote!(#[allow(unused_variables)] #line)
         });
         quote! {
             #[allow(unused_variables)]

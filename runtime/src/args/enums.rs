@@ -40,7 +40,7 @@ impl<T: ToolEnum> TakesToken for T {}
 impl<T: ToolEnum> TakesToken for Option<T> {}
 
 /// Description and default of an argument of a named type: an enum
-/// ([`ToolEnum`]) or a record (an argument struct among an array's items).
+/// ([`ToolEnum`]) or a record (an argument struct taken as one argument).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NamedSpec {
     /// Token used when absent (an enum's; a record has none).

@@ -236,9 +236,9 @@ impl ArgError {
         self.argument
     }
 
-    /// Inside a record (an argument struct among an array's items): the
-    /// declared name of the field whose rule failed; the argument is the
-    /// array's.
+    /// Inside a record (an argument struct as a parameter, a field or an
+    /// array's items): the declared name of the record's field whose rule
+    /// failed; [`ArgError::argument`] names the argument that holds it.
     pub const fn field(&self) -> Option<&'static str> {
         self.field
     }
