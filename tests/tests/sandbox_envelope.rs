@@ -221,29 +221,68 @@ async fn a_disk_filler_is_killed_near_the_byte_limit() {
 }
 
 #[tokio::test]
-async fn an_inode_filler_is_killed_near_the_file_limit() {
+async fn an_inode_filler_is_killed_within_a_tenth_of_the_file_limit() {
     let _serial = SERIAL.lock().await;
     let sb = sandbox();
-    let (path, dir) = run_dir();
-    let limits = small();
-    let o = attack(&sb, &dir, &["inodes", "2000000"], limits).await;
-    assert_eq!(o.limit, Some(LimitHit::DiskFiles), "{o:?}");
-    assert_eq!(o.error(), Some(SandboxError::FileCountLimit));
-    let (_, entries) = tree_bytes_and_entries(path.path());
+    // The default file limit (10,000) and a whole core: the creator runs
+    // as fast as this machine lets one process make files.
+    let limits = Limits {
+        disk_files: 10_000,
+        cpu_share: CpuShare::cores(1.0).unwrap(),
+        ..small()
+    };
+    let mut left = Vec::new();
+    for _ in 0..5 {
+        let (path, dir) = run_dir();
+        let o = attack(&sb, &dir, &["inodes", "2000000"], limits).await;
+        assert_eq!(o.limit, Some(LimitHit::DiskFiles), "{o:?}");
+        assert_eq!(o.error(), Some(SandboxError::FileCountLimit));
+        left.push(tree_bytes_and_entries(path.path()).1);
+    }
+    left.sort_unstable();
     eprintln!(
-        "inode filler: {entries} entries left against {}",
+        "inode filler: {left:?} entries left against {}",
         limits.disk_files
     );
+    // Typically a few dozen over (docs/threat-model.md); on a saturated
+    // two-core host a kill now and then waits some milliseconds to be
+    // scheduled, so the median is held to a tenth and every run to a fifth.
+    let (median, worst) = (left[2], left[4]);
     assert!(
-        entries <= limits.disk_files * 20,
-        "{entries} entries left against a {} limit",
-        limits.disk_files
+        median <= limits.disk_files + limits.disk_files / 10,
+        "{left:?}"
+    );
+    assert!(
+        worst <= limits.disk_files + limits.disk_files / 5,
+        "{left:?}"
     );
     // Control: the same program makes more entries than the limit.
     let control_dir = tempfile::tempdir().unwrap();
-    let (code, _) = control(control_dir.path(), &["inodes", "5000"]);
+    let (code, _) = control(control_dir.path(), &["inodes", "15000"]);
     assert_eq!(code, 0);
-    assert_eq!(tree_bytes_and_entries(control_dir.path()).1, 5000);
+    assert_eq!(tree_bytes_and_entries(control_dir.path()).1, 15_000);
+}
+
+#[tokio::test]
+async fn a_solver_that_rewrites_its_result_is_not_counted_past_what_it_holds() {
+    let _serial = SERIAL.lock().await;
+    let sb = sandbox();
+    let (path, dir) = run_dir();
+    // 20,000 files made and renamed over one result against a limit of
+    // 16 entries: the run never holds more than two.
+    let limits = Limits {
+        disk_files: 16,
+        ..small()
+    };
+    let o = attack(&sb, &dir, &["rewrite", "20000"], limits).await;
+    assert_eq!(o.termination, Termination::Exited(0), "{o:?}");
+    assert_eq!(o.limit, None, "{o:?}");
+    // `result`, and the run directory's owner record.
+    assert_eq!(tree_bytes_and_entries(path.path()).1, 2);
+    // Control: making as many files as it renames is stopped.
+    let (_path, dir) = run_dir();
+    let o = attack(&sb, &dir, &["inodes", "20000"], limits).await;
+    assert_eq!(o.limit, Some(LimitHit::DiskFiles), "{o:?}");
 }
 
 #[tokio::test]

@@ -5,12 +5,13 @@
 //! component at a time. No function in this file accepts a path with a `/`.
 
 use std::ffi::{CStr, CString};
+use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags, Stat};
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, RawDir, ResolveFlags, Stat};
 use rustix::io::Errno;
 
 use super::RunError;
@@ -249,63 +250,113 @@ pub(crate) enum Walk {
     Stop,
 }
 
+/// How much a [`walk_tree`] learns of each entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Look {
+    /// Every entry's metadata (`fstatat`).
+    Stat,
+    /// Names and types from the listing alone; an entry is `fstatat`'d
+    /// only where the file system does not say its type.
+    Names,
+}
+
+/// What a [`walk_tree`] shows its visitor.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Step<'a> {
+    /// A directory about to be listed (the walk's own first).
+    Enter(BorrowedFd<'a>),
+    /// An entry: its metadata as the walk's [`Look`] asks (`None` also when
+    /// it vanished between the listing and its `fstatat`), its type, and
+    /// its depth (0: an entry of the walk's own directory).
+    Entry(Option<&'a Stat>, FileType, usize),
+}
+
 /// Walks every entry beneath `dir` by descriptor, one component at a
-/// time, never following a link: `visit(stat, depth)` sees each entry
-/// (`None`: it vanished between the listing and its `fstatat`; depth 0:
-/// the entries of `dir` itself). The walk descends into the subdirectories
-/// of entries at a depth below `max_depth`, after each directory's own
-/// entries, and ends at once when `visit` says [`Walk::Stop`]. A
-/// subdirectory removed or replaced before it is opened is skipped; any
-/// other error ends the walk.
+/// time, never following a link, showing `visit` each [`Step`]. The walk
+/// descends into the subdirectories of entries at a depth below
+/// `max_depth`, after each directory's own entries, and ends at once when
+/// `visit` says [`Walk::Stop`]. A subdirectory removed or replaced before
+/// it is opened is skipped; any other error ends the walk.
 pub(crate) fn walk_tree(
     dir: BorrowedFd<'_>,
     max_depth: usize,
-    visit: &mut impl FnMut(Option<&Stat>, usize) -> Walk,
+    look: Look,
+    visit: &mut impl FnMut(Step<'_>) -> Walk,
 ) -> Result<Walk, Errno> {
-    walk_at(dir, 0, max_depth, visit)
+    // One listing buffer for the whole walk: a directory's listing ends
+    // before the walk descends.
+    let mut buf = vec![MaybeUninit::uninit(); LISTING_BUFFER];
+    let mut walk = Walker {
+        max_depth,
+        look,
+        buf: &mut buf,
+        visit,
+    };
+    walk.at(dir, 0)
 }
 
-fn walk_at(
-    dir: BorrowedFd<'_>,
-    depth: usize,
+/// Bytes of directory entries one `getdents64` call may return to a walk.
+const LISTING_BUFFER: usize = 64 * 1024;
+
+/// One walk's settings and state.
+struct Walker<'a, V> {
     max_depth: usize,
-    visit: &mut impl FnMut(Option<&Stat>, usize) -> Walk,
-) -> Result<Walk, Errno> {
-    let mut subdirs: Vec<CString> = Vec::new();
-    {
-        let mut reader = Dir::read_from(dir)?;
-        while let Some(entry) = reader.read() {
-            let entry = entry?;
-            let name = entry.file_name();
-            if name == c"." || name == c".." {
-                continue;
-            }
-            let st = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => Some(st),
-                Err(Errno::NOENT) => None,
-                Err(e) => return Err(e),
-            };
-            if visit(st.as_ref(), depth) == Walk::Stop {
-                return Ok(Walk::Stop);
-            }
-            if st.is_some_and(|st| file_type(&st) == FileType::Directory) && depth < max_depth {
-                subdirs.push(name.to_owned());
-            }
+    look: Look,
+    buf: &'a mut [MaybeUninit<u8>],
+    visit: &'a mut V,
+}
+
+impl<V: FnMut(Step<'_>) -> Walk> Walker<'_, V> {
+    fn at(&mut self, dir: BorrowedFd<'_>, depth: usize) -> Result<Walk, Errno> {
+        if (self.visit)(Step::Enter(dir)) == Walk::Stop {
+            return Ok(Walk::Stop);
         }
-    }
-    for name in subdirs {
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        match rustix::fs::openat(dir, name.as_c_str(), flags, Mode::empty()) {
-            Ok(sub) => {
-                if walk_at(sub.as_fd(), depth + 1, max_depth, visit)? == Walk::Stop {
+        let mut subdirs: Vec<CString> = Vec::new();
+        {
+            // A listing of its own: `dir` may share its read position with
+            // another descriptor (a `dup`), which must not move.
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let listed = rustix::fs::openat(dir, c".", flags, Mode::empty())?;
+            let mut reader = RawDir::new(&listed, self.buf);
+            while let Some(entry) = reader.next() {
+                let entry = entry?;
+                let name = entry.file_name();
+                if name == c"." || name == c".." {
+                    continue;
+                }
+                let listed = entry.file_type();
+                let st = if self.look == Look::Stat || listed == FileType::Unknown {
+                    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                        Ok(st) => Some(st),
+                        Err(Errno::NOENT) => None,
+                        Err(e) => return Err(e),
+                    }
+                } else {
+                    None
+                };
+                let kind = st.as_ref().map_or(listed, file_type);
+                if (self.visit)(Step::Entry(st.as_ref(), kind, depth)) == Walk::Stop {
                     return Ok(Walk::Stop);
                 }
+                if kind == FileType::Directory && depth < self.max_depth {
+                    subdirs.push(name.to_owned());
+                }
             }
-            Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => {}
-            Err(e) => return Err(e),
         }
+        for name in subdirs {
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            match rustix::fs::openat(dir, name.as_c_str(), flags, Mode::empty()) {
+                Ok(sub) => {
+                    if self.at(sub.as_fd(), depth + 1)? == Walk::Stop {
+                        return Ok(Walk::Stop);
+                    }
+                }
+                Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Walk::Continue)
     }
-    Ok(Walk::Continue)
 }
 
 /// The allocated bytes (`st_blocks × 512`) of a file's metadata.
@@ -319,7 +370,10 @@ pub(crate) fn allocated_bytes(st: &Stat) -> u64 {
 /// was counted so far (a lower bound).
 pub(crate) fn tree_bytes(dir: BorrowedFd<'_>, budget: &mut usize) -> Result<u64, Errno> {
     let mut total = 0u64;
-    walk_tree(dir, MAX_MEASURE_DEPTH, &mut |st, _| {
+    walk_tree(dir, MAX_MEASURE_DEPTH, Look::Stat, &mut |step| {
+        let Step::Entry(st, _, _) = step else {
+            return Walk::Continue;
+        };
         if *budget == 0 {
             return Walk::Stop;
         }

@@ -36,6 +36,7 @@
 //! that died (named after its pid and start time) are emptied and removed
 //! when the next sandbox starts.
 
+use rustix::process::{PidfdFlags, Signal};
 use std::collections::BTreeSet;
 use std::fmt;
 use std::fs;
@@ -609,12 +610,42 @@ impl RunCgroup {
         }
     }
 
-    /// Pids of the processes in the run's cgroup (its first directory).
-    pub(crate) fn members(&self) -> Vec<i32> {
-        self.dirs
-            .first()
-            .map(|(_, d)| members(d))
-            .unwrap_or_default()
+    /// A reader of the pids of the processes in the run's cgroup (its
+    /// first directory), for a thread that outlives this borrow.
+    pub(crate) fn members(&self) -> impl Fn() -> Vec<i32> + Send + 'static {
+        let dir = self.dirs.first().map(|(_, d)| d.clone());
+        move || dir.as_deref().map(members).unwrap_or_default()
+    }
+
+    /// A killer of the run's processes for a thread that outlives this
+    /// borrow: `SIGKILL` to every process of the cgroup but `spare` (the
+    /// sandbox's monitor), at once and from the server. Each is signalled
+    /// through a pidfd opened before the cgroup is listed again, and only
+    /// if it is listed then: a pid that ended and was taken by a process
+    /// elsewhere is never signalled.
+    pub(crate) fn killer(&self) -> impl Fn(Option<u32>) + Send + 'static {
+        let dir = self.dirs.first().map(|(_, d)| d.clone());
+        move |spare| {
+            let Some(dir) = dir.as_deref() else {
+                return;
+            };
+            let spare = spare.and_then(|p| i32::try_from(p).ok());
+            let opened: Vec<(i32, OwnedFd)> = members(dir)
+                .into_iter()
+                .filter(|&p| Some(p) != spare)
+                .filter_map(|p| {
+                    let pid = rustix::process::Pid::from_raw(p)?;
+                    let fd = rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok()?;
+                    Some((p, fd))
+                })
+                .collect();
+            let listed = members(dir);
+            for (p, fd) in opened.iter().filter(|(p, _)| listed.contains(p)) {
+                if let Err(e) = rustix::process::pidfd_send_signal(fd, Signal::KILL) {
+                    tracing::debug!(pid = p, error = %e, "run process not signalled");
+                }
+            }
+        }
     }
 
     /// Kills whatever is still in the cgroup (a descendant that escaped a
@@ -1095,7 +1126,7 @@ mod tests {
         let mut run = pool.take(&Limits::default()).unwrap();
         assert!(!run.dirs.is_empty());
         assert!(run.dirs.iter().all(|(_, d)| d.is_dir()));
-        assert!(run.members().is_empty());
+        assert!(run.members()().is_empty());
         let dirs: Vec<PathBuf> = run.dirs.iter().map(|(_, d)| d.clone()).collect();
         assert!(run.remove());
         assert!(dirs.iter().all(|d| !d.exists()));
@@ -1146,7 +1177,7 @@ mod tests {
         ] {
             let run = pool.take(&limits).unwrap();
             assert!(
-                run.members().is_empty(),
+                run.members()().is_empty(),
                 "a pooled cgroup was joined before its run"
             );
             if has(Controller::Memory) {

@@ -8,7 +8,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rustix::pipe::{PipeFlags, pipe_with};
@@ -19,6 +19,7 @@ use tokio_util::task::AbortOnDropHandle;
 
 use super::cgroup::{CgroupEvents, CgroupPool, Cgroups, EnvelopeSupport, RunCgroup};
 use super::containment::{Containment, HostSupport, Requirements, TreeKill};
+use super::disk::Over;
 use super::error::{ConfigError, SandboxError};
 use super::interp;
 use super::landlock::{DEFAULT_READ_PATHS, FsPolicy};
@@ -29,6 +30,7 @@ use super::outcome::{LimitHit, Outcome, Termination, limit_of, termination_of};
 use super::progress::{ProgressParser, ProgressReport};
 use super::registry::{Solver, SolverRegistry};
 use super::seccomp::Filter;
+use super::spawn::KILL_WORD;
 use super::spawn::{
     self, CStrArray, ChildPlan, CloneStack, ExecPlan, ExitRecord, IdMaps, RECORD_LEN, RlimitPlan,
     ServerStrings, ViewChild,
@@ -58,8 +60,11 @@ pub struct SandboxConfig {
     /// How often the disk monitor measures a running run's directory
     /// against [`Limits::disk_bytes`] and [`Limits::disk_files`] (at most:
     /// while a measurement takes more than a quarter of it, the monitor
-    /// waits four times as long as it took). Between two measurements a
-    /// run may write past its limit by what it writes in that time.
+    /// waits four times as long as it took; sooner when the run's growth
+    /// says a limit is near). Between two measurements a run may write
+    /// past its byte limit by what it writes in that time; its entries are
+    /// followed as they are made (inotify), and the run stopped as soon as
+    /// they pass the limit.
     pub disk_check_interval: Duration,
     /// Whether solvers share the host's network. By default (`false`) each
     /// run with the private view gets a network namespace of its own: no
@@ -738,8 +743,11 @@ impl LocalRun {
         let deadline = self.started + self.limits.wall_time;
         let mut timed_out = false;
         let mut cancelled = false;
-        let mut disk_hit = None;
+        let found = Arc::new(OnceLock::new());
         let watch = DiskWatch {
+            monitor_pid: self.child.id(),
+            found: Arc::clone(&found),
+            control: self.control.as_ref(),
             run_dir: &self.run_dir,
             limits: &self.limits,
             interval: self.disk_interval,
@@ -749,8 +757,12 @@ impl LocalRun {
             r = tree_dead(&mut self.reaped, &mut self.status, &mut self.record, &mut self.child) => r,
             () = tokio::time::sleep_until(deadline) => { timed_out = true; false }
             () = self.cancel.cancelled() => { cancelled = true; false }
-            hit = watch.exceeded() => { disk_hit = Some(hit); false }
+            () = watch.exceeded() => false,
         };
+        // Read after the select, not from its branch: the monitor kills
+        // the tree as it finds a limit passed, and the tree's end may be
+        // seen first.
+        let mut disk_hit = found.get().copied();
         if !ended {
             self.kill_and_reap().await;
         }
@@ -821,11 +833,13 @@ impl LocalRun {
         outcome
     }
 
-    /// Drops the control pipe (the monitor kills the tree), then waits for
-    /// the tree's end; a monitor that does not report it within the grace
-    /// is killed.
+    /// Says the kill word on the control pipe and drops it (the monitor
+    /// kills the tree), then waits for the tree's end; a monitor that does
+    /// not report it within the grace is killed.
     async fn kill_and_reap(&mut self) {
-        self.control = None;
+        if let Some(control) = self.control.take() {
+            say_kill(&control);
+        }
         if tokio::time::timeout(
             self.kill_grace,
             tree_dead(
@@ -871,10 +885,16 @@ impl LocalRun {
     }
 }
 
-/// The disk monitor of one local run: measures the run directory (and the
-/// deleted files the run's processes still hold open) against the run's
-/// disk limits, as often as [`SandboxConfig::disk_check_interval`] allows.
+/// The disk monitor of one local run ([`super::disk::monitor`]) on a
+/// blocking thread of its own, stopped when this future is dropped.
 struct DiskWatch<'a> {
+    /// The sandbox's monitor process, spared by the kill from here.
+    monitor_pid: Option<u32>,
+    /// The limit the monitor found passed, set before it kills the tree.
+    found: Arc<OnceLock<LimitHit>>,
+    /// The run's control pipe: the monitor says the kill word itself, the
+    /// moment it finds a limit passed.
+    control: Option<&'a OwnedFd>,
     run_dir: &'a OwnedFd,
     limits: &'a Limits,
     interval: Duration,
@@ -882,45 +902,68 @@ struct DiskWatch<'a> {
 }
 
 impl DiskWatch<'_> {
-    /// Resolves when the run is over one of its disk limits; pending
-    /// forever otherwise (a measurement that fails is logged, and retried).
-    async fn exceeded(self) -> LimitHit {
-        let mut wait = self.interval;
-        loop {
-            tokio::time::sleep(wait).await;
-            let members = self.cgroup.map(RunCgroup::members).unwrap_or_default();
-            let dir = match rustix::io::fcntl_dupfd_cloexec(self.run_dir, 3) {
-                Ok(d) => d,
-                Err(e) => {
-                    tracing::error!(error = %e, "disk monitor: run directory not duplicable");
-                    continue;
-                }
+    /// Resolves when the run is over one of its disk limits (and `found`
+    /// says which); pending forever otherwise (also when the monitor cannot
+    /// start: logged).
+    async fn exceeded(self) {
+        let dup = |fd| rustix::io::fcntl_dupfd_cloexec(fd, 3);
+        let started = (|| {
+            let control = self.control.map(dup).transpose()?;
+            let (stop_rd, stop_wr) = pipe_with(PipeFlags::CLOEXEC)?;
+            Ok::<_, rustix::io::Errno>((control, dup(self.run_dir)?, stop_rd, stop_wr))
+        })();
+        let (control, dir, stop_rd, _stop) = match started {
+            Ok(fds) => fds,
+            Err(e) => {
+                tracing::error!(error = %e, "disk monitor not started");
+                return std::future::pending().await;
+            }
+        };
+        let members = self.cgroup.map(RunCgroup::members);
+        let limits = (self.limits.disk_bytes, self.limits.disk_files);
+        let interval = self.interval;
+        let found = self.found;
+        let monitor_pid = self.monitor_pid;
+        let killer = self.cgroup.map(RunCgroup::killer);
+        let over = tokio::task::spawn_blocking(move || {
+            let members = || members.as_ref().map(|m| m()).unwrap_or_default();
+            let over =
+                super::disk::monitor(dir.as_fd(), &members, limits, interval, stop_rd.as_fd());
+            let (hit, what, held) = match over? {
+                Over::Entries(n) => (LimitHit::DiskFiles, "entries", n),
+                Over::Bytes(n) => (LimitHit::DiskBytes, "bytes", n),
             };
-            let (max_bytes, max_entries) = (self.limits.disk_bytes, self.limits.disk_files);
-            let t0 = std::time::Instant::now();
-            let measured = tokio::task::spawn_blocking(move || {
-                super::disk::measure(dir.as_fd(), &members, max_bytes, max_entries)
-            })
-            .await;
-            let took = t0.elapsed();
-            wait = self.interval.max(took.saturating_mul(4));
-            match measured {
-                Ok(Ok(u)) if u.entries > max_entries || u.too_deep || u.unmeasurable => {
-                    tracing::warn!(
-                        entries = u.entries,
-                        "disk monitor: run over its entries limit"
-                    );
-                    return LimitHit::DiskFiles;
-                }
-                Ok(Ok(u)) if u.bytes > max_bytes => {
-                    tracing::warn!(bytes = u.bytes, "disk monitor: run over its bytes limit");
-                    return LimitHit::DiskBytes;
-                }
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => tracing::error!(error = %e, "disk monitor: measurement failed"),
-                Err(e) => tracing::error!(error = %e, "disk monitor: measurement task failed"),
+            let _ = found.set(hit);
+            // Killed from here first: the monitor shares the run's CPU
+            // share, and when the run spent it, the monitor acts on the
+            // kill word only in the next period.
+            if let Some(kill) = &killer {
+                kill(monitor_pid);
+            }
+            if let Some(control) = &control {
+                say_kill(control);
+            }
+            tracing::warn!(limit = what, held, "disk monitor: run over its limit");
+            Some(())
+        })
+        .await;
+        // `_stop` lives until here: dropping this future hangs it up.
+        match over {
+            Ok(Some(())) => {}
+            Ok(None) => std::future::pending().await,
+            Err(e) => {
+                tracing::error!(error = %e, "disk monitor failed");
+                std::future::pending().await
             }
         }
+    }
+}
+
+/// Writes the kill word on a run's control pipe (a copy of it may outlive
+/// the server's own: the word, unlike the hang-up, does not wait for it).
+fn say_kill(control: &OwnedFd) {
+    if let Err(e) = rustix::io::write(control, &[KILL_WORD]) {
+        tracing::error!(error = %e, "kill word not written");
     }
 }
 

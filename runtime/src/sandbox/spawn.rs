@@ -12,8 +12,9 @@
 //!   descriptor), `unshare`s a user + PID (+ mount, for the file-system
 //!   view) namespace, maps the solver's ids in it, starts the init, closes
 //!   every descriptor except its control pipe and waits. When the control pipe
-//!   hangs up (the server dropped its end: timeout, cancellation, drop of the
-//!   run, or the server died), it sends `SIGKILL` to the init. The init is its
+//!   carries the [`KILL_WORD`] or hangs up (timeout, cancellation, a disk
+//!   limit passed, drop of the run, or the server died), it sends `SIGKILL`
+//!   to the init. The init is its
 //!   unreaped child, so that pid cannot have been reused.
 //! * The **init** is pid 1 of the namespace: it builds the private
 //!   file-system view and enters it ([`view`](super::view)), starts the
@@ -76,6 +77,10 @@ const EXIT_SPAWN_FAILED: libc::c_int = 127;
 /// Exit code of a freshly forked init or solver whose parent had already
 /// died when it armed `PR_SET_PDEATHSIG` (so no signal would ever come).
 const EXIT_PARENT_GONE: libc::c_int = 124;
+
+/// What the server writes on a run's control pipe to have the tree killed
+/// (any byte, or the pipe's hang-up, does; this is the one it writes).
+pub(crate) const KILL_WORD: u8 = b'k';
 
 /// How often the monitor polls its child when `pidfd_open` is unavailable.
 const POLL_FALLBACK_MS: libc::c_int = 10;
@@ -262,8 +267,8 @@ pub(crate) struct ChildPlan {
     pub(crate) solver: OwnedFd,
     /// A created Landlock ruleset, or `None` where Landlock is unavailable.
     pub(crate) ruleset: Option<OwnedFd>,
-    /// Read end of the control pipe; it hangs up when the server wants the
-    /// tree dead.
+    /// Read end of the control pipe; it carries the [`KILL_WORD`] or hangs
+    /// up when the server wants the tree dead.
     pub(crate) control: OwnedFd,
     /// Write end of the status pipe that carries the [`ExitRecord`].
     pub(crate) status: OwnedFd,
@@ -1179,10 +1184,10 @@ fn monitor(child: libc::pid_t, fds: MonitorFds, alive: RawFd) -> ! {
     }
 }
 
-/// Waits until the control pipe hangs up (unless `killed`: then it is no
-/// longer watched) or the child may have ended. Returns whether the wait
-/// failed (the caller kills rather than run unwatched) and whether the
-/// control pipe hung up.
+/// Waits until the control pipe is readable (the [`KILL_WORD`] or a
+/// hang-up; unless `killed`: then it is no longer watched) or the child may
+/// have ended. Returns whether the wait failed (the caller kills rather
+/// than run unwatched) and whether the control pipe said to kill.
 fn wait_for_word(control: BorrowedFd<'_>, pidfd: Option<&OwnedFd>, killed: bool) -> (bool, bool) {
     let poll_ms = Timespec {
         tv_sec: 0,

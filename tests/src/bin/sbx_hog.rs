@@ -13,6 +13,8 @@
 //! sbx_hog forks N                   N processes alive at once (internal: sleep, 3 s)
 //! sbx_hog files N KIB               N files of KIB each in the working directory
 //! sbx_hog inodes N                  N empty files in the working directory
+//! sbx_hog rewrite N                 N times: write `tmp`, rename it over `result`
+//!                                   (one entry left, N made and renamed)
 //! sbx_hog fill DIR MIB              one file of MIB in DIR
 //! sbx_hog spin THREADS MS           THREADS busy threads for MS wall milliseconds;
 //!                                   prints `cpu_ms=<process CPU> wall_ms=<wall>`
@@ -123,6 +125,15 @@ fn main() {
         Some("inodes") => {
             for i in 0..num(args.get(2)) {
                 if std::fs::File::create(format!("i{i}")).is_err() {
+                    std::process::exit(4);
+                }
+            }
+        }
+        Some("rewrite") => {
+            for i in 0..num(args.get(2)) {
+                let written = std::fs::write("tmp", i.to_string())
+                    .and_then(|()| std::fs::rename("tmp", "result"));
+                if written.is_err() {
                     std::process::exit(4);
                 }
             }
