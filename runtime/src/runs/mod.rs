@@ -42,7 +42,7 @@ pub use root::{
 #[cfg(feature = "jobs")]
 pub(crate) use root::now_ms;
 #[cfg(feature = "sandbox")]
-pub(crate) use sys::{Look, Step, Walk, allocated_bytes, walk_tree};
+pub(crate) use sys::{Step, Walk, allocated_bytes, walk_tree};
 
 #[cfg(test)]
 mod tests;

@@ -250,24 +250,14 @@ pub(crate) enum Walk {
     Stop,
 }
 
-/// How much a [`walk_tree`] learns of each entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Look {
-    /// Every entry's metadata (`fstatat`).
-    Stat,
-    /// Names and types from the listing alone; an entry is `fstatat`'d
-    /// only where the file system does not say its type.
-    Names,
-}
-
 /// What a [`walk_tree`] shows its visitor.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Step<'a> {
     /// A directory about to be listed (the walk's own first).
     Enter(BorrowedFd<'a>),
-    /// An entry: its metadata as the walk's [`Look`] asks (`None` also when
-    /// it vanished between the listing and its `fstatat`), its type, and
-    /// its depth (0: an entry of the walk's own directory).
+    /// An entry: its metadata (`None` when it vanished between the listing
+    /// and its `fstatat`), its type, and its depth (0: an entry of the
+    /// walk's own directory).
     Entry(Option<&'a Stat>, FileType, usize),
 }
 
@@ -280,7 +270,6 @@ pub(crate) enum Step<'a> {
 pub(crate) fn walk_tree(
     dir: BorrowedFd<'_>,
     max_depth: usize,
-    look: Look,
     visit: &mut impl FnMut(Step<'_>) -> Walk,
 ) -> Result<Walk, Errno> {
     // One listing buffer for the whole walk: a directory's listing ends
@@ -288,7 +277,6 @@ pub(crate) fn walk_tree(
     let mut buf = vec![MaybeUninit::uninit(); LISTING_BUFFER];
     let mut walk = Walker {
         max_depth,
-        look,
         buf: &mut buf,
         visit,
     };
@@ -301,7 +289,6 @@ const LISTING_BUFFER: usize = 64 * 1024;
 /// One walk's settings and state.
 struct Walker<'a, V> {
     max_depth: usize,
-    look: Look,
     buf: &'a mut [MaybeUninit<u8>],
     visit: &'a mut V,
 }
@@ -324,17 +311,12 @@ impl<V: FnMut(Step<'_>) -> Walk> Walker<'_, V> {
                 if name == c"." || name == c".." {
                     continue;
                 }
-                let listed = entry.file_type();
-                let st = if self.look == Look::Stat || listed == FileType::Unknown {
-                    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-                        Ok(st) => Some(st),
-                        Err(Errno::NOENT) => None,
-                        Err(e) => return Err(e),
-                    }
-                } else {
-                    None
+                let st = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) => Some(st),
+                    Err(Errno::NOENT) => None,
+                    Err(e) => return Err(e),
                 };
-                let kind = st.as_ref().map_or(listed, file_type);
+                let kind = st.as_ref().map_or(FileType::Unknown, file_type);
                 if (self.visit)(Step::Entry(st.as_ref(), kind, depth)) == Walk::Stop {
                     return Ok(Walk::Stop);
                 }
@@ -370,7 +352,7 @@ pub(crate) fn allocated_bytes(st: &Stat) -> u64 {
 /// was counted so far (a lower bound).
 pub(crate) fn tree_bytes(dir: BorrowedFd<'_>, budget: &mut usize) -> Result<u64, Errno> {
     let mut total = 0u64;
-    walk_tree(dir, MAX_MEASURE_DEPTH, Look::Stat, &mut |step| {
+    walk_tree(dir, MAX_MEASURE_DEPTH, &mut |step| {
         let Step::Entry(st, _, _) = step else {
             return Walk::Continue;
         };

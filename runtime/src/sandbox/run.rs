@@ -60,11 +60,10 @@ pub struct SandboxConfig {
     /// How often the disk monitor measures a running run's directory
     /// against [`Limits::disk_bytes`] and [`Limits::disk_files`] (at most:
     /// while a measurement takes more than a quarter of it, the monitor
-    /// waits four times as long as it took; sooner when the run's growth
-    /// says a limit is near). Between two measurements a run may write
-    /// past its byte limit by what it writes in that time; its entries are
-    /// followed as they are made (inotify), and the run stopped as soon as
-    /// they pass the limit.
+    /// waits four times as long as it took). Between two measurements a
+    /// run may write past its byte limit by what it writes in that time;
+    /// its entries are followed as they are made (inotify), and the run is
+    /// stopped as soon as they pass the limit.
     pub disk_check_interval: Duration,
     /// Whether solvers share the host's network. By default (`false`) each
     /// run with the private view gets a network namespace of its own: no

@@ -28,13 +28,11 @@ pub(crate) struct Floor {
     buf: Vec<MaybeUninit<u8>>,
     /// The run holds at least this many entries (`None`: unknown).
     floor: Option<u64>,
-    /// Since the current walk began: entries removed, and whether an
-    /// event was lost.
+    /// Since the current walk began: entries removed, whether an event
+    /// was lost, whether a directory was made.
     removed: u64,
     lost: bool,
-    /// Since the last walk began: entries and directories made.
-    made: u64,
-    dirs_made: u64,
+    dirs_made: bool,
     /// A directory went unwatched: removals may go unseen.
     blind: bool,
 }
@@ -52,8 +50,7 @@ impl Floor {
             floor: None,
             removed: 0,
             lost: false,
-            made: 0,
-            dirs_made: 0,
+            dirs_made: false,
             blind: false,
         })
     }
@@ -63,9 +60,10 @@ impl Floor {
         self.floor
     }
 
-    /// Entries and directories made since the last walk began.
-    pub(crate) fn made(&self) -> (u64, u64) {
-        (self.made, self.dirs_made)
+    /// Whether a directory was made (or moved in) since the last walk
+    /// began: one the floor does not follow yet.
+    pub(crate) fn dirs_made(&self) -> bool {
+        self.dirs_made
     }
 
     /// Watches `dir` for entries made and removed in it; past
@@ -92,7 +90,7 @@ impl Floor {
     /// A walk begins (what was reported so far counts).
     pub(crate) fn begin_walk(&mut self) {
         self.read();
-        (self.removed, self.lost, self.made, self.dirs_made) = (0, false, 0, 0);
+        (self.removed, self.lost, self.dirs_made) = (0, false, false);
     }
 
     /// A walk that began with [`Floor::begin_walk`] counted `entries`.
@@ -114,15 +112,12 @@ impl Floor {
                 self.floor = None;
             } else if flags.contains(ReadFlags::CREATE) {
                 self.floor = self.floor.map(|f| f.saturating_add(1));
-                self.made = self.made.saturating_add(1);
-                if flags.contains(ReadFlags::ISDIR) {
-                    self.dirs_made = self.dirs_made.saturating_add(1);
-                }
+                self.dirs_made |= flags.contains(ReadFlags::ISDIR);
             } else if flags.intersects(ReadFlags::DELETE | ReadFlags::MOVED_FROM) {
                 self.floor = self.floor.map(|f| f.saturating_sub(1));
                 self.removed = self.removed.saturating_add(1);
             } else if flags.contains(ReadFlags::MOVED_TO | ReadFlags::ISDIR) {
-                self.dirs_made = self.dirs_made.saturating_add(1);
+                self.dirs_made = true;
             }
         }
     }
@@ -162,7 +157,7 @@ mod tests {
         fs::remove_file(t.path().join("a")).unwrap();
         f.read();
         assert_eq!(f.get(), Some(6), "1 + 5 files + 1 directory - 1");
-        assert_eq!(f.made(), (6, 1));
+        assert!(f.dirs_made());
         // Writing an existing file again makes nothing.
         fs::write(t.path().join("n0"), b"again").unwrap();
         f.read();

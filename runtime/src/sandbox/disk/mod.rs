@@ -14,8 +14,7 @@
 //! measured is not trusted to be small.
 //!
 //! Around the measurement: [`monitor()`] (one thread per run, asleep in
-//! `poll(2)` between measurements), its [`pace`] (when to measure, and
-//! whether bytes or only entries), and the [`floor`] that follows the
+//! `poll(2)` between measurements) and the [`floor`] that follows the
 //! entries between two walks from what inotify reports.
 
 use std::collections::BTreeSet;
@@ -24,12 +23,10 @@ use std::os::fd::BorrowedFd;
 use rustix::fs::FileType;
 use rustix::io::Errno;
 
-pub(crate) use crate::runs::Look;
 use crate::runs::{Step, Walk, allocated_bytes, walk_tree};
 
 mod floor;
 mod monitor;
-mod pace;
 
 use floor::Floor;
 pub(crate) use monitor::{Over, monitor};
@@ -45,9 +42,8 @@ const MAX_FDS_PER_PROCESS: usize = 4096;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Usage {
     /// Allocated bytes (`st_blocks × 512`): sparse files count what they
-    /// hold, not their length. `None` when only entries were counted
-    /// ([`Look::Names`]).
-    pub(crate) bytes: Option<u64>,
+    /// hold, not their length.
+    pub(crate) bytes: u64,
     /// Entries beneath the run directory (files, directories, links…);
     /// where the walk stopped on the [`Floor`], the floor.
     pub(crate) entries: u64,
@@ -67,33 +63,27 @@ impl Usage {
 
     /// Whether the run is over its bytes limit.
     pub(crate) fn over_bytes(&self, max_bytes: u64) -> bool {
-        self.bytes.is_some_and(|b| b > max_bytes)
+        self.bytes > max_bytes
     }
 }
 
 /// Entries a walk counts between two looks at the [`Floor`].
 const FLOOR_EVERY: u64 = 256;
 
-/// Measures the run directory `dir`, and with [`Look::Stat`] the bytes it
-/// holds and those of the deleted regular files on its file system that
-/// the processes `pids` hold open; stops early once over `max_bytes` or
-/// `max_entries`. [`Look::Names`] counts entries alone, several times
-/// faster: a file's type comes with its name, its size does not. With a
-/// `floor`, the walk watches each directory it lists and stops early too
-/// when the floor passes the entries limit (which `entries` then says).
+/// Measures the run directory `dir` and the deleted regular files on its
+/// file system that the processes `pids` hold open; stops early once over
+/// `max_bytes` or `max_entries`. With a `floor`, the walk watches each
+/// directory it lists and stops early too when the floor passes the
+/// entries limit (which `entries` then says).
 pub(crate) fn measure(
     dir: BorrowedFd<'_>,
     pids: &[i32],
     (max_bytes, max_entries): (u64, u64),
-    look: Look,
     mut floor: Option<&mut Floor>,
 ) -> Result<Usage, Errno> {
     let dev = rustix::fs::fstat(dir)?.st_dev;
-    let mut usage = Usage {
-        bytes: (look == Look::Stat).then_some(0),
-        ..Usage::default()
-    };
-    let walked = walk_tree(dir, MAX_DEPTH - 1, look, &mut |step| {
+    let mut usage = Usage::default();
+    let walked = walk_tree(dir, MAX_DEPTH - 1, &mut |step| {
         let (st, kind, depth) = match step {
             Step::Enter(d) => {
                 if let Some(f) = floor.as_deref_mut() {
@@ -104,8 +94,8 @@ pub(crate) fn measure(
             Step::Entry(st, kind, depth) => (st, kind, depth),
         };
         usage.entries += 1;
-        if let (Some(st), Some(bytes)) = (st, usage.bytes.as_mut()) {
-            *bytes = bytes.saturating_add(allocated_bytes(st));
+        if let Some(st) = st {
+            usage.bytes = usage.bytes.saturating_add(allocated_bytes(st));
         }
         // A directory at the last level the walk descends into is one
         // level too deep: it is flagged instead of walked.
@@ -131,12 +121,9 @@ pub(crate) fn measure(
         tracing::warn!(error = %e, "disk monitor: part of the run directory cannot be read");
         usage.unmeasurable = true;
     }
-    if let Some(bytes) = usage.bytes
-        && !usage.over_entries(max_entries)
-        && !usage.over_bytes(max_bytes)
-    {
+    if !usage.over_entries(max_entries) && !usage.over_bytes(max_bytes) {
         match deleted_open_bytes(pids, dev) {
-            Some(b) => usage.bytes = Some(bytes.saturating_add(b)),
+            Some(b) => usage.bytes = usage.bytes.saturating_add(b),
             None => usage.unmeasurable = true,
         }
     }
@@ -208,18 +195,13 @@ mod tests {
             std::fs::write(t.path().join("a").join(i.to_string()), vec![1u8; 8192]).unwrap();
         }
         let d = open(t.path());
-        let u = measure(d.as_fd(), &[], (u64::MAX, u64::MAX), Look::Stat, None).unwrap();
+        let u = measure(d.as_fd(), &[], (u64::MAX, u64::MAX), None).unwrap();
         assert_eq!(u.entries, 11);
-        assert!(u.bytes >= Some(10 * 8192), "{u:?}");
-        // Entries alone: the same count, no bytes.
-        let names = measure(d.as_fd(), &[], (u64::MAX, u64::MAX), Look::Names, None).unwrap();
-        assert_eq!((names.entries, names.bytes), (11, None));
-        let names = measure(d.as_fd(), &[], (u64::MAX, 3), Look::Names, None).unwrap();
-        assert_eq!(names.entries, 4, "{names:?}");
-        let u = measure(d.as_fd(), &[], (u64::MAX, 3), Look::Stat, None).unwrap();
+        assert!(u.bytes >= 10 * 8192, "{u:?}");
+        let u = measure(d.as_fd(), &[], (u64::MAX, 3), None).unwrap();
         assert!(u.entries == 4, "stops at the first entry over: {u:?}");
-        let u = measure(d.as_fd(), &[], (4096, u64::MAX), Look::Stat, None).unwrap();
-        assert!(u.bytes > Some(4096) && u.entries < 11, "{u:?}");
+        let u = measure(d.as_fd(), &[], (4096, u64::MAX), None).unwrap();
+        assert!(u.bytes > 4096 && u.entries < 11, "{u:?}");
     }
 
     #[test]
@@ -232,7 +214,7 @@ mod tests {
         std::fs::create_dir_all(&p).unwrap();
         let d = open(t.path());
         assert!(
-            measure(d.as_fd(), &[], (u64::MAX, u64::MAX), Look::Stat, None)
+            measure(d.as_fd(), &[], (u64::MAX, u64::MAX), None)
                 .unwrap()
                 .too_deep
         );
@@ -241,7 +223,7 @@ mod tests {
         std::fs::create_dir_all(t2.path().join("d/d/d")).unwrap();
         let d2 = open(t2.path());
         assert!(
-            !measure(d2.as_fd(), &[], (u64::MAX, u64::MAX), Look::Stat, None)
+            !measure(d2.as_fd(), &[], (u64::MAX, u64::MAX), None)
                 .unwrap()
                 .too_deep
         );
@@ -257,13 +239,13 @@ mod tests {
         let d = open(t.path());
         // Control: readable, within the limits.
         assert!(
-            !measure(d.as_fd(), &[], (u64::MAX, u64::MAX), Look::Stat, None)
+            !measure(d.as_fd(), &[], (u64::MAX, u64::MAX), None)
                 .unwrap()
                 .unmeasurable
         );
         std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o300)).unwrap();
         let unreadable = std::fs::read_dir(&hidden).is_err();
-        let u = measure(d.as_fd(), &[], (u64::MAX, u64::MAX), Look::Stat, None).unwrap();
+        let u = measure(d.as_fd(), &[], (u64::MAX, u64::MAX), None).unwrap();
         std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o700)).unwrap();
         // As root the directory stays readable (and is measured); as any
         // other user it is refused, and then the run counts as over.
@@ -280,12 +262,12 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         let d = open(t.path());
         let me = std::process::id() as i32;
-        let with = measure(d.as_fd(), &[me], (u64::MAX, u64::MAX), Look::Stat, None).unwrap();
+        let with = measure(d.as_fd(), &[me], (u64::MAX, u64::MAX), None).unwrap();
         assert!(!with.unmeasurable);
-        assert!(with.bytes >= Some(1 << 20), "{with:?}");
+        assert!(with.bytes >= 1 << 20, "{with:?}");
         // Control: without the process's descriptors, nothing is seen.
-        let without = measure(d.as_fd(), &[], (u64::MAX, u64::MAX), Look::Stat, None).unwrap();
-        assert_eq!(without.bytes, Some(0));
+        let without = measure(d.as_fd(), &[], (u64::MAX, u64::MAX), None).unwrap();
+        assert_eq!(without.bytes, 0);
         drop(f);
     }
 }

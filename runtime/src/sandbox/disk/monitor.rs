@@ -8,8 +8,7 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::io::Errno;
 
 use super::floor::Floor;
-use super::pace::Pace;
-use super::{Look, measure};
+use super::measure;
 
 /// A limit the disk monitor found passed, with what the run held then
 /// (the caller logs it once the run is stopped).
@@ -27,12 +26,13 @@ pub(crate) enum Over {
 const EVENT_GAP: Duration = Duration::from_millis(1);
 
 /// Measures `dir` (and the deleted files the processes `members` lists
-/// hold open) against `(max_bytes, max_entries)` at the [`Pace`] it sets;
-/// in between, follows the run's entries with a [`Floor`] and stops the run
-/// as soon as the floor is over the limit, and walks again soon when a
-/// directory was made (to watch it). Without a floor, counts again when
-/// the entries reported made used up half of what was left. Returns the
-/// limit passed, or `None` once `stop` hangs up (the run ended).
+/// hold open) against `(max_bytes, max_entries)`: at once, then every
+/// `interval` or four times as long as the last measurement took,
+/// whichever is longer. In between, follows the run's entries with a
+/// [`Floor`] and stops the run as soon as the floor passes the limit; a
+/// directory made calls for the next measurement (which watches it) as
+/// early as the same four-times rule allows. Returns the limit passed, or
+/// `None` once `stop` hangs up (the run ended).
 pub(crate) fn monitor(
     dir: BorrowedFd<'_>,
     members: &dyn Fn() -> Vec<i32>,
@@ -40,48 +40,34 @@ pub(crate) fn monitor(
     interval: Duration,
     stop: BorrowedFd<'_>,
 ) -> Option<Over> {
-    let mut pace = Pace::new(interval);
     let mut floor = Floor::new();
     // The first walk at once: while the run directory holds little, the
     // floor it starts from misses little of what is made meanwhile.
-    let (mut wait, mut look) = (Duration::ZERO, Look::Stat);
-    let mut soon = limits.1 / 2;
+    let (mut wait, mut rest) = (Duration::ZERO, Duration::ZERO);
     loop {
-        let hurry = pace.may_hurry().then_some(soon);
-        match sleep(stop, floor.as_mut(), wait, limits.1, hurry) {
+        match sleep(stop, floor.as_mut(), wait, rest, limits.1) {
             Wake::Stop => return None,
-            Wake::Over => {
-                return Some(Over::Entries(
-                    floor.as_ref().and_then(Floor::get).unwrap_or(limits.1),
-                ));
-            }
-            Wake::Made => look = Look::Names,
-            Wake::Time => {}
+            Wake::Over(held) => return Some(Over::Entries(held)),
+            Wake::Measure => {}
         }
         if let Some(f) = floor.as_mut() {
             f.begin_walk();
         }
         let t0 = Instant::now();
-        let measured = measure(dir, &members(), limits, look, floor.as_mut());
+        let measured = measure(dir, &members(), limits, floor.as_mut());
         let took = t0.elapsed();
         match measured {
             Ok(u) if u.over_entries(limits.1) => return Some(Over::Entries(u.entries)),
-            Ok(u) if u.over_bytes(limits.0) => {
-                return Some(Over::Bytes(u.bytes.unwrap_or_default()));
-            }
+            Ok(u) if u.over_bytes(limits.0) => return Some(Over::Bytes(u.bytes)),
             Ok(u) => {
                 if let Some(f) = floor.as_mut() {
                     f.end_walk(u.entries);
                 }
-                let followed = floor.as_ref().and_then(Floor::get).is_some();
-                (wait, look) = pace.next(t0, took, u, limits, followed);
-                soon = limits.1.saturating_sub(u.entries) / 2;
             }
-            Err(e) => {
-                tracing::error!(error = %e, "disk monitor: measurement failed");
-                (wait, look) = (interval.max(took.saturating_mul(4)), Look::Stat);
-            }
+            Err(e) => tracing::error!(error = %e, "disk monitor: measurement failed"),
         }
+        rest = took.saturating_mul(4);
+        wait = interval.max(rest);
     }
 }
 
@@ -90,28 +76,30 @@ pub(crate) fn monitor(
 enum Wake {
     /// `stop` hung up.
     Stop,
-    /// The floor is over the entries limit.
-    Over,
-    /// A directory was made, or (without a floor) as many entries as the
-    /// monitor wanted to count again at.
-    Made,
-    /// The wait is over.
-    Time,
+    /// The floor passed the entries limit: the run holds at least this.
+    Over(u64),
+    /// Time to measure.
+    Measure,
 }
 
 /// Waits `wait`, or until `stop` hangs up, or until `floor` passes
-/// `max_entries`, or (with `hurry`: the entries made that call for a count)
-/// until the run made a directory or that many entries without a floor.
+/// `max_entries`, or (after `rest` at least) until the run made a
+/// directory.
 fn sleep(
     stop: BorrowedFd<'_>,
     mut floor: Option<&mut Floor>,
     wait: Duration,
+    rest: Duration,
     max_entries: u64,
-    hurry: Option<u64>,
 ) -> Wake {
-    let until = Instant::now() + wait;
+    let start = Instant::now();
     loop {
-        let left = until.saturating_duration_since(Instant::now());
+        // A directory made is followed from the next walk on: due sooner.
+        let due = match floor.as_deref() {
+            Some(f) if f.dirs_made() => rest.min(wait),
+            _ => wait,
+        };
+        let left = due.saturating_sub(start.elapsed());
         let timeout = Timespec::try_from(left).unwrap_or(Timespec {
             tv_sec: 0,
             tv_nsec: 0,
@@ -126,32 +114,23 @@ fn sleep(
         };
         match polled {
             _ if stopped => return Wake::Stop,
-            Ok(0) => return Wake::Time,
+            Ok(0) => return Wake::Measure,
             Ok(_) | Err(Errno::INTR) => {}
             Err(e) => {
                 tracing::error!(error = %e, "disk monitor: poll failed");
-                return Wake::Time;
+                return Wake::Measure;
             }
         }
         let Some(f) = floor.as_deref_mut() else {
             continue;
         };
         f.read();
-        if f.get().is_some_and(|n| n > max_entries) {
-            return Wake::Over;
-        }
-        let (made, dirs_made) = f.made();
-        let count_now = match (hurry, f.get()) {
-            (None, _) => false,
-            (Some(_), Some(_)) => dirs_made > 0,
-            (Some(soon), None) => made >= soon.max(1),
-        };
-        if count_now {
-            return Wake::Made;
-        }
-        // Within the last tenth, every event counts.
-        if f.get().is_none_or(|n| n < max_entries - max_entries / 10) {
-            std::thread::sleep(EVENT_GAP.min(left));
+        match f.get() {
+            Some(held) if held > max_entries => return Wake::Over(held),
+            _ if f.dirs_made() && start.elapsed() >= rest => return Wake::Measure,
+            // Within the last tenth, every event counts.
+            Some(held) if held >= max_entries - max_entries / 10 => {}
+            _ => std::thread::sleep(EVENT_GAP.min(left)),
         }
     }
 }
