@@ -52,7 +52,7 @@
 
 use std::ffi::{CStr, CString, OsStr};
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, IntoRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -982,15 +982,10 @@ fn set_rlimits(r: &RlimitPlan) -> io::Result<()> {
 fn executable(plan: &ChildPlan) -> io::Result<RawFd> {
     match &plan.view {
         Some(v) => {
-            // SAFETY: open of a C string owned by `plan`.
-            let fd = cvt(unsafe {
-                libc::open(
-                    v.plan.solver_path().as_ptr(),
-                    libc::O_PATH | libc::O_CLOEXEC,
-                )
-            })?;
-            view::same_file(fd, v.plan.solver_id())?;
-            Ok(fd)
+            let flags = rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC;
+            let fd = rustix::fs::open(v.plan.solver_path(), flags, rustix::fs::Mode::empty())?;
+            view::same_file(fd.as_fd(), v.plan.solver_id())?;
+            Ok(fd.into_raw_fd())
         }
         // SAFETY: fcntl(F_DUPFD) of a descriptor owned by `plan`.
         None => cvt(unsafe { libc::fcntl(plan.solver.as_raw_fd(), libc::F_DUPFD, 3) }),

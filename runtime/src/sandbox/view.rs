@@ -37,12 +37,20 @@
 use std::collections::BTreeSet;
 use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{CWD, Mode, OFlags, mkdirat, openat, symlinkat};
+use rustix::io::Errno;
+use rustix::mount::{
+    MountFlags, MountPropagationFlags, MoveMountFlags, OpenTreeFlags, UnmountFlags, mount,
+    mount_bind_recursive, mount_change, move_mount, open_tree, unmount,
+};
+use rustix::process::{chdir, pivot_root};
+
 use super::error::{ConfigError, ReadPathRule};
-use super::spawn::{cvt, cvt_long};
+use super::spawn::cvt_long;
 
 /// Where the run directory appears in the view (the solver's working
 /// directory).
@@ -93,9 +101,7 @@ const PROC_READ_ONLY: [&CStr; 4] = [
     c"/tmp/proc/bus",
 ];
 
-// linux/mount.h values the libc crate does not define.
-const OPEN_TREE_CLONE: libc::c_uint = 1;
-const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+// linux/mount.h values for `mount_setattr`.
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const MOUNT_ATTR_NOSUID: u64 = 0x2;
 const MOUNT_ATTR_NODEV: u64 = 0x4;
@@ -158,8 +164,10 @@ pub(crate) struct RunMounts {
     tmp_options: CString,
     shm_options: CString,
     /// Descriptor slots for the clones, one per bind plus two (filled in the
-    /// child; allocated here so the child does not allocate).
-    pub(crate) slots: Vec<RawFd>,
+    /// child, each emptied as it is attached; allocated here so the child
+    /// does not allocate). The init fills them in memory it shares with
+    /// the monitor; neither drops a plan (both end with `_exit`).
+    pub(crate) slots: Vec<Option<OwnedFd>>,
 }
 
 impl ViewPlan {
@@ -271,7 +279,7 @@ impl ViewPlan {
             writable,
             tmp_options: tmpfs_options(tmp_size)?,
             shm_options: tmpfs_options(shm_size)?,
-            slots: vec![-1; self.binds.len() + 2],
+            slots: (0..self.binds.len() + 2).map(|_| None).collect(),
         })
     }
 
@@ -423,25 +431,19 @@ fn cstring(bytes: &[u8]) -> Result<CString, ConfigError> {
 /// the new root and its working directory `/`.
 pub(crate) fn enter(plan: &ViewPlan, run: &mut RunMounts) -> io::Result<()> {
     // No mount event propagates between this namespace and the host's.
-    // SAFETY: mount with static C strings and null data.
-    cvt(unsafe {
-        libc::mount(
-            std::ptr::null(),
-            c"/".as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        )
-    })?;
+    mount_change(
+        c"/",
+        MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
+    )?;
     // Clone every source before the stage covers anything.
     let n = plan.binds.len();
     for (i, b) in plan.binds.iter().enumerate() {
-        let fd = clone_tree(libc::AT_FDCWD, &b.source, b.recursive, false)?;
-        run.slots[i] = fd;
+        let fd = clone_tree(&b.source, b.recursive, false)?;
         if let Some(id) = b.expect {
-            same_file(fd, id)?;
+            same_file(fd.as_fd(), id)?;
         }
-        set_attrs(fd, b.attrs, b.recursive)?;
+        set_attrs(fd.as_fd(), b.attrs, b.recursive)?;
+        run.slots[i] = Some(fd);
     }
     let run_attrs = MOUNT_ATTR_NOSUID
         | MOUNT_ATTR_NODEV
@@ -452,148 +454,116 @@ pub(crate) fn enter(plan: &ViewPlan, run: &mut RunMounts) -> io::Result<()> {
         };
     // Recursive clones: a non-recursive clone of a directory with mounts
     // beneath it (locked in this less privileged namespace) is refused.
-    let fd = clone_tree(libc::AT_FDCWD, c".", true, false)?;
-    run.slots[n] = fd;
-    same_file(fd, run.run_dir)?;
-    set_attrs(fd, run_attrs, true)?;
+    let fd = clone_tree(c".", true, false)?;
+    same_file(fd.as_fd(), run.run_dir)?;
+    set_attrs(fd.as_fd(), run_attrs, true)?;
+    run.slots[n] = Some(fd);
     if let Some((name, _, id)) = &run.writable {
-        let fd = clone_tree(libc::AT_FDCWD, name, true, true)?;
-        run.slots[n + 1] = fd;
-        same_file(fd, *id)?;
-        set_attrs(fd, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true)?;
+        let fd = clone_tree(name, true, true)?;
+        same_file(fd.as_fd(), *id)?;
+        set_attrs(fd.as_fd(), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true)?;
+        run.slots[n + 1] = Some(fd);
     }
 
     // The new root.
+    let hidden = MountFlags::NOSUID | MountFlags::NODEV;
     mount_fs(
         c"tmpfs",
         c"/tmp",
-        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        hidden | MountFlags::NOEXEC,
         c"mode=0755,size=1048576,nr_inodes=4096",
     )?;
     for node in &plan.nodes {
         match node {
-            Node::Dir(p) => make_dir(p)?,
+            Node::Dir(p) => mkdirat(CWD, p.as_c_str(), Mode::from_raw_mode(0o755))?,
             Node::File(p) => write_file(p, &[])?,
-            Node::Symlink { target, link } => make_symlink(target, link)?,
+            Node::Symlink { target, link } => symlinkat(target.as_c_str(), CWD, link.as_c_str())?,
         }
     }
     for (path, content) in &plan.files {
         write_file(path, content)?;
     }
 
-    // Attach the clones.
-    for (i, b) in plan.binds.iter().enumerate() {
-        attach(run.slots[i], &b.target)?;
-        close(run.slots[i]);
-        run.slots[i] = -1;
-    }
-    attach(run.slots[n], &plan.run_target)?;
-    close(run.slots[n]);
-    if let Some((_, target, _)) = &run.writable {
-        attach(run.slots[n + 1], target)?;
-        close(run.slots[n + 1]);
+    // Attach the clones (each closed once attached).
+    let targets = plan.binds.iter().map(|b| &b.target);
+    let targets = targets
+        .chain([&plan.run_target])
+        .chain(run.writable.as_ref().map(|(_, target, _)| target));
+    for (slot, target) in run.slots.iter_mut().zip(targets) {
+        if let Some(fd) = slot.take() {
+            move_mount(
+                fd,
+                c"",
+                CWD,
+                target.as_c_str(),
+                MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
+            )?;
+        }
     }
 
     // A fresh /proc of this PID namespace (this process is its pid 1),
     // mounted while the host's /proc is still visible in this namespace, as
     // the kernel requires of an unprivileged proc mount.
-    mount_fs(
-        c"proc",
-        c"/tmp/proc",
-        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-        c"",
-    )?;
+    mount_fs(c"proc", c"/tmp/proc", hidden | MountFlags::NOEXEC, c"")?;
     for p in PROC_READ_ONLY {
-        // SAFETY: mount with static C strings.
-        let r = unsafe {
-            libc::mount(
-                p.as_ptr(),
-                p.as_ptr(),
-                std::ptr::null(),
-                libc::MS_BIND | libc::MS_REC,
-                std::ptr::null(),
-            )
-        };
-        if r != 0 {
-            if errno() == libc::ENOENT {
-                continue;
-            }
-            return Err(io::Error::last_os_error());
+        match mount_bind_recursive(p, p) {
+            Err(Errno::NOENT) => continue,
+            r => r?,
         }
-        set_attrs_at(
-            p,
-            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-            true,
-        )?;
+        set_attrs_at(p, READ_ONLY, true)?;
     }
-    mount_fs(
-        c"tmpfs",
-        c"/tmp/tmp",
-        libc::MS_NOSUID | libc::MS_NODEV,
-        &run.tmp_options,
-    )?;
+    mount_fs(c"tmpfs", c"/tmp/tmp", hidden, &run.tmp_options)?;
     // POSIX shared memory and semaphores (Python's multiprocessing):
     // private, capped like /tmp.
     mount_fs(
         c"tmpfs",
         c"/tmp/dev/shm",
-        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        hidden | MountFlags::NOEXEC,
         &run.shm_options,
     )?;
     // Nothing more is created on the root: make it read-only.
     set_attrs_at(c"/tmp", READ_ONLY | MOUNT_ATTR_NOEXEC, false)?;
 
     // Swap roots: stack the old root on the new one, then detach it.
-    // SAFETY: chdir/pivot_root/umount2 with static C strings.
-    unsafe {
-        cvt(libc::chdir(c"/tmp".as_ptr()))?;
-        cvt_long(libc::syscall(
-            libc::SYS_pivot_root,
-            c".".as_ptr(),
-            c".".as_ptr(),
-        ))?;
-        cvt(libc::umount2(c".".as_ptr(), libc::MNT_DETACH))?;
-        cvt(libc::chdir(c"/".as_ptr()))?;
-    }
+    chdir(c"/tmp")?;
+    pivot_root(c".", c".")?;
+    unmount(c".", UnmountFlags::DETACH)?;
+    chdir(c"/")?;
     Ok(())
 }
 
-/// Clones the mount tree at `path` (relative to `dirfd`) into a detached
-/// mount; `recursive` takes its submounts along.
-fn clone_tree(dirfd: RawFd, path: &CStr, recursive: bool, nofollow: bool) -> io::Result<RawFd> {
-    let mut flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
+/// Clones the mount tree at `path` (relative to the working directory)
+/// into a detached mount; `recursive` takes its submounts along.
+fn clone_tree(path: &CStr, recursive: bool, nofollow: bool) -> io::Result<OwnedFd> {
+    let mut flags = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC;
     if recursive {
-        flags |= libc::AT_RECURSIVE as libc::c_uint;
+        flags |= OpenTreeFlags::AT_RECURSIVE;
     }
     if nofollow {
-        flags |= libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
+        flags |= OpenTreeFlags::AT_SYMLINK_NOFOLLOW;
     }
-    // SAFETY: open_tree with a C string owned by the caller.
-    let fd = cvt_long(unsafe { libc::syscall(libc::SYS_open_tree, dirfd, path.as_ptr(), flags) })?;
-    Ok(fd as RawFd)
+    Ok(open_tree(CWD, path, flags)?)
 }
 
 /// Refuses a descriptor that is not the expected file (device, inode).
-pub(crate) fn same_file(fd: RawFd, (dev, ino): (u64, u64)) -> io::Result<()> {
-    // SAFETY: an all-zero stat is a valid value; fstat writes into it.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `st` is a live local.
-    cvt(unsafe { libc::fstat(fd, &mut st) })?;
+pub(crate) fn same_file(fd: BorrowedFd<'_>, (dev, ino): (u64, u64)) -> io::Result<()> {
+    let st = rustix::fs::fstat(fd)?;
     if st.st_dev == dev && st.st_ino == ino {
         Ok(())
     } else {
-        Err(io::Error::from_raw_os_error(libc::ESTALE))
+        Err(io::Error::from(Errno::STALE))
     }
 }
 
-fn set_attrs(fd: RawFd, attrs: u64, recursive: bool) -> io::Result<()> {
-    setattr(fd, c"", libc::AT_EMPTY_PATH, attrs, recursive)
+fn set_attrs(fd: BorrowedFd<'_>, attrs: u64, recursive: bool) -> io::Result<()> {
+    setattr(fd.as_raw_fd(), c"", libc::AT_EMPTY_PATH, attrs, recursive)
 }
 
 fn set_attrs_at(path: &CStr, attrs: u64, recursive: bool) -> io::Result<()> {
     setattr(libc::AT_FDCWD, path, 0, attrs, recursive)
 }
 
+/// `mount_setattr(2)`: the one mount call rustix does not offer.
 fn setattr(
     dirfd: RawFd,
     path: &CStr,
@@ -625,82 +595,22 @@ fn setattr(
     Ok(())
 }
 
-fn attach(fd: RawFd, target: &CStr) -> io::Result<()> {
-    // SAFETY: move_mount of a detached tree onto a C-string path.
-    cvt_long(unsafe {
-        libc::syscall(
-            libc::SYS_move_mount,
-            fd,
-            c"".as_ptr(),
-            libc::AT_FDCWD,
-            target.as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH,
-        )
-    })?;
-    Ok(())
-}
-
-fn mount_fs(fstype: &CStr, target: &CStr, flags: libc::c_ulong, data: &CStr) -> io::Result<()> {
-    // SAFETY: mount with C strings owned by the caller.
-    cvt(unsafe {
-        libc::mount(
-            fstype.as_ptr(),
-            target.as_ptr(),
-            fstype.as_ptr(),
-            flags,
-            data.as_ptr().cast(),
-        )
-    })?;
-    Ok(())
+fn mount_fs(fstype: &CStr, target: &CStr, flags: MountFlags, data: &CStr) -> io::Result<()> {
+    Ok(mount(fstype, target, fstype, flags, data)?)
 }
 
 fn write_file(path: &CStr, content: &[u8]) -> io::Result<()> {
-    // SAFETY: open/write/close on a C string and a slice owned by the caller.
-    unsafe {
-        let fd = cvt(libc::open(
-            path.as_ptr(),
-            libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC,
-            0o644,
-        ))?;
-        let mut done = 0;
-        while done < content.len() {
-            let n = libc::write(fd, content[done..].as_ptr().cast(), content.len() - done);
-            if n < 0 {
-                if errno() == libc::EINTR {
-                    continue;
-                }
-                let e = io::Error::last_os_error();
-                close(fd);
-                return Err(e);
-            }
-            done += n as usize;
+    let flags = OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC;
+    let fd = openat(CWD, path, flags, Mode::from_raw_mode(0o644))?;
+    let mut done = 0;
+    while done < content.len() {
+        match rustix::io::write(&fd, &content[done..]) {
+            Ok(n) => done += n,
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
-        close(fd);
     }
     Ok(())
-}
-
-fn make_dir(path: &CStr) -> io::Result<()> {
-    // SAFETY: mkdir of a C string owned by the caller.
-    cvt(unsafe { libc::mkdir(path.as_ptr(), 0o755) })?;
-    Ok(())
-}
-
-fn make_symlink(target: &CStr, link: &CStr) -> io::Result<()> {
-    // SAFETY: symlink of C strings owned by the caller.
-    cvt(unsafe { libc::symlink(target.as_ptr(), link.as_ptr()) })?;
-    Ok(())
-}
-
-fn close(fd: RawFd) {
-    if fd >= 0 {
-        // SAFETY: close of a descriptor this process opened and no longer uses.
-        unsafe { libc::close(fd) };
-    }
-}
-
-fn errno() -> i32 {
-    io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
 #[cfg(test)]
