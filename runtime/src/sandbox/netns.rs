@@ -36,7 +36,9 @@
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd, RawFd};
+
+use rustix::fs::{Mode, OFlags};
 
 use super::ahead::MadeAhead;
 use super::spawn::{cvt, wait_for};
@@ -223,25 +225,19 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
     }
 }
 
+/// Opens a namespace file; the descriptor goes to the parent through the
+/// shared table.
 fn open_ns(path: &CStr) -> io::Result<RawFd> {
-    // SAFETY: open of a static path; the descriptor is returned to the
-    // parent through the shared table.
-    cvt(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })
+    let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
+    Ok(fd.into_raw_fd())
 }
 
 fn write_file(path: &CStr, bytes: &[u8]) -> io::Result<()> {
-    // SAFETY: open/write/close of a static path from a live buffer.
-    unsafe {
-        let fd = cvt(libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC))?;
-        let n = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
-        libc::close(fd);
-        if n == bytes.len() as isize {
-            Ok(())
-        } else if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Err(io::Error::from_raw_os_error(libc::EIO))
-        }
+    let fd = rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+    if rustix::io::write(&fd, bytes)? == bytes.len() {
+        Ok(())
+    } else {
+        Err(io::Error::from(rustix::io::Errno::IO))
     }
 }
 
