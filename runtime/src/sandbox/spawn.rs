@@ -126,13 +126,13 @@ impl ExitRecord {
     }
 }
 
-/// Resource limits as ready-made `rlimit` values.
+/// Resource limits as ready-made values.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RlimitPlan {
-    pub(crate) cpu: libc::rlimit,
-    pub(crate) file_size: libc::rlimit,
-    pub(crate) open_files: libc::rlimit,
-    pub(crate) address_space: Option<libc::rlimit>,
+    pub(crate) cpu: (u64, u64),
+    pub(crate) file_size: u64,
+    pub(crate) open_files: u64,
+    pub(crate) address_space: Option<u64>,
 }
 
 impl RlimitPlan {
@@ -144,18 +144,11 @@ impl RlimitPlan {
         open_files: u64,
         address_space: Option<u64>,
     ) -> Self {
-        let same = |v: u64| libc::rlimit {
-            rlim_cur: v as libc::rlim_t,
-            rlim_max: v as libc::rlim_t,
-        };
         Self {
-            cpu: libc::rlimit {
-                rlim_cur: cpu_s as libc::rlim_t,
-                rlim_max: cpu_s.saturating_add(1) as libc::rlim_t,
-            },
-            file_size: same(file_size),
-            open_files: same(open_files),
-            address_space: address_space.map(same),
+            cpu: (cpu_s, cpu_s.saturating_add(1)),
+            file_size,
+            open_files,
+            address_space,
         }
     }
 }
@@ -487,8 +480,7 @@ fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
         if let Some(v) = &plan.view {
             // The mount namespace copies this working directory's mount:
             // the init clones the run directory from it, by no path.
-            // SAFETY: fchdir to a directory descriptor owned by `plan`.
-            cvt(unsafe { libc::fchdir(plan.run_dir.as_raw_fd()) })?;
+            rustix::process::fchdir(&plan.run_dir)?;
             flags |= view_flags(&v.plan, v.net.is_some());
             if let Some(net) = &v.net {
                 // The pool's user namespace owns the network namespace;
@@ -766,15 +758,8 @@ extern "C" fn solver_entry(arg: *mut libc::c_void) -> libc::c_int {
 /// run forks after this is born there.
 fn join_cgroup(procs: &[OwnedFd]) -> io::Result<()> {
     for fd in procs {
-        // SAFETY: a one-byte write from a static buffer to a descriptor
-        // owned by `plan`.
-        let n = unsafe { libc::write(fd.as_raw_fd(), c"0".as_ptr().cast(), 1) };
-        if n != 1 {
-            return Err(if n < 0 {
-                io::Error::last_os_error()
-            } else {
-                io::Error::from_raw_os_error(libc::EIO)
-            });
+        if rustix::io::write(fd, b"0")? != 1 {
+            return Err(Errno::IO.into());
         }
     }
     Ok(())
@@ -798,30 +783,24 @@ fn view_flags(plan: &ViewPlan, entered_net: bool) -> libc::c_int {
 /// is dumpable for the three writes (it holds no secret the server does
 /// not: only a same-uid process could attach in that window).
 fn write_id_maps(maps: &IdMaps) -> io::Result<()> {
-    // SAFETY: prctl with integer arguments only.
-    cvt(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) })?;
+    use rustix::process::{DumpableBehavior, set_dumpable_behavior};
+    set_dumpable_behavior(DumpableBehavior::Dumpable)?;
     let r = write_proc(c"/proc/self/setgroups", b"deny")
         .and_then(|()| write_proc(c"/proc/self/uid_map", &maps.uid_map))
         .and_then(|()| write_proc(c"/proc/self/gid_map", &maps.gid_map));
-    // SAFETY: prctl with integer arguments only.
-    cvt(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) })?;
+    set_dumpable_behavior(DumpableBehavior::NotDumpable)?;
     r
 }
 
+/// One write is the whole map (the kernel takes a map in a single write
+/// only).
 fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
-    // SAFETY: open of a static C string.
-    let fd = cvt(unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) })?;
-    // SAFETY: write from a live slice; one write is the whole map (the
-    // kernel takes a map in a single write only).
-    let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-    let e = io::Error::last_os_error();
-    close_fd(fd);
-    if n == bytes.len() as isize {
+    let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC;
+    let fd = rustix::fs::open(path, flags, rustix::fs::Mode::empty())?;
+    if rustix::io::write(&fd, bytes)? == bytes.len() {
         Ok(())
-    } else if n < 0 {
-        Err(e)
     } else {
-        Err(io::Error::from_raw_os_error(libc::EIO))
+        Err(Errno::IO.into())
     }
 }
 
@@ -915,20 +894,16 @@ impl ParentWatch {
 /// the descriptor limit does not stop the opens before it). Returns the
 /// descriptor to `exec`.
 fn harden(plan: &ChildPlan) -> io::Result<RawFd> {
-    // SAFETY: each call takes integers or static C strings, or a descriptor
-    // owned by `plan`.
-    unsafe {
-        cvt(libc::setsid())?;
-        if plan.view.is_some() {
-            // The view's copy of the run directory; the descriptor belongs
-            // to the host's mount namespace and would put the working
-            // directory outside the view's root.
-            cvt(libc::chdir(view::VIEW_RUN_DIR_C.as_ptr()))?;
-        } else {
-            cvt(libc::fchdir(plan.run_dir.as_raw_fd()))?;
-        }
-        cvt(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+    rustix::process::setsid()?;
+    if plan.view.is_some() {
+        // The view's copy of the run directory; the descriptor belongs to
+        // the host's mount namespace and would put the working directory
+        // outside the view's root.
+        rustix::process::chdir(view::VIEW_RUN_DIR_C)?;
+    } else {
+        rustix::process::fchdir(&plan.run_dir)?;
     }
+    rustix::thread::set_no_new_privs(true)?;
     drop_capabilities()?;
     if let Some(ruleset) = &plan.ruleset {
         if let Some(v) = &plan.view {
@@ -954,21 +929,17 @@ fn harden(plan: &ChildPlan) -> io::Result<RawFd> {
 }
 
 fn set_rlimits(r: &RlimitPlan) -> io::Result<()> {
-    // SAFETY: setrlimit with pointers to values owned by `r` or locals.
-    unsafe {
-        cvt(libc::setrlimit(
-            libc::RLIMIT_CORE,
-            &libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            },
-        ))?;
-        cvt(libc::setrlimit(libc::RLIMIT_CPU, &r.cpu))?;
-        cvt(libc::setrlimit(libc::RLIMIT_FSIZE, &r.file_size))?;
-        cvt(libc::setrlimit(libc::RLIMIT_NOFILE, &r.open_files))?;
-        if let Some(a) = &r.address_space {
-            cvt(libc::setrlimit(libc::RLIMIT_AS, a))?;
-        }
+    use rustix::process::{Resource, Rlimit, setrlimit};
+    let limit = |current, maximum| Rlimit {
+        current: Some(current),
+        maximum: Some(maximum),
+    };
+    setrlimit(Resource::Core, limit(0, 0))?;
+    setrlimit(Resource::Cpu, limit(r.cpu.0, r.cpu.1))?;
+    setrlimit(Resource::Fsize, limit(r.file_size, r.file_size))?;
+    setrlimit(Resource::Nofile, limit(r.open_files, r.open_files))?;
+    if let Some(a) = r.address_space {
+        setrlimit(Resource::As, limit(a, a))?;
     }
     Ok(())
 }
