@@ -824,19 +824,16 @@ impl ParentWatch {
     /// Before the fork. `child_is_ns_init`: the child will be pid 1 of a PID
     /// namespace that this process created (`getppid()` tells it nothing).
     fn prepare(child_is_ns_init: bool) -> io::Result<Self> {
-        let mut fds: [libc::c_int; 2] = [-1, -1];
-        // SAFETY: pipe2 writes two descriptors into a live local array.
-        cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+        let (rd, wr) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
         let ppid = if child_is_ns_init {
             0
         } else {
-            // SAFETY: getpid takes no arguments and cannot fail.
-            unsafe { libc::getpid() }
+            rustix::process::getpid().as_raw_nonzero().get()
         };
         Ok(Self {
             ppid,
-            alive_rd: fds[0],
-            alive_wr: fds[1],
+            alive_rd: rd.into_raw_fd(),
+            alive_wr: wr.into_raw_fd(),
         })
     }
 
@@ -850,8 +847,7 @@ impl ParentWatch {
     /// the parent is already gone (re-parented, or its pipe end closed).
     fn child(self) -> io::Result<()> {
         close_fd(self.alive_wr);
-        // SAFETY: prctl with integer arguments.
-        cvt(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) })?;
+        rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
         // The parent closes its descriptors before the kernel looks for
         // children to signal; order our prctl before the checks below.
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
@@ -864,8 +860,8 @@ impl ParentWatch {
     }
 
     fn parent_gone(&self) -> bool {
-        // SAFETY: getppid takes no arguments and cannot fail.
-        if unsafe { libc::getppid() } != self.ppid {
+        let ppid = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get());
+        if ppid != self.ppid {
             return true;
         }
         let mut fd = libc::pollfd {
