@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use hardened_mcp::runs::RunDir;
 use hardened_mcp::sandbox::{
-    LimitHit, Limits, Outcome, RunRequest, SandboxError, Termination, VIEW_RUN_DIR,
+    LimitHit, Limits, Outcome, Requirements, RunRequest, SandboxConfig, SandboxError, Termination,
+    VIEW_RUN_DIR,
 };
 use support::*;
 use tokio_util::sync::CancellationToken;
@@ -88,6 +89,34 @@ async fn reading_another_run_dir_is_denied() {
     let o = sandboxed(&rundir, &["read", s], Limits::default()).await;
     assert!(denied(&o), "{o:?}");
     assert_eq!(control(run.path(), &["read", s]), 0);
+}
+
+#[tokio::test]
+async fn the_solver_holds_no_capability_at_either_level() {
+    // Every set empty, bounding and ambient included: with the user
+    // namespace, and at the process-group level, where a server running
+    // as root would otherwise hand its capabilities on.
+    let process_group = sandbox_with(SandboxConfig {
+        allow_pid_namespace: false,
+        require: Requirements::none(),
+        ..SandboxConfig::default()
+    });
+    for sb in [sandbox(), process_group] {
+        let (_run, rundir) = run_dir();
+        let o = sb
+            .run(
+                &caller("escape"),
+                &rundir,
+                RunRequest::new("escape").args(["caps"]),
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap();
+        assert!(denied(&o), "{o:?}");
+    }
+    // Control: an ordinary process holds at least its bounding set.
+    let (run, _rundir) = run_dir();
+    assert_eq!(control(run.path(), &["caps"]), 0);
 }
 
 #[tokio::test]

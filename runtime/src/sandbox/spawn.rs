@@ -964,51 +964,29 @@ fn executable(plan: &ChildPlan) -> io::Result<RawFd> {
 /// anyway (its uid is not 0 there); without one, a server running with
 /// ambient capabilities or as root would hand them on.
 fn drop_capabilities() -> io::Result<()> {
-    // SAFETY: prctl with integer arguments only.
-    unsafe {
-        cvt(libc::prctl(
-            libc::PR_CAP_AMBIENT,
-            libc::PR_CAP_AMBIENT_CLEAR_ALL,
-            0,
-            0,
-            0,
-        ))?;
-        for cap in 0..64 {
-            // Fails with EINVAL past the last capability the kernel knows
-            // (then there is nothing more to drop), and with EPERM without
-            // CAP_SETPCAP (then there is nothing to drop at all).
-            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
-                && io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
-            {
-                break;
-            }
+    use rustix::thread::{CapabilitySet, CapabilitySets, set_capabilities};
+    rustix::thread::clear_ambient_capability_set()?;
+    for cap in 0..64 {
+        // By number, past the capabilities the crates name. Fails with
+        // EINVAL past the last capability the kernel knows (then there is
+        // nothing more to drop), and with EPERM without CAP_SETPCAP (then
+        // there is nothing to drop at all).
+        // SAFETY: prctl with integer arguments only.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0
+            && io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
+        {
+            break;
         }
     }
-    // struct __user_cap_header_struct / __user_cap_data_struct, version 3.
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: libc::c_int,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    let header = Header {
-        version: 0x2008_0522,
-        pid: 0,
-    };
-    let data = [Data {
-        effective: 0,
-        permitted: 0,
-        inheritable: 0,
-    }; 2];
-    // SAFETY: capset with a live header and the two data structs version 3
-    // expects.
-    cvt_long(unsafe { libc::syscall(libc::SYS_capset, &header, data.as_ptr()) })?;
+    let none = CapabilitySet::empty();
+    set_capabilities(
+        None,
+        CapabilitySets {
+            effective: none,
+            permitted: none,
+            inheritable: none,
+        },
+    )?;
     Ok(())
 }
 

@@ -4,7 +4,8 @@
 //! Modes: `write <path>`, `read <path>`, `contains <path> <text>` (the file
 //! is readable and holds `text`), `env <name>`, `connect <port>`, `fd <n>`,
 //! `cpu <seconds>`, `fsize <bytes>`, `nofile <count>`, `sleep <ms>`,
-//! `progress <steps>`, `exit <code>`.
+//! `progress <steps>`, `exit <code>`, `caps` (any capability set of this
+//! process, bounding and ambient included, is not empty).
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
@@ -29,6 +30,21 @@ fn main() {
         "write" => {
             let path = args.get(2).unwrap_or_else(|| std::process::exit(2));
             verdict(std::fs::write(path, b"escaped").is_ok())
+        }
+        "caps" => {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            let sets: Vec<&str> = status
+                .lines()
+                .filter(|l| l.starts_with("Cap") && !l.starts_with("CapNoNew"))
+                .collect();
+            eprintln!("{sets:?}");
+            if sets.len() != 5 {
+                std::process::exit(2);
+            }
+            verdict(sets.iter().any(|l| {
+                let hex = l.split(':').nth(1).unwrap_or_default().trim();
+                u64::from_str_radix(hex, 16).map_or(true, |v| v != 0)
+            }))
         }
         "read" => {
             let path = args.get(2).unwrap_or_else(|| std::process::exit(2));
