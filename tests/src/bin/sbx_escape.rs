@@ -43,7 +43,7 @@ fn main() {
             }
             verdict(sets.iter().any(|l| {
                 let hex = l.split(':').nth(1).unwrap_or_default().trim();
-                u64::from_str_radix(hex, 16).map_or(true, |v| v != 0)
+                u64::from_str_radix(hex, 16) != Ok(0)
             }))
         }
         "read" => {
