@@ -177,3 +177,112 @@ fn the_check_sees_a_use_from_above() {
     assert!(layers["jobs"] > layers["sandbox"]);
     assert!(layers["runs"] < layers["sandbox"]);
 }
+
+/// The code lines of `source`: comment lines and a trailing
+/// `#[cfg(test)] mod …` left out, each with its number.
+fn code_lines(source: &str) -> Vec<(usize, &str)> {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut code = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if *line == "#[cfg(test)]" && lines.get(i + 1).is_some_and(|l| l.starts_with("mod ")) {
+            break;
+        }
+        if !line.trim_start().starts_with("//") {
+            code.push((i + 1, *line));
+        }
+    }
+    code
+}
+
+/// The runtime's dependencies, as the names its code writes them.
+fn dependencies() -> Vec<String> {
+    let manifest = std::fs::read_to_string(repo().join("runtime/Cargo.toml")).unwrap();
+    let section = manifest.split("[dependencies]").nth(1).unwrap();
+    let section = section.split("\n[").next().unwrap();
+    section
+        .lines()
+        .filter_map(|l| l.split(['.', ' ', '=']).next())
+        .filter(|name| !name.is_empty() && !name.starts_with('#'))
+        .map(|name| name.replace('-', "_"))
+        .collect()
+}
+
+/// What breaks the child side's rule in the file `relative` (a path
+/// under `sandbox/child/`): a path out of the module (`crate::`, or
+/// `super::` from its root) or a dependency other than libc and rustix.
+fn child_breaches(relative: &str, source: &str, dependencies: &[String]) -> Vec<String> {
+    let root = relative.ends_with("child/mod.rs");
+    let mut broken = Vec::new();
+    for (n, line) in code_lines(source) {
+        let mut why = Vec::new();
+        if line.contains("crate::") || line.contains("super::super") {
+            why.push("a path out of `child`".to_owned());
+        }
+        if root && line.contains("super::") {
+            why.push("a path out of `child` from its root".to_owned());
+        }
+        for dep in dependencies {
+            if dep != "libc" && dep != "rustix" {
+                let used = line.match_indices(&format!("{dep}::")).any(|(at, _)| {
+                    !line[..at]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+                });
+                if used {
+                    why.push(format!("the dependency `{dep}`"));
+                }
+            }
+        }
+        broken.extend(why.into_iter().map(|w| format!("{relative}:{n}: {w}")));
+    }
+    broken
+}
+
+#[test]
+fn the_child_side_uses_nothing_outside_itself_and_holds_the_only_unsafe_code() {
+    let src = repo().join("runtime/src");
+    let dependencies = dependencies();
+    assert!(
+        dependencies.iter().any(|d| d == "tokio"),
+        "{dependencies:?}"
+    );
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut broken = Vec::new();
+    let mut child_files = 0;
+    for file in &files {
+        let relative = file.strip_prefix(&src).unwrap().to_str().unwrap();
+        let source = std::fs::read_to_string(file).unwrap();
+        if relative.starts_with("sandbox/child/") {
+            child_files += 1;
+            broken.extend(child_breaches(relative, &source, &dependencies));
+            continue;
+        }
+        for (n, line) in code_lines(&source) {
+            let without_lint = line.replace("unsafe_op_in_unsafe_fn", "");
+            if without_lint.contains("unsafe") {
+                broken.push(format!("{relative}:{n}: `unsafe` outside `sandbox/child`"));
+            }
+        }
+    }
+    assert!(child_files >= 5, "the child side was not found");
+    assert!(broken.is_empty(), "\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_child_check_sees_a_way_out() {
+    // The positive control: each way out of the module is found, and
+    // what is allowed is not.
+    let deps = ["tokio".to_owned(), "libc".to_owned(), "rustix".to_owned()];
+    let source = "use super::sys::cvt;\nuse crate::runs::RunDir;\nfn f() { tokio::spawn(x); libc::_exit(0); rustix::io::write(a, b); }\nuse super::super::view;\n// crate::jobs in a comment\n";
+    let found = child_breaches("sandbox/child/solver.rs", source, &deps);
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert!(found[0].contains(":2:") && found[1].contains("`tokio`") && found[2].contains(":4:"));
+    let root = child_breaches(
+        "sandbox/child/mod.rs",
+        "use super::limits::Limits;\n",
+        &deps,
+    );
+    assert_eq!(root.len(), 1, "{root:?}");
+}

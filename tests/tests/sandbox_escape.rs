@@ -132,7 +132,7 @@ async fn parent_environment_is_not_inherited() {
 
 #[tokio::test]
 async fn server_environment_is_not_readable_through_proc() {
-    // The run gets no /proc of its own (spawn.rs mounts none): the solver
+    // The run gets no /proc of its own (without the view none is mounted): the solver
     // sees the host's /proc, where this process (the server) is reachable
     // by its pid. Its environ holds the canary cargo set for it. The run's
     // user namespace does not stop the read (same kernel uid); Landlock's

@@ -169,7 +169,7 @@ impl<F: DeckFormat> DeckValue<F> {
 }
 
 /// The kind of a [`DeckValue`], for formats that admit only some kinds in
-/// some places ([`DeckFormat::check_assignment`](super::DeckFormat::check_assignment)).
+/// some places ([`DeckFormat::check_assignment`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ValueKind {

@@ -10,8 +10,8 @@
 
 use std::fmt;
 
-use super::cgroup::EnvelopeSupport;
 use super::error::ConfigError;
+use super::host::cgroup::EnvelopeSupport;
 
 /// How a run's process tree is killed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -328,7 +328,7 @@ mod tests {
             seccomp: true,
             landlock_abi: 7,
             envelope: EnvelopeSupport {
-                backend: super::super::cgroup::EnvelopeBackend::CgroupV1,
+                backend: super::super::host::cgroup::EnvelopeBackend::CgroupV1,
                 memory: true,
                 swap: true,
                 processes: true,

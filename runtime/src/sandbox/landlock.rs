@@ -21,6 +21,7 @@ use landlock::{
 };
 use rustix::fs::{Mode, OFlags};
 
+use super::child::ViewRules;
 use super::error::{ConfigError, ReadPathRule, SandboxError};
 
 /// The newest ABI whose rights this policy requests: the newest the crate
@@ -58,16 +59,6 @@ const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 
 /// Read-only devices granted when there is no view.
 const READABLE_DEVICES: &[&str] = &["/dev/random", "/dev/urandom"];
-
-/// Access masks (raw Landlock bits) of the two rules a solver adds inside
-/// its view, matched to the rights the ruleset handles on this kernel.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ViewRules {
-    /// Read, read-dir and execute: beneath the view's root.
-    pub(crate) read: u64,
-    /// Every handled right: beneath the view's `/tmp`.
-    pub(crate) all: u64,
-}
 
 /// Directories and files opened (`O_PATH`) at start, to which rules refer.
 #[derive(Debug)]

@@ -47,27 +47,26 @@
 //! # let _ = outcome; Ok(()) }
 //! ```
 
-mod ahead;
-mod cgroup;
+mod child;
 mod containment;
 mod disk;
 mod error;
+mod host;
 mod interp;
 mod landlock;
 mod limits;
 mod logs;
-mod netns;
 mod outcome;
 mod progress;
 mod registry;
 mod run;
 mod seccomp;
-mod spawn;
 mod view;
 
-pub use cgroup::{EnvelopeBackend, EnvelopeSupport};
+pub use child::{SOLVER_GID, SOLVER_UID};
 pub use containment::{Containment, Requirements, TreeKill};
 pub use error::{ConfigError, ReadPathRule, SandboxError, Unrunnable};
+pub use host::cgroup::{EnvelopeBackend, EnvelopeSupport};
 pub use landlock::DEFAULT_READ_PATHS;
 pub use limits::{CpuShare, Limits};
 pub use logs::{CapturedLog, LogBuffer, READ_CHUNK, SharedLog, UntrustedBytes};
@@ -82,4 +81,4 @@ pub use run::{
 };
 #[cfg(feature = "slurm")]
 pub(crate) use run::{check_run_dir_live, reserve_usage, unreserve_usage};
-pub use view::{SOLVER_GID, SOLVER_UID, VIEW_DEVICES, VIEW_RUN_DIR, VIEW_SOLVER_DIR};
+pub use view::{VIEW_DEVICES, VIEW_RUN_DIR, VIEW_SOLVER_DIR};

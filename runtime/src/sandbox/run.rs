@@ -17,25 +17,23 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::cgroup::{CgroupEvents, CgroupPool, Cgroups, EnvelopeSupport, RunCgroup};
-use super::containment::{Containment, HostSupport, Requirements, TreeKill};
+use super::child::{
+    self, CStrArray, ChildPlan, CloneStack, ExecPlan, ExitRecord, Filter, IdMaps, KILL_WORD,
+    RECORD_LEN, RlimitPlan, ServerStrings, ViewChild, ViewPlan,
+};
+use super::containment::{Containment, Requirements, TreeKill};
 use super::disk::Over;
 use super::error::{ConfigError, SandboxError};
+use super::host::cgroup::{CgroupEvents, CgroupPool, Cgroups, EnvelopeSupport, RunCgroup};
+use super::host::netns::NetPool;
+use super::host::probe::{probe_host, start_net_pool};
 use super::interp;
 use super::landlock::{DEFAULT_READ_PATHS, FsPolicy};
 use super::limits::Limits;
 use super::logs::{SharedLog, drain};
-use super::netns::NetPool;
 use super::outcome::{LimitHit, Outcome, Termination, limit_of, termination_of};
 use super::progress::{ProgressParser, ProgressReport};
 use super::registry::{Solver, SolverRegistry};
-use super::seccomp::Filter;
-use super::spawn::KILL_WORD;
-use super::spawn::{
-    self, CStrArray, ChildPlan, CloneStack, ExecPlan, ExitRecord, IdMaps, RECORD_LEN, RlimitPlan,
-    ServerStrings, ViewChild,
-};
-use super::view::{RunMounts, ViewPlan};
 use crate::concurrency::{ConcurrencyLimiter, Permit};
 use crate::identity::CallerId;
 use crate::runs::{FileName, RunDir, RunError};
@@ -544,7 +542,7 @@ impl Sandbox {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(false);
-        spawn::install(&mut cmd, plan);
+        child::install(cmd.as_std_mut(), plan);
         reserve_usage(run_dir_ref, &limits)?;
         let started = Instant::now();
         let spawned = cmd.spawn();
@@ -1198,79 +1196,6 @@ fn open_subdir(dir: std::os::fd::BorrowedFd<'_>, name: &FileName) -> Result<Owne
     )
     .map_err(unusable)?;
     Ok(fd)
-}
-
-/// Runs the start-up probes: namespaces and the view (see [`probe_view`]),
-/// the seccomp filter, the Landlock ABI.
-fn probe_host(config: &SandboxConfig, filter: Option<&Filter>) -> Result<HostSupport, ConfigError> {
-    let maps = IdMaps::for_server();
-    let (pid_namespace, fs_view, seccomp) = if config.allow_pid_namespace {
-        let (plan, run, root) = probe_view(config)?;
-        spawn::probe_host(Some((&plan, run, &root)), None, &maps, filter)
-    } else {
-        spawn::probe_host(None, None, &maps, filter)
-    };
-    Ok(HostSupport {
-        pid_namespace,
-        fs_view,
-        seccomp,
-        landlock_abi: spawn::landlock_abi(),
-    })
-}
-
-/// The probes' view: a plan of the configured read paths, `/dev/null`
-/// standing in for a solver, and `/` for a run directory.
-fn probe_view(config: &SandboxConfig) -> Result<(ViewPlan, RunMounts, OwnedFd), ConfigError> {
-    let unusable = |e: rustix::io::Errno| {
-        tracing::error!(error = %e, "sandbox probe could not start");
-        ConfigError::LayerUnavailable("the start-up probe's files (/ and /dev/null)")
-    };
-    let null = rustix::fs::stat("/dev/null").map_err(unusable)?;
-    let root = rustix::fs::open(
-        "/",
-        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )
-    .map_err(unusable)?;
-    let root_id = rustix::fs::fstat(&root).map_err(unusable)?;
-    let plan = ViewPlan::new(
-        &config.read_paths,
-        &[],
-        "probe",
-        Path::new("/dev/null"),
-        (null.st_dev, null.st_ino),
-        !config.host_network,
-    )?;
-    let run = plan.run_mounts(
-        (root_id.st_dev, root_id.st_ino),
-        None,
-        Limits::default().tmp_size,
-        Limits::default().shm_size,
-    )?;
-    Ok((plan, run, root))
-}
-
-/// Starts the pool of network namespaces and checks, with the same probe
-/// as at start, that a launch can enter one of them. `None` (launches make
-/// their own namespace, with the same result) when the host refuses.
-fn start_net_pool(config: &SandboxConfig, filter: Option<&Filter>) -> Option<NetPool> {
-    let pool = NetPool::start(config.made_ahead)?;
-    let ns = pool.take()?;
-    let (plan, run, root) = probe_view(config).ok()?;
-    let (_, view, _) = spawn::probe_host(
-        Some((&plan, run, &root)),
-        Some(&ns),
-        &IdMaps::for_server(),
-        filter,
-    );
-    if view {
-        Some(pool)
-    } else {
-        tracing::info!(
-            "network namespaces are made per launch (the pooled ones cannot be entered)"
-        );
-        None
-    }
 }
 
 /// Device and inode of an open file.

@@ -44,6 +44,8 @@ use seccompiler::{
     SeccompRule, TargetArch,
 };
 
+use super::child::Filter;
+
 /// `CLONE_NEW*` flags: a `clone` with any of them is refused.
 const NAMESPACE_FLAGS: [u32; 8] = [
     libc::CLONE_NEWNS as u32,
@@ -132,19 +134,6 @@ const DENIED_IOCTLS: [u32; 2] = [libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
 /// One compiled BPF program.
 pub(crate) type Program = Vec<libc::sock_filter>;
 
-/// The compiled filter: one program.
-pub(crate) struct Filter {
-    program: Program,
-}
-
-impl std::fmt::Debug for Filter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Filter")
-            .field("instructions", &self.program.len())
-            .finish()
-    }
-}
-
 /// Why the filter could not be compiled (an architecture this crate does
 /// not know, or rules seccompiler refuses).
 #[derive(Debug, thiserror::Error)]
@@ -172,12 +161,7 @@ impl Filter {
         let compiled = BpfProgram::try_from(refused)?;
         let mut program = prefix(audit_arch(arch)?);
         program.extend(compiled.into_iter().map(|i| insn(i.code, i.jt, i.jf, i.k)));
-        Ok(Self { program })
-    }
-
-    /// The program to install.
-    pub(crate) fn program(&self) -> &Program {
-        &self.program
+        Ok(Self::new(program))
     }
 }
 

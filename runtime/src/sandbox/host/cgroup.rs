@@ -46,8 +46,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::super::limits::Limits;
 use super::ahead::MadeAhead;
-use super::limits::Limits;
 
 /// The directory, beneath the server's cgroup, that holds the runs' cgroups.
 const RUNS_DIR: &str = "hardened-mcp.runs";
@@ -230,7 +230,7 @@ impl Cgroups {
         // by a throwaway child.
         match cgroups.create(&Limits::default()) {
             Ok(mut probe) => {
-                let joined = super::spawn::probe_cgroup_join(&probe.take_join_fds());
+                let joined = super::super::child::probe_cgroup_join(&probe.take_join_fds());
                 if !probe.remove() {
                     tracing::warn!("cgroups: the start-up probe's cgroup was not removed");
                 }
@@ -387,7 +387,7 @@ impl Cgroups {
 
 /// Run cgroups made ahead of the runs that use them, with the default
 /// limits already written ([`Limits::default`]); a background thread keeps
-/// [`SandboxConfig::made_ahead`](super::SandboxConfig::made_ahead) ready. Making one costs a launch about 0.13 ms
+/// [`SandboxConfig::made_ahead`](super::super::SandboxConfig::made_ahead) ready. Making one costs a launch about 0.13 ms
 /// (`mkdir` in each hierarchy, the limit writes, the join files opened:
 /// docs/benchmarks.md); taking one costs only the writes of the limits in
 /// which the run differs from the default.

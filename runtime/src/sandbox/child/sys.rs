@@ -1,0 +1,360 @@
+//! System-call helpers of the child side, and the parent watch.
+
+use std::io;
+use std::os::fd::{IntoRawFd, RawFd};
+
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal, WaitOptions};
+
+/// Exit code of a freshly forked init or solver whose parent had already
+/// died when it armed `PR_SET_PDEATHSIG` (so no signal would ever come).
+pub(super) const EXIT_PARENT_GONE: libc::c_int = 124;
+
+/// Lets a freshly forked child tell whether its parent was still alive when
+/// the child armed `PR_SET_PDEATHSIG`: a parent that dies between the fork
+/// and the `prctl` sends no signal, and the child would live on unwatched.
+/// Prepared (pipe created, pid recorded) before the fork; both sides then
+/// only make system calls.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ParentWatch {
+    /// What the child's `getppid()` returns while the parent lives: the
+    /// parent's pid, or 0 when the child is pid 1 of a new PID namespace.
+    ppid: libc::pid_t,
+    /// Read end of a pipe whose only write end the parent keeps open until
+    /// it exits: it hangs up when the parent dies, namespaces or not.
+    alive_rd: RawFd,
+    alive_wr: RawFd,
+}
+
+impl ParentWatch {
+    /// Before the fork. `child_is_ns_init`: the child will be pid 1 of a PID
+    /// namespace that this process created (`getppid()` tells it nothing).
+    pub(super) fn prepare(child_is_ns_init: bool) -> io::Result<Self> {
+        let (rd, wr) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        let ppid = if child_is_ns_init {
+            0
+        } else {
+            rustix::process::getpid().as_raw_nonzero().get()
+        };
+        Ok(Self {
+            ppid,
+            alive_rd: rd.into_raw_fd(),
+            alive_wr: wr.into_raw_fd(),
+        })
+    }
+
+    /// In the parent after the fork: the write end, to keep open until exit.
+    pub(super) fn parent(self) -> RawFd {
+        close_fd(self.alive_rd);
+        self.alive_wr
+    }
+
+    /// In the child after the fork: arms `PR_SET_PDEATHSIG`, then `_exit`s if
+    /// the parent is already gone (re-parented, or its pipe end closed).
+    pub(super) fn child(self) -> io::Result<()> {
+        close_fd(self.alive_wr);
+        rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+        // The parent closes its descriptors before the kernel looks for
+        // children to signal; order our prctl before the checks below.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        let gone = self.parent_gone();
+        close_fd(self.alive_rd);
+        if gone {
+            exit(EXIT_PARENT_GONE);
+        }
+        Ok(())
+    }
+
+    fn parent_gone(&self) -> bool {
+        let ppid = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get());
+        if ppid != self.ppid {
+            return true;
+        }
+        let mut fd = libc::pollfd {
+            fd: self.alive_rd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        loop {
+            // SAFETY: `fd` is a live pollfd; timeout 0 never blocks.
+            let n = unsafe { libc::poll(&mut fd, 1, 0) };
+            if n >= 0 {
+                // Nobody writes to the pipe: any event is the hang-up.
+                return n > 0 && fd.revents != 0;
+            }
+            if !interrupted() {
+                // Cannot tell: assume the worst rather than run unwatched.
+                return true;
+            }
+        }
+    }
+}
+
+/// Writes `bytes` to the file `path` in one write (the kernel takes an id
+/// map in a single write only).
+pub(super) fn write_whole(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
+    let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC;
+    let fd = rustix::fs::open(path, flags, rustix::fs::Mode::empty())?;
+    if rustix::io::write(&fd, bytes)? == bytes.len() {
+        Ok(())
+    } else {
+        Err(Errno::IO.into())
+    }
+}
+
+/// Closes every descriptor except the (at most three) given ones; `-1`
+/// entries are ignored.
+pub(super) fn close_all_except<const N: usize>(mut keep: [RawFd; N]) {
+    // In-place sort of a fixed array: no allocation.
+    keep.sort_unstable();
+    let mut low: libc::c_uint = 0;
+    for k in keep {
+        let Ok(k) = libc::c_uint::try_from(k) else {
+            continue;
+        };
+        if k > low {
+            close_range(low, k - 1);
+        }
+        low = k.saturating_add(1);
+    }
+    close_range(low, libc::c_uint::MAX);
+}
+
+/// Closes a descriptor this process owns, through rustix: no `errno`
+/// written (see `monitor::spawn_init`), and a failure leaves nothing to do.
+pub(super) fn close_fd(fd: RawFd) {
+    // SAFETY: close of a descriptor this process owns and no longer uses.
+    unsafe { rustix::io::close(fd) };
+}
+
+/// `close_range(first, last, 0)`. The callers pass `first <= last`, with
+/// which the call cannot fail, so the C library's wrapper writes no
+/// `errno` (see `monitor::spawn_init`).
+pub(super) fn close_range(first: libc::c_uint, last: libc::c_uint) {
+    // SAFETY: close_range with integer arguments; the only descriptors this
+    // process still needs are outside the range.
+    unsafe { libc::syscall(libc::SYS_close_range, first, last, 0 as libc::c_uint) };
+}
+
+/// Restores the default disposition of every signal and an empty mask: the
+/// server's handlers (tokio's SIGCHLD handler writes to a descriptor number
+/// that may be reused here) must not run in the monitor or init.
+pub(super) fn reset_signals() {
+    for sig in 1..=64 {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        // SAFETY: an all-zero sigaction is SIG_DFL with an empty mask;
+        // signals that cannot be changed just return an error.
+        unsafe {
+            let sa: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+    // SAFETY: pointers to a live local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+    }
+}
+
+/// `fork` as a raw `clone(SIGCHLD)`: no `atfork` handlers run.
+pub(super) fn raw_fork() -> io::Result<libc::pid_t> {
+    // SAFETY: clone with only the exit signal and a null stack duplicates the
+    // calling (single) thread like fork; the child continues on its own copy
+    // of the stack and only makes system calls.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            libc::SIGCHLD as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        )
+    };
+    cvt_long(r).map(|p| p as libc::pid_t)
+}
+
+pub(super) fn exit(code: libc::c_int) -> ! {
+    // SAFETY: _exit never returns and runs no destructors or handlers.
+    unsafe { libc::_exit(code) }
+}
+
+/// Waits for this process's child `pid` to end and returns its wait
+/// status, waiting again when a signal interrupts the wait. System calls
+/// only, through rustix (no `errno`: usable in a monitor whose memory the
+/// init shares, `monitor::spawn_init`), so also in a child of a forked
+/// multithreaded process.
+pub(super) fn wait_for(pid: libc::pid_t) -> io::Result<libc::c_int> {
+    let pid = Pid::from_raw(pid).ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+    loop {
+        match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
+            Ok(Some((_, status))) => return Ok(status.as_raw()),
+            Err(Errno::INTR) => {}
+            Ok(None) => return Err(io::Error::from_raw_os_error(libc::ECHILD)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+pub(super) fn interrupted() -> bool {
+    last_error_is(libc::EINTR)
+}
+
+/// Whether the C library's last error (`errno`) is `code`.
+pub(super) fn last_error_is(code: libc::c_int) -> bool {
+    io::Error::last_os_error().raw_os_error() == Some(code)
+}
+
+/// A C-library return value as a result: negative means `errno`.
+pub(super) fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+/// A raw system call's return value as a result: negative means `errno`.
+pub(super) fn cvt_long(r: libc::c_long) -> io::Result<libc::c_long> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+/// Blocks every signal in the calling thread (the pool's own), so that the
+/// namespace-making child, which inherits the mask and shares the
+/// server's memory, never runs a handler.
+pub(crate) fn block_all_signals() {
+    // SAFETY: pointers to a live local set; only this thread's mask changes.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut set);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether this host lets an unprivileged-capable process create a user +
+    /// PID namespace and fork pid 1 in it. Runs the check in a throwaway child.
+    fn probe_pid_namespace() -> bool {
+        let Ok(pid) = raw_fork() else {
+            return false;
+        };
+        if pid == 0 {
+            // Child of a possibly multithreaded process: system calls only.
+            // SAFETY: unshare with constant flags in a single-threaded child.
+            if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) } != 0 {
+                exit(1);
+            }
+            match raw_fork() {
+                Ok(0) => exit(0),
+                Ok(g) => {
+                    let mut ws: libc::c_int = 0;
+                    // SAFETY: pointer to a live local.
+                    let r = unsafe { libc::waitpid(g, &mut ws, 0) };
+                    exit(if r == g && ws == 0 { 0 } else { 2 });
+                }
+                Err(_) => exit(3),
+            }
+        }
+        wait_for(pid).is_ok_and(|ws| ws == 0)
+    }
+
+    /// Stages the parent-death race on purpose: a middle process prepares a
+    /// [`ParentWatch`] and forks; when `parent_dies` it exits at once, while
+    /// its child waits 200 ms before arming `PR_SET_PDEATHSIG`. The child
+    /// reports on a pipe when it got past [`ParentWatch::child`]. Returns
+    /// whether it did. `ns_init`: the child is pid 1 of a new PID namespace,
+    /// as the init is.
+    fn child_goes_on(parent_dies: bool, ns_init: bool) -> bool {
+        let mut report: [libc::c_int; 2] = [-1, -1];
+        // SAFETY: pipe2 into a live local array.
+        assert_eq!(
+            unsafe { libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC) },
+            0
+        );
+        let [rd, wr] = report;
+        let middle = raw_fork().unwrap();
+        if middle == 0 {
+            // Child of a multithreaded test process: system calls only.
+            // SAFETY: unshare with constant flags in a single-threaded child.
+            if ns_init && unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) } != 0 {
+                exit(90);
+            }
+            let Ok(watch) = ParentWatch::prepare(ns_init) else {
+                exit(91);
+            };
+            match raw_fork() {
+                Ok(0) => {
+                    let pause = libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 200_000_000,
+                    };
+                    // SAFETY: pointer to a live local; no remainder wanted.
+                    unsafe { libc::nanosleep(&pause, std::ptr::null_mut()) };
+                    if watch.child().is_err() {
+                        exit(92);
+                    }
+                    // SAFETY: write from a live one-byte buffer.
+                    unsafe { libc::write(wr, b"S".as_ptr().cast(), 1) };
+                    exit(0);
+                }
+                Ok(child) => {
+                    let _alive = watch.parent();
+                    if !parent_dies {
+                        let mut ws = 0;
+                        // SAFETY: pointer to a live local.
+                        unsafe { libc::waitpid(child, &mut ws, 0) };
+                    }
+                    exit(0);
+                }
+                Err(_) => exit(93),
+            }
+        }
+        close_fd(wr);
+        let mut ws = 0;
+        // SAFETY: pointer to a live local; `middle` is our child.
+        assert_eq!(unsafe { libc::waitpid(middle, &mut ws, 0) }, middle);
+        assert_eq!(ws, 0, "middle process failed: {ws:#x}");
+        let mut fd = libc::pollfd {
+            fd: rd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: a live pollfd. Readable on the report byte or on EOF (the
+        // child exited).
+        assert_eq!(unsafe { libc::poll(&mut fd, 1, 5_000) }, 1, "no answer");
+        let mut b = [0u8; 1];
+        // SAFETY: read into a live one-byte buffer.
+        let n = unsafe { libc::read(rd, b.as_mut_ptr().cast(), 1) };
+        close_fd(rd);
+        n == 1 && b == *b"S"
+    }
+
+    #[test]
+    fn child_of_a_parent_that_died_before_pdeathsig_exits() {
+        assert!(!child_goes_on(true, false), "orphan went on unwatched");
+        // Control: the same child, whose parent lives, goes on.
+        assert!(child_goes_on(false, false));
+    }
+
+    #[test]
+    fn namespace_init_whose_parent_died_before_pdeathsig_exits() {
+        if !probe_pid_namespace() {
+            eprintln!("no user + PID namespaces on this host; nothing to check");
+            return;
+        }
+        // getppid() of a namespace's pid 1 is 0 either way: only the pipe
+        // can tell.
+        assert!(!child_goes_on(true, true), "orphan init went on unwatched");
+        assert!(child_goes_on(false, true));
+    }
+}
