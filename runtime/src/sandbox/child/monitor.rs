@@ -3,20 +3,23 @@
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, IntoRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::io::Errno;
-use rustix::process::{Pid, PidfdFlags, Signal, WaitOptions};
+use rustix::process::{
+    DumpableBehavior, Pid, PidfdFlags, Signal, WaitOptions, set_dumpable_behavior,
+};
+use rustix::thread::UnshareFlags;
 
 use super::mount::{self, ViewPlan};
 use super::plan::{ChildPlan, IdMaps, ServerStrings};
 use super::record::{rusage_us, write_record};
 use super::solver::{EXIT_SPAWN_FAILED, spawn_solver};
 use super::sys::{
-    ParentWatch, close_all_except, close_fd, cvt, exit, interrupted, last_error_is, reset_signals,
-    wait_for, write_whole,
+    ParentWatch, close_all_except, close_fd, enter_net, exit, interrupted, last_error_is,
+    reset_signals, unshare, wait_for, write_whole,
 };
 
 /// Exit code of a monitor or init that lost track of its child (a kernel
@@ -53,15 +56,14 @@ fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
     // The monitor and init hold a copy of the server's memory: make them
     // non-dumpable so nothing at our uid can read it through /proc or
     // ptrace. `execve` resets this for the solver.
-    // SAFETY: prctl with integer arguments only.
-    cvt(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) })?;
+    set_dumpable_behavior(DumpableBehavior::NotDumpable)?;
     join_cgroup(&plan.cgroup)?;
     if plan.pid_namespace {
-        let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWPID;
+        let mut flags = UnshareFlags::NEWUSER | UnshareFlags::NEWPID;
         if !plan.cgroup.is_empty() {
             // The run sees its own cgroup as the root of the hierarchy
             // (`/proc/self/cgroup` names no host path).
-            flags |= libc::CLONE_NEWCGROUP;
+            flags |= UnshareFlags::NEWCGROUP;
         }
         if let Some(v) = &plan.view {
             // The mount namespace copies this working directory's mount:
@@ -71,14 +73,10 @@ fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
             if let Some(net) = &v.net {
                 // The pool's user namespace owns the network namespace;
                 // the run's user namespace is created below it.
-                // SAFETY: setns on descriptors owned by `plan`.
-                cvt(unsafe { libc::setns(net.user.as_raw_fd(), libc::CLONE_NEWUSER) })?;
-                // SAFETY: as above.
-                cvt(unsafe { libc::setns(net.net.as_raw_fd(), libc::CLONE_NEWNET) })?;
+                enter_net(net)?;
             }
         }
-        // SAFETY: unshare with constant flags; this process has one thread.
-        cvt(unsafe { libc::unshare(flags) })?;
+        unshare(flags)?;
         write_id_maps(&plan.id_maps)?;
     }
     // With a PID namespace the child is pid 1 of it, and its parent (this
@@ -186,10 +184,8 @@ struct InitArgs {
 /// as values and writes no `errno`, or through calls that cannot fail
 /// with the arguments given (`close_range` over a valid range, `_exit`).
 fn spawn_init(plan: &mut ChildPlan, watch: ParentWatch) -> io::Result<libc::pid_t> {
-    let mut ends: [libc::c_int; 2] = [-1, -1];
-    // SAFETY: pipe2 writes two descriptors into a live local array.
-    cvt(unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) })?;
-    let [ready_rd, ready_wr] = ends;
+    let (ready_rd, ready_wr) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+    let (ready_rd, ready_wr) = (ready_rd.into_raw_fd(), ready_wr.into_raw_fd());
     let stack = plan.stacks.init_top();
     let args = InitArgs {
         plan: std::ptr::from_mut(plan),
@@ -283,10 +279,10 @@ pub(super) fn join_cgroup(procs: &[OwnedFd]) -> io::Result<()> {
 /// and POSIX message queues of the server's uid stay out of reach), UTS,
 /// and network unless the solver shares the host's or `entered_net` (the
 /// process already entered a fresh one from the pool).
-pub(super) fn view_flags(plan: &ViewPlan, entered_net: bool) -> libc::c_int {
-    let base = libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+pub(super) fn view_flags(plan: &ViewPlan, entered_net: bool) -> UnshareFlags {
+    let base = UnshareFlags::NEWNS | UnshareFlags::NEWIPC | UnshareFlags::NEWUTS;
     if plan.private_network() && !entered_net {
-        base | libc::CLONE_NEWNET
+        base | UnshareFlags::NEWNET
     } else {
         base
     }
@@ -297,7 +293,6 @@ pub(super) fn view_flags(plan: &ViewPlan, entered_net: bool) -> libc::c_int {
 /// is dumpable for the three writes (it holds no secret the server does
 /// not: only a same-uid process could attach in that window).
 pub(super) fn write_id_maps(maps: &IdMaps) -> io::Result<()> {
-    use rustix::process::{DumpableBehavior, set_dumpable_behavior};
     set_dumpable_behavior(DumpableBehavior::Dumpable)?;
     let r = write_whole(c"/proc/self/setgroups", b"deny")
         .and_then(|()| write_whole(c"/proc/self/uid_map", &maps.uid_map))

@@ -1,13 +1,15 @@
 //! What the host supports, found by doing it in a throwaway child.
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
+
+use rustix::thread::UnshareFlags;
 
 use super::monitor::{join_cgroup, view_flags, write_id_maps};
 use super::mount::{self, RunMounts, ViewPlan};
 use super::plan::{Filter, IdMaps, NetNs};
 use super::solver::install_filter;
-use super::sys::{exit, raw_fork, wait_for};
+use super::sys::{enter_net, exit, raw_fork, unshare, wait_for};
 
 /// Whether a process can join the cgroup whose join files are `procs`,
 /// found by doing it in a throwaway child (which then exits: the cgroup is
@@ -53,22 +55,11 @@ pub(crate) fn probe_host(
         let Some((plan, mut run, dir)) = view else {
             exit(MARK | probe_seccomp(filter));
         };
-        // SAFETY: fchdir to a directory descriptor; setns on descriptors
-        // the caller owns; unshare with constant flags in a
-        // single-threaded child.
-        let view_ns = unsafe {
-            libc::fchdir(dir.as_raw_fd()) == 0
-                && net.is_none_or(|n| {
-                    libc::setns(n.user.as_raw_fd(), libc::CLONE_NEWUSER) == 0
-                        && libc::setns(n.net.as_raw_fd(), libc::CLONE_NEWNET) == 0
-                })
-                && libc::unshare(
-                    libc::CLONE_NEWUSER | libc::CLONE_NEWPID | view_flags(plan, net.is_some()),
-                ) == 0
-        };
-        // SAFETY: as above.
-        let pid_ns =
-            view_ns || unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) } == 0;
+        let user_pid = UnshareFlags::NEWUSER | UnshareFlags::NEWPID;
+        let view_ns = rustix::process::fchdir(dir).is_ok()
+            && net.is_none_or(|n| enter_net(n).is_ok())
+            && unshare(user_pid | view_flags(plan, net.is_some())).is_ok();
+        let pid_ns = view_ns || unshare(user_pid).is_ok();
         if !pid_ns || write_id_maps(maps).is_err() {
             exit(MARK | probe_seccomp(filter));
         }
@@ -80,13 +71,10 @@ pub(crate) fn probe_host(
                 }
                 exit(bits | probe_seccomp(filter));
             }
-            Ok(g) => {
-                let mut ws: libc::c_int = 0;
-                // SAFETY: pointer to a live local.
-                let r = unsafe { libc::waitpid(g, &mut ws, 0) };
-                let ok = r == g && libc::WIFEXITED(ws);
-                exit(if ok { libc::WEXITSTATUS(ws) } else { MARK });
-            }
+            Ok(g) => match wait_for(g) {
+                Ok(ws) if libc::WIFEXITED(ws) => exit(libc::WEXITSTATUS(ws)),
+                _ => exit(MARK),
+            },
             Err(_) => exit(MARK | probe_seccomp(filter)),
         }
     }
@@ -107,17 +95,15 @@ fn probe_seccomp(filter: Option<&Filter>) -> libc::c_int {
     let Some(filter) = filter else {
         return 0;
     };
-    // SAFETY: prctl with integer arguments.
-    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+    if rustix::thread::set_no_new_privs(true).is_err() || install_filter(filter).is_err() {
         return 0;
     }
-    if install_filter(filter).is_err() {
-        return 0;
-    }
-    // SAFETY: unshare and socket with constant arguments.
-    let userns = unsafe { libc::unshare(libc::CLONE_NEWUSER) } == -1
-        && io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    // SAFETY: as above.
+    let userns = unshare(UnshareFlags::NEWUSER)
+        .err()
+        .and_then(|e| e.raw_os_error())
+        == Some(libc::EPERM);
+    // SAFETY: socket with constant arguments (the throwaway child exits
+    // with whatever it opened).
     let netlink = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_RAW, 0) } == -1
         && io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
     if userns && netlink { 4 } else { 0 }

@@ -4,9 +4,11 @@
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, IntoRawFd, RawFd};
 
+use rustix::fs::{Mode, OFlags};
+
 use super::mount::{self, VIEW_RUN_DIR_C};
 use super::plan::{ChildPlan, Filter, RlimitPlan, ViewRules};
-use super::sys::{ParentWatch, close_fd, cvt, cvt_long, wait_for};
+use super::sys::{ParentWatch, cvt, cvt_long, wait_for};
 
 /// Exit code of a solver that could not harden itself or `exec`.
 pub(super) const EXIT_SPAWN_FAILED: libc::c_int = 127;
@@ -148,13 +150,13 @@ fn set_rlimits(r: &RlimitPlan) -> io::Result<()> {
 fn executable(plan: &ChildPlan) -> io::Result<RawFd> {
     match &plan.view {
         Some(v) => {
-            let flags = rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC;
-            let fd = rustix::fs::open(v.plan.solver_path(), flags, rustix::fs::Mode::empty())?;
+            let flags = OFlags::PATH | OFlags::CLOEXEC;
+            let fd = rustix::fs::open(v.plan.solver_path(), flags, Mode::empty())?;
             mount::same_file(fd.as_fd(), v.plan.solver_id())?;
             Ok(fd.into_raw_fd())
         }
-        // SAFETY: fcntl(F_DUPFD) of a descriptor owned by `plan`.
-        None => cvt(unsafe { libc::fcntl(plan.solver.as_raw_fd(), libc::F_DUPFD, 3) }),
+        // A `dup` is not close-on-exec; 0 to 2 are the standard streams.
+        None => Ok(rustix::io::dup(&plan.solver)?.into_raw_fd()),
     }
 }
 
@@ -204,19 +206,14 @@ fn add_view_rules(ruleset: RawFd, rules: ViewRules) -> io::Result<()> {
         (c"/tmp", rules.all),
         (c"/dev/shm", rules.all),
     ] {
-        // SAFETY: open of a static C string.
-        let fd = cvt(unsafe {
-            libc::open(
-                path.as_ptr(),
-                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            )
-        })?;
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(path, flags, Mode::empty())?;
         let attr = PathBeneath {
             allowed_access: access,
-            parent_fd: fd,
+            parent_fd: fd.as_raw_fd(),
         };
         // SAFETY: landlock_add_rule with a live attribute struct.
-        let r = unsafe {
+        cvt_long(unsafe {
             libc::syscall(
                 libc::SYS_landlock_add_rule,
                 ruleset,
@@ -224,12 +221,7 @@ fn add_view_rules(ruleset: RawFd, rules: ViewRules) -> io::Result<()> {
                 &attr as *const PathBeneath,
                 0u32,
             )
-        };
-        let e = io::Error::last_os_error();
-        close_fd(fd);
-        if r < 0 {
-            return Err(e);
-        }
+        })?;
     }
     Ok(())
 }

@@ -2,8 +2,6 @@
 
 use std::io;
 
-use super::sys::cvt;
-
 /// The stacks of a launch's `clone` children, the init's
 /// (`clone(CLONE_VM)`, `monitor::spawn_init`) and the solver's
 /// (`clone(CLONE_VM | CLONE_VFORK)`, `solver::spawn_solver`): one mapping, made
@@ -41,33 +39,20 @@ impl CloneStack {
     /// Maps fresh stacks (their pages cost nothing until they are touched):
     /// the init's in the lower half, the solver's in the upper.
     pub(crate) fn new() -> io::Result<Self> {
-        // SAFETY: sysconf with a constant name.
-        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
-            .ok()
-            .filter(|&p| p > 0)
-            .unwrap_or(4096);
+        use rustix::mm::{MapFlags, MprotectFlags, ProtFlags, mmap_anonymous, mprotect};
+        let page = rustix::param::page_size();
         let half = Self::USABLE + page;
         let len = 2 * half;
+        let rw = ProtFlags::READ | ProtFlags::WRITE;
+        let flags = MapFlags::PRIVATE | MapFlags::STACK;
         // SAFETY: a fresh private anonymous mapping at an address the kernel
         // picks; nothing else refers to it.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
+        let base = unsafe { mmap_anonymous(std::ptr::null_mut(), len, rw, flags) }?;
         let stacks = Self { base, len };
         // A stack grows down: the lowest page of each half is its guard.
         for lowest in [base, base.wrapping_byte_add(half)] {
             // SAFETY: the first page of a half of the mapping made above.
-            cvt(unsafe { libc::mprotect(lowest, page, libc::PROT_NONE) })?;
+            unsafe { mprotect(lowest, page, MprotectFlags::empty()) }?;
         }
         Ok(stacks)
     }
@@ -92,6 +77,6 @@ impl CloneStack {
 impl Drop for CloneStack {
     fn drop(&mut self) {
         // SAFETY: unmaps the mapping this value owns, once.
-        unsafe { libc::munmap(self.base, self.len) };
+        let _ = unsafe { rustix::mm::munmap(self.base, self.len) };
     }
 }

@@ -1,10 +1,13 @@
 //! System-call helpers of the child side, and the parent watch.
 
 use std::io;
-use std::os::fd::{IntoRawFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, IntoRawFd, RawFd};
 
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, WaitOptions};
+use rustix::thread::UnshareFlags;
+
+use super::plan::NetNs;
 
 /// Exit code of a freshly forked init or solver whose parent had already
 /// died when it armed `PR_SET_PDEATHSIG` (so no signal would ever come).
@@ -70,24 +73,44 @@ impl ParentWatch {
         if ppid != self.ppid {
             return true;
         }
-        let mut fd = libc::pollfd {
-            fd: self.alive_rd,
-            events: libc::POLLIN,
-            revents: 0,
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        // SAFETY: the pipe's read end, which this process owns and closes
+        // only after this check.
+        let rd = unsafe { BorrowedFd::borrow_raw(self.alive_rd) };
+        let now = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
         };
         loop {
-            // SAFETY: `fd` is a live pollfd; timeout 0 never blocks.
-            let n = unsafe { libc::poll(&mut fd, 1, 0) };
-            if n >= 0 {
+            let mut set = [PollFd::new(&rd, PollFlags::IN)];
+            match poll(&mut set, Some(&now)) {
                 // Nobody writes to the pipe: any event is the hang-up.
-                return n > 0 && fd.revents != 0;
-            }
-            if !interrupted() {
+                Ok(n) => return n > 0 && !set[0].revents().is_empty(),
+                Err(Errno::INTR) => {}
                 // Cannot tell: assume the worst rather than run unwatched.
-                return true;
+                Err(_) => return true,
             }
         }
     }
+}
+
+/// Enters the pool's namespaces `ns`: its user namespace, which owns its
+/// network namespace, then the network namespace.
+pub(super) fn enter_net(ns: &NetNs) -> io::Result<()> {
+    use rustix::thread::{LinkNameSpaceType, move_into_link_name_space};
+    move_into_link_name_space(ns.user.as_fd(), Some(LinkNameSpaceType::User))?;
+    move_into_link_name_space(ns.net.as_fd(), Some(LinkNameSpaceType::Network))?;
+    Ok(())
+}
+
+/// `unshare(flags)` of namespaces only: the descriptor table is never
+/// unshared (`FILES` is taken out), the one case that makes the call
+/// unsafe for a process of several threads.
+pub(super) fn unshare(flags: UnshareFlags) -> io::Result<()> {
+    // SAFETY: without `FILES`, no thread can be left with descriptors of
+    // another table; the callers are single-threaded children anyway.
+    unsafe { rustix::thread::unshare_unsafe(flags.difference(UnshareFlags::FILES)) }?;
+    Ok(())
 }
 
 /// Writes `bytes` to the file `path` in one write (the kernel takes an id
