@@ -24,7 +24,9 @@ use super::child::{
 use super::containment::{Containment, Requirements, TreeKill};
 use super::disk::Over;
 use super::error::{ConfigError, SandboxError};
-use super::host::cgroup::{CgroupEvents, CgroupPool, Cgroups, EnvelopeSupport, RunCgroup};
+use super::host::cgroup::{
+    CgroupEvents, CgroupPool, CgroupSys, Cgroups, EnvelopeSupport, RunCgroup,
+};
 use super::host::netns::NetPool;
 use super::host::probe::{probe_host, start_net_pool};
 use super::interp;
@@ -287,7 +289,7 @@ impl Sandbox {
         };
         let host = probe_host(&config, filter.as_deref())?;
         let cgroups = if config.allow_cgroups {
-            Cgroups::detect().map(|c| CgroupPool::start(c, config.made_ahead))
+            Cgroups::detect(CgroupSys::HOST).map(|c| CgroupPool::start(c, config.made_ahead))
         } else {
             None
         };

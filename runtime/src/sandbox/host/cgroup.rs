@@ -166,9 +166,48 @@ enum Layout {
     },
 }
 
+/// The kernel interfaces the cgroup logic goes through, so that a test can
+/// stand a plain directory tree in for them, without root: where procfs
+/// is, and how a cgroup directory is made and removed (on cgroupfs `mkdir`
+/// makes the control files, and `rmdir` removes a cgroup that holds them).
+/// Everything else is read and written at the paths procfs and
+/// `/proc/self/mountinfo` name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CgroupSys {
+    /// The procfs mount (`/proc`).
+    pub(crate) proc: &'static str,
+    /// Makes a cgroup (`mkdir`).
+    pub(crate) make: fn(&Path) -> io::Result<()>,
+    /// Removes an empty cgroup (`rmdir`).
+    pub(crate) remove: fn(&Path) -> io::Result<()>,
+}
+
+impl CgroupSys {
+    /// The host's.
+    pub(crate) const HOST: Self = Self {
+        proc: "/proc",
+        make: |p| fs::create_dir(p),
+        remove: |p| fs::remove_dir(p),
+    };
+
+    /// Makes `dir` unless it exists.
+    fn make_once(&self, dir: &Path) -> io::Result<()> {
+        match (self.make)(dir) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// A file of procfs (`self/cgroup`, `<pid>/stat`).
+    fn proc_file(&self, name: &str) -> io::Result<String> {
+        fs::read_to_string(Path::new(self.proc).join(name))
+    }
+}
+
 /// The envelope's cgroups on this host: made once at start, shared by runs.
 #[derive(Debug)]
 pub(crate) struct Cgroups {
+    sys: CgroupSys,
     layout: Layout,
     /// `r<pid namespace>-<pid>-<start time>-`: this server's run cgroups'
     /// name prefix.
@@ -191,36 +230,34 @@ impl Cgroups {
     /// Detects a usable backend (v2 first, then v1), prepares its runs
     /// directory and removes the cgroups that servers which died left in it.
     /// `None`: no controller of the envelope is usable (the log says why).
-    pub(crate) fn detect() -> Option<Self> {
+    pub(crate) fn detect(sys: CgroupSys) -> Option<Self> {
         let _one_at_a_time = DETECT
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mounts = match fs::read_to_string("/proc/self/mountinfo") {
-            Ok(m) => m,
-            Err(e) => {
-                tracing::warn!(error = %e, "cgroups: mountinfo unreadable");
-                return None;
-            }
+        let read = |name| {
+            sys.proc_file(name)
+                .inspect_err(
+                    |e| tracing::warn!(error = %e, file = name, "cgroups: procfs unreadable"),
+                )
+                .ok()
         };
-        let own = match fs::read_to_string("/proc/self/cgroup") {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "cgroups: /proc/self/cgroup unreadable");
-                return None;
-            }
-        };
-        let mounts = parse_mountinfo(&mounts);
-        let own = parse_proc_cgroup(&own);
-        let layout = v2_layout(&mounts, &own).or_else(|| v1_layout(&mounts, &own))?;
-        let pid_ns = match fs::metadata("/proc/self/ns/pid") {
+        let mounts = parse_mountinfo(&read("self/mountinfo")?);
+        let own = parse_proc_cgroup(&read("self/cgroup")?);
+        let layout = v2_layout(&sys, &mounts, &own).or_else(|| v1_layout(&sys, &mounts, &own))?;
+        let pid_ns = match fs::metadata(Path::new(sys.proc).join("self/ns/pid")) {
             Ok(m) => std::os::unix::fs::MetadataExt::ino(&m),
             Err(e) => {
                 tracing::warn!(error = %e, "cgroups: this process's PID namespace is unknown");
                 return None;
             }
         };
-        let prefix = format!("r{pid_ns}-{}-{}-", std::process::id(), own_start_time()?);
+        let Some(start) = start_time(&sys, std::process::id()) else {
+            tracing::warn!("cgroups: this process's start time is unreadable");
+            return None;
+        };
+        let prefix = format!("r{pid_ns}-{}-{start}-", std::process::id());
         let cgroups = Self {
+            sys,
             layout,
             prefix,
             pid_ns,
@@ -255,7 +292,7 @@ impl Cgroups {
             Layout::V2 { swap, .. } => EnvelopeSupport {
                 backend: EnvelopeBackend::CgroupV2,
                 memory: true,
-                swap: *swap || !host_has_swap(),
+                swap: *swap || !self.host_has_swap(),
                 processes: true,
                 cpu: true,
             },
@@ -264,7 +301,7 @@ impl Cgroups {
                 EnvelopeSupport {
                     backend: EnvelopeBackend::CgroupV1,
                     memory: has(Controller::Memory),
-                    swap: has(Controller::Memory) && (*memsw || !host_has_swap()),
+                    swap: has(Controller::Memory) && (*memsw || !self.host_has_swap()),
                     processes: has(Controller::Pids),
                     cpu: has(Controller::Cpu),
                 }
@@ -290,6 +327,7 @@ impl Cgroups {
             Layout::V1 { memsw, .. } => (false, *memsw),
         };
         let mut run = RunCgroup {
+            remove_dir: self.sys.remove,
             dirs: Vec::new(),
             procs: Vec::new(),
             v2,
@@ -300,13 +338,13 @@ impl Cgroups {
         match &self.layout {
             Layout::V2 { runs, .. } => {
                 let dir = runs.join(&name);
-                fs::create_dir(&dir)?;
+                (self.sys.make)(&dir)?;
                 run.dirs.push((Controller::ALL.to_vec(), dir));
             }
             Layout::V1 { dirs, .. } => {
                 for (c, base) in dirs {
                     let dir = base.join(&name);
-                    fs::create_dir(&dir)?;
+                    (self.sys.make)(&dir)?;
                     run.dirs.push((vec![*c], dir));
                 }
             }
@@ -358,12 +396,12 @@ impl Cgroups {
             for e in entries.filter_map(Result::ok) {
                 let name = e.file_name();
                 let Some(name) = name.to_str() else { continue };
-                if owner_alive(name, self.pid_ns) {
+                if owner_alive(&self.sys, name, self.pid_ns) {
                     continue;
                 }
                 let dir = base.join(name);
                 kill_members(&dir, self.is_v2(), 16);
-                match fs::remove_dir(&dir) {
+                match (self.sys.remove)(&dir) {
                     Ok(()) => tracing::info!(cgroup = %dir.display(), "removed a stale run cgroup"),
                     Err(e) => {
                         tracing::warn!(cgroup = %dir.display(), error = %e, "a stale run cgroup could not be removed")
@@ -382,6 +420,12 @@ impl Cgroups {
 
     fn is_v2(&self) -> bool {
         matches!(self.layout, Layout::V2 { .. })
+    }
+
+    fn host_has_swap(&self) -> bool {
+        self.sys
+            .proc_file("swaps")
+            .is_ok_and(|s| s.lines().count() > 1)
     }
 }
 
@@ -457,6 +501,8 @@ impl CgroupPool {
 /// One run's cgroup (one directory per v1 hierarchy, or one v2 directory).
 #[derive(Debug)]
 pub(crate) struct RunCgroup {
+    /// How its directories are removed ([`CgroupSys::remove`]).
+    remove_dir: fn(&Path) -> io::Result<()>,
     dirs: Vec<(Vec<Controller>, PathBuf)>,
     /// The join file of each directory (`tasks` on v1, `cgroup.procs` on
     /// v2), opened for writing: the monitor writes `0` to each to join.
@@ -656,7 +702,7 @@ impl RunCgroup {
         for (cs, dir) in std::mem::take(&mut self.dirs) {
             // One pass, no waiting: the caller retries.
             kill_members(&dir, self.v2, 1);
-            match fs::remove_dir(&dir) {
+            match (self.remove_dir)(&dir) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => {
@@ -755,7 +801,7 @@ fn kill_members(dir: &Path, v2: bool, passes: usize) {
 /// may still be running: `false` only for a name of the PID namespace
 /// `pid_ns` whose pid is dead or was started at another time (an
 /// unparsable name, or one of another namespace, is kept: not ours).
-fn owner_alive(name: &str, pid_ns: u64) -> bool {
+fn owner_alive(sys: &CgroupSys, name: &str, pid_ns: u64) -> bool {
     let mut parts = name.strip_prefix('r').unwrap_or("").splitn(4, '-');
     let (Some(ns), Some(pid), Some(start)) = (parts.next(), parts.next(), parts.next()) else {
         return true;
@@ -765,29 +811,17 @@ fn owner_alive(name: &str, pid_ns: u64) -> bool {
     else {
         return true;
     };
-    ns != pid_ns || start_time(pid).is_some_and(|s| s == start)
+    ns != pid_ns || start_time(sys, pid).is_some_and(|s| s == start)
 }
 
 /// A process's start time (clock ticks after boot, `/proc/<pid>/stat`
 /// field 22): with the pid, a name no later process can take.
-fn start_time(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+fn start_time(sys: &CgroupSys, pid: u32) -> Option<u64> {
+    let stat = sys.proc_file(&format!("{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses: read
     // after its last ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
     rest.split_whitespace().nth(19)?.parse().ok()
-}
-
-fn own_start_time() -> Option<u64> {
-    let t = start_time(std::process::id());
-    if t.is_none() {
-        tracing::warn!("cgroups: this process's start time is unreadable");
-    }
-    t
-}
-
-fn host_has_swap() -> bool {
-    fs::read_to_string("/proc/swaps").is_ok_and(|s| s.lines().count() > 1)
 }
 
 /// One cgroup mount: its file-system type's controllers, the cgroup path
@@ -887,7 +921,11 @@ fn dir_under(mount: &Mount, path: &str) -> Option<PathBuf> {
     })
 }
 
-fn v2_layout(mounts: &[Mount], own: &[(BTreeSet<String>, String)]) -> Option<Layout> {
+fn v2_layout(
+    sys: &CgroupSys,
+    mounts: &[Mount],
+    own: &[(BTreeSet<String>, String)],
+) -> Option<Layout> {
     let path = own.iter().find(|(c, _)| c.is_empty()).map(|(_, p)| p)?;
     let mut own_dir = mounts
         .iter()
@@ -912,7 +950,7 @@ fn v2_layout(mounts: &[Mount], own: &[(BTreeSet<String>, String)]) -> Option<Lay
         );
         return None;
     }
-    match prepare_v2(&own_dir) {
+    match prepare_v2(sys, &own_dir) {
         Ok(runs) => {
             // Present where the kernel accounts swap for the runs' cgroups.
             let swap = runs.join("memory.swap.max").exists();
@@ -929,7 +967,7 @@ const ENABLE: &str = "+memory +pids +cpu";
 
 /// Enables the controllers for `<own>/hardened-mcp.runs`; see the module
 /// docs for the one move it may make (the server into its own leaf).
-fn prepare_v2(own: &Path) -> Result<PathBuf, &'static str> {
+fn prepare_v2(sys: &CgroupSys, own: &Path) -> Result<PathBuf, &'static str> {
     let enable = |dir: &Path| fs::write(dir.join("cgroup.subtree_control"), ENABLE);
     let me = std::process::id() as i32;
     let leaf = own.join(SERVER_LEAF);
@@ -943,26 +981,24 @@ fn prepare_v2(own: &Path) -> Result<PathBuf, &'static str> {
                 "the server's cgroup holds other processes (give the server a cgroup of its own, e.g. systemd Delegate=yes)",
             );
         }
-        match fs::create_dir(&leaf) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(_) => return Err("the server's cgroup is not writable (not delegated)"),
-        }
+        sys.make_once(&leaf)
+            .map_err(|_| "the server's cgroup is not writable (not delegated)")?;
         fs::write(leaf.join("cgroup.procs"), me.to_string())
             .map_err(|_| "the server could not move into its own leaf cgroup")?;
         enable(own).map_err(|_| "the controllers could not be enabled for the server's subtree")?;
     }
     let runs = own.join(RUNS_DIR);
-    match fs::create_dir(&runs) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(_) => return Err("the runs' cgroup could not be created"),
-    }
+    sys.make_once(&runs)
+        .map_err(|_| "the runs' cgroup could not be created")?;
     enable(&runs).map_err(|_| "the controllers could not be enabled for the runs' cgroups")?;
     Ok(runs)
 }
 
-fn v1_layout(mounts: &[Mount], own: &[(BTreeSet<String>, String)]) -> Option<Layout> {
+fn v1_layout(
+    sys: &CgroupSys,
+    mounts: &[Mount],
+    own: &[(BTreeSet<String>, String)],
+) -> Option<Layout> {
     let mut dirs = Vec::new();
     for c in Controller::ALL {
         let name = c.name();
@@ -977,13 +1013,9 @@ fn v1_layout(mounts: &[Mount], own: &[(BTreeSet<String>, String)]) -> Option<Lay
             continue;
         };
         let runs = dir.join(RUNS_DIR);
-        match fs::create_dir(&runs) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => {
-                tracing::warn!(controller = name, error = %e, "cgroup v1: the server's cgroup is not writable");
-                continue;
-            }
+        if let Err(e) = sys.make_once(&runs) {
+            tracing::warn!(controller = name, error = %e, "cgroup v1: the server's cgroup is not writable");
+            continue;
         }
         dirs.push((c, runs));
     }
@@ -1075,20 +1107,169 @@ mod tests {
     #[test]
     fn stale_names_are_told_from_live_ones() {
         let me = std::process::id();
-        let start = start_time(me).unwrap();
+        let host = &CgroupSys::HOST;
+        let start = start_time(host, me).unwrap();
         let ns = 4026531836;
-        assert!(owner_alive(&format!("r{ns}-{me}-{start}-7"), ns));
+        let alive = |name: &str| owner_alive(host, name, ns);
+        assert!(alive(&format!("r{ns}-{me}-{start}-7")));
         // The same pid with another start time: a dead server's.
-        assert!(!owner_alive(&format!("r{ns}-{me}-{}-7", start + 1), ns));
+        assert!(!alive(&format!("r{ns}-{me}-{}-7", start + 1)));
         // Another PID namespace's names are never judged.
-        assert!(owner_alive(
-            &format!("r{}-{me}-{}-7", ns + 1, start + 1),
-            ns
-        ));
+        assert!(alive(&format!("r{}-{me}-{}-7", ns + 1, start + 1)));
         // Names that are not ours are never removed.
-        assert!(owner_alive("something-else", ns));
-        assert!(owner_alive("rx-1-2-3", ns));
-        assert!(owner_alive(&format!("r{ns}-1"), ns));
+        assert!(alive("something-else"));
+        assert!(alive("rx-1-2-3"));
+        assert!(alive(&format!("r{ns}-1")));
+    }
+
+    /// The control files a fake cgroup directory gets (both versions').
+    const FAKE_FILES: [&str; 17] = [
+        "tasks",
+        "cgroup.procs",
+        "cgroup.kill",
+        "cgroup.controllers",
+        "cgroup.subtree_control",
+        "memory.limit_in_bytes",
+        "memory.memsw.limit_in_bytes",
+        "memory.oom_control",
+        "memory.max",
+        "memory.swap.max",
+        "memory.events",
+        "pids.max",
+        "pids.events",
+        "cpu.cfs_period_us",
+        "cpu.cfs_quota_us",
+        "cpu.max",
+        "cpu.stat",
+    ];
+
+    /// A plain directory tree standing in for procfs and cgroupfs: a v1
+    /// layout (`memory`, `pids`, `cpu` hierarchies) or a v2 one, the server
+    /// in `/svc`, its runs' directory made, no swap.
+    fn fake_host(v2: bool) -> (tempfile::TempDir, CgroupSys) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let sys = CgroupSys {
+            proc: String::leak(root.join("proc").to_str().unwrap().to_owned()),
+            make: |p| {
+                fs::create_dir(p)?;
+                FAKE_FILES.iter().try_for_each(|f| fs::write(p.join(f), ""))
+            },
+            remove: |p| fs::remove_dir_all(p),
+        };
+        let me = std::process::id();
+        fs::create_dir_all(Path::new(sys.proc).join("self/ns")).unwrap();
+        fs::create_dir_all(Path::new(sys.proc).join(me.to_string())).unwrap();
+        let ticks = " 0".repeat(18);
+        let stat = format!("{me} (server) S{ticks} 777 0 0\n");
+        fs::write(Path::new(sys.proc).join(format!("{me}/stat")), stat).unwrap();
+        fs::write(Path::new(sys.proc).join("self/ns/pid"), "").unwrap();
+        fs::write(
+            Path::new(sys.proc).join("swaps"),
+            "Filename Type Size Used Priority\n",
+        )
+        .unwrap();
+        let hierarchies: &[&str] = if v2 {
+            &["unified"]
+        } else {
+            &["memory", "pids", "cpu"]
+        };
+        let (mut mountinfo, mut own) = (String::new(), String::new());
+        for (i, h) in hierarchies.iter().enumerate() {
+            let point = root.join(h);
+            let (fstype, options) = if v2 {
+                ("cgroup2", "rw")
+            } else {
+                ("cgroup", *h)
+            };
+            mountinfo += &format!(
+                "{i} 1 0:{i} / {} rw - {fstype} cg rw,{options}\n",
+                point.display()
+            );
+            own += &format!("{i}:{}:/svc\n", if v2 { "" } else { h });
+            fs::create_dir(&point).unwrap();
+            let svc = point.join("svc");
+            (sys.make)(&svc).unwrap();
+            fs::write(svc.join("cgroup.controllers"), "cpuset cpu io memory pids").unwrap();
+            fs::write(svc.join("cgroup.procs"), format!("{me}\n")).unwrap();
+            (sys.make)(&svc.join(RUNS_DIR)).unwrap();
+        }
+        fs::write(Path::new(sys.proc).join("self/mountinfo"), mountinfo).unwrap();
+        fs::write(Path::new(sys.proc).join("self/cgroup"), own).unwrap();
+        (tmp, sys)
+    }
+
+    #[test]
+    fn either_layout_is_detected_limited_and_swept_without_root() {
+        use crate::sandbox::limits::CpuShare;
+        for v2 in [false, true] {
+            let (tmp, sys) = fake_host(v2);
+            // Left by a server of this PID namespace that is gone, and by
+            // one of another namespace, which is not ours to judge.
+            let ns = fs::metadata(Path::new(sys.proc).join("self/ns/pid")).unwrap();
+            let ns = std::os::unix::fs::MetadataExt::ino(&ns);
+            let dead = format!("r{ns}-999999-5-0");
+            let foreign = format!("r{}-999999-5-0", ns + 1);
+            for h in fs::read_dir(tmp.path()).unwrap() {
+                let runs = h.unwrap().path().join("svc").join(RUNS_DIR);
+                if runs.is_dir() {
+                    (sys.make)(&runs.join(&dead)).unwrap();
+                    (sys.make)(&runs.join(&foreign)).unwrap();
+                }
+            }
+            let cgroups = Cgroups::detect(sys).unwrap();
+            let support = cgroups.support();
+            let backend = if v2 {
+                EnvelopeBackend::CgroupV2
+            } else {
+                EnvelopeBackend::CgroupV1
+            };
+            assert_eq!(support.backend, backend);
+            assert!(support.memory && support.swap && support.processes && support.cpu);
+            for base in cgroups.bases() {
+                assert!(
+                    !base.join(&dead).exists(),
+                    "a dead server's cgroup was left"
+                );
+                assert!(
+                    base.join(&foreign).exists(),
+                    "another namespace's cgroup was removed"
+                );
+            }
+            let limits = Limits {
+                memory: 64 << 20,
+                processes: 7,
+                cpu_share: CpuShare::cores(0.5).unwrap(),
+                ..Limits::default()
+            };
+            let mut run = cgroups.create(&limits).unwrap();
+            let read = |c: Controller, file: &str| {
+                fs::read_to_string(run.dir_of(c).unwrap().join(file)).unwrap()
+            };
+            let memory = (64u64 << 20).to_string();
+            if v2 {
+                assert_eq!(read(Controller::Memory, "memory.max"), memory);
+                assert_eq!(read(Controller::Memory, "memory.swap.max"), "0");
+                assert_eq!(read(Controller::Cpu, "cpu.max"), "50000 100000");
+                let runs = cgroups.bases()[0].to_owned();
+                let enabled = fs::read_to_string(runs.join("cgroup.subtree_control")).unwrap();
+                assert_eq!(enabled, ENABLE);
+            } else {
+                assert_eq!(read(Controller::Memory, "memory.limit_in_bytes"), memory);
+                assert_eq!(
+                    read(Controller::Memory, "memory.memsw.limit_in_bytes"),
+                    memory
+                );
+                assert_eq!(read(Controller::Cpu, "cpu.cfs_period_us"), "100000");
+                assert_eq!(read(Controller::Cpu, "cpu.cfs_quota_us"), "50000");
+            }
+            // The monitor and the init are counted.
+            assert_eq!(read(Controller::Pids, "pids.max"), "9");
+            let dirs: Vec<PathBuf> = run.dirs.iter().map(|(_, d)| d.clone()).collect();
+            assert_eq!(dirs.len(), if v2 { 1 } else { 3 });
+            assert!(run.remove());
+            assert!(dirs.iter().all(|d| !d.exists()));
+        }
     }
 
     #[test]
@@ -1116,105 +1297,114 @@ mod tests {
         text.split_whitespace().next().unwrap().to_owned()
     }
 
+    /// Both fake layouts, and the host's where it has a writable one (root
+    /// on this project's CI machines).
+    fn layouts() -> Vec<(Option<tempfile::TempDir>, Cgroups)> {
+        let mut all: Vec<_> = [false, true]
+            .map(|v2| {
+                let (tree, sys) = fake_host(v2);
+                (Some(tree), Cgroups::detect(sys).unwrap())
+            })
+            .into();
+        all.extend(Cgroups::detect(CgroupSys::HOST).map(|c| (None, c)));
+        all
+    }
+
     #[test]
     fn a_pool_of_none_holds_nothing_and_launches_make_their_own() {
-        let Some(cgroups) = Cgroups::detect() else {
-            return;
-        };
-        let pool = CgroupPool::start(cgroups, 0);
-        assert!(pool.ready.is_none(), "a thread for nothing made ahead");
-        let mut run = pool.take(&Limits::default()).unwrap();
-        assert!(!run.dirs.is_empty());
-        assert!(run.dirs.iter().all(|(_, d)| d.is_dir()));
-        assert!(run.members()().is_empty());
-        let dirs: Vec<PathBuf> = run.dirs.iter().map(|(_, d)| d.clone()).collect();
-        assert!(run.remove());
-        assert!(dirs.iter().all(|d| !d.exists()));
+        for (_tree, cgroups) in layouts() {
+            let pool = CgroupPool::start(cgroups, 0);
+            assert!(pool.ready.is_none(), "a thread for nothing made ahead");
+            let mut run = pool.take(&Limits::default()).unwrap();
+            assert!(!run.dirs.is_empty());
+            assert!(run.dirs.iter().all(|(_, d)| d.is_dir()));
+            assert!(run.members()().is_empty());
+            let dirs: Vec<PathBuf> = run.dirs.iter().map(|(_, d)| d.clone()).collect();
+            assert!(run.remove());
+            assert!(dirs.iter().all(|d| !d.exists()));
+        }
     }
 
     #[test]
     fn pooled_cgroups_are_fresh_and_get_each_runs_own_limits() {
         use crate::sandbox::limits::CpuShare;
-        // Needs a writable hierarchy (root on this project's CI machines);
-        // elsewhere there is no backend, and the pool is never made.
-        let Some(cgroups) = Cgroups::detect() else {
-            return;
-        };
-        const TARGET: usize = 2;
-        let pool = CgroupPool::start(cgroups, TARGET);
-        let ready = || pool.ready.as_ref().unwrap().ready();
-        let t0 = std::time::Instant::now();
-        while ready() < TARGET && t0.elapsed() < std::time::Duration::from_secs(10) {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        assert_eq!(ready(), TARGET);
-        let has = |c| {
-            pool.support().backend != EnvelopeBackend::None
-                && match c {
-                    Controller::Memory => pool.support().memory,
-                    Controller::Pids => pool.support().processes,
-                    Controller::Cpu => pool.support().cpu,
+        for (_tree, cgroups) in layouts() {
+            const TARGET: usize = 2;
+            let pool = CgroupPool::start(cgroups, TARGET);
+            let ready = || pool.ready.as_ref().unwrap().ready();
+            let t0 = std::time::Instant::now();
+            while ready() < TARGET && t0.elapsed() < std::time::Duration::from_secs(10) {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            assert_eq!(ready(), TARGET);
+            let has = |c| {
+                pool.support().backend != EnvelopeBackend::None
+                    && match c {
+                        Controller::Memory => pool.support().memory,
+                        Controller::Pids => pool.support().processes,
+                        Controller::Cpu => pool.support().cpu,
+                    }
+            };
+            // Narrower and wider than the defaults the pool wrote ahead.
+            let narrow = Limits {
+                memory: 64 << 20,
+                processes: 7,
+                cpu_share: CpuShare::cores(0.5).unwrap(),
+                ..Limits::default()
+            };
+            let wide = Limits {
+                memory: 3 << 30,
+                processes: 500,
+                cpu_share: CpuShare::cores(2.0).unwrap(),
+                ..Limits::default()
+            };
+            let mut taken = Vec::new();
+            for (limits, memory, pids, quota) in [
+                (narrow, 64u64 << 20, 9u64, 50_000u64),
+                (wide, 3 << 30, 502, 200_000),
+                (Limits::default(), 1 << 30, 66, 100_000),
+            ] {
+                let run = pool.take(&limits).unwrap();
+                assert!(
+                    run.members()().is_empty(),
+                    "a pooled cgroup was joined before its run"
+                );
+                if has(Controller::Memory) {
+                    assert_eq!(read_limit(&run, Controller::Memory), memory.to_string());
                 }
-        };
-        // Narrower and wider than the defaults the pool wrote ahead.
-        let narrow = Limits {
-            memory: 64 << 20,
-            processes: 7,
-            cpu_share: CpuShare::cores(0.5).unwrap(),
-            ..Limits::default()
-        };
-        let wide = Limits {
-            memory: 3 << 30,
-            processes: 500,
-            cpu_share: CpuShare::cores(2.0).unwrap(),
-            ..Limits::default()
-        };
-        let mut taken = Vec::new();
-        for (limits, memory, pids, quota) in [
-            (narrow, 64u64 << 20, 9u64, 50_000u64),
-            (wide, 3 << 30, 502, 200_000),
-            (Limits::default(), 1 << 30, 66, 100_000),
-        ] {
-            let run = pool.take(&limits).unwrap();
-            assert!(
-                run.members()().is_empty(),
-                "a pooled cgroup was joined before its run"
-            );
-            if has(Controller::Memory) {
-                assert_eq!(read_limit(&run, Controller::Memory), memory.to_string());
+                if has(Controller::Pids) {
+                    assert_eq!(read_limit(&run, Controller::Pids), pids.to_string());
+                }
+                if has(Controller::Cpu) {
+                    assert_eq!(read_limit(&run, Controller::Cpu), quota.to_string());
+                }
+                taken.push(run);
             }
-            if has(Controller::Pids) {
-                assert_eq!(read_limit(&run, Controller::Pids), pids.to_string());
-            }
-            if has(Controller::Cpu) {
-                assert_eq!(read_limit(&run, Controller::Cpu), quota.to_string());
-            }
-            taken.push(run);
-        }
-        // Each one is a cgroup of its own.
-        let dirs: BTreeSet<PathBuf> = taken
-            .iter()
-            .flat_map(|r| r.dirs.iter().map(|(_, d)| d.clone()))
-            .collect();
-        assert_eq!(dirs.len(), taken.len() * taken[0].dirs.len());
-        // Dropping the pool removes the cgroups it still held.
-        let t0 = std::time::Instant::now();
-        while pool.ready() < TARGET && t0.elapsed() < std::time::Duration::from_secs(10) {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        let held: Vec<PathBuf> = pool.ready.as_ref().unwrap().inspect(|ready| {
-            ready
+            // Each one is a cgroup of its own.
+            let dirs: BTreeSet<PathBuf> = taken
                 .iter()
                 .flat_map(|r| r.dirs.iter().map(|(_, d)| d.clone()))
-                .collect()
-        });
-        assert!(!held.is_empty());
-        drop(pool);
-        for d in held {
-            assert!(!d.exists(), "a pooled cgroup outlived its pool");
-        }
-        for mut run in taken {
-            assert!(run.remove());
+                .collect();
+            assert_eq!(dirs.len(), taken.len() * taken[0].dirs.len());
+            // Dropping the pool removes the cgroups it still held.
+            let t0 = std::time::Instant::now();
+            while pool.ready() < TARGET && t0.elapsed() < std::time::Duration::from_secs(10) {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            let held: Vec<PathBuf> = pool.ready.as_ref().unwrap().inspect(|ready| {
+                ready
+                    .iter()
+                    .flat_map(|r| r.dirs.iter().map(|(_, d)| d.clone()))
+                    .collect()
+            });
+            assert!(!held.is_empty());
+            drop(pool);
+            for d in held {
+                assert!(!d.exists(), "a pooled cgroup outlived its pool");
+            }
+            for mut run in taken {
+                assert!(run.remove());
+            }
         }
     }
 }
