@@ -1,12 +1,7 @@
-//! What the host lets the sandbox do, detected once at server start: how a
-//! run's process tree is killed (PID namespace or process group), whether a
-//! private file-system view can be built (user + mount namespace), whether
-//! the seccomp filter installs, which Landlock ABI confines the run, which
-//! cgroup backend bounds the run's tree (the resource envelope). The
-//! detected level is reported as is, never more;
-//! by default a host that lacks a layer refuses to start
-//! ([`Requirements::default`]), unless the operator opts out explicitly
-//! ([`Requirements::none`]).
+//! What the host lets the sandbox do, detected at server start: tree kill
+//! (PID namespace or process group), the private view (user + mount
+//! namespace), seccomp, the Landlock ABI, the envelope's cgroup backend; and
+//! what a configuration requires of it ([`Requirements`]).
 
 use std::fmt;
 
@@ -16,12 +11,10 @@ use super::host::cgroup::EnvelopeSupport;
 /// How a run's process tree is killed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TreeKill {
-    /// `killpg` of the solver's session: a descendant that calls `setsid`
-    /// (or `setpgid`) escapes the kill and can keep the log pipes open; the
-    /// log readers are then abandoned after a grace period.
+    /// `killpg` of the solver's session: a descendant that calls `setsid` or
+    /// `setpgid` escapes it (and may hold the log pipes until the log grace).
     ProcessGroup,
-    /// A new user + PID namespace whose pid 1 is the sandbox's init: when it
-    /// is killed or exits, the kernel kills every process in it.
+    /// A user + PID namespace with the sandbox's init: when it dies, the kernel kills the rest.
     PidNamespace,
 }
 
@@ -40,23 +33,18 @@ impl TreeKill {
 pub struct Containment {
     /// How the tree is killed.
     pub tree_kill: TreeKill,
-    /// Whether each run gets its private file-system view (a mount
-    /// namespace with a fresh root, see the `view` section of the sandbox
-    /// docs). Without it a solver sees the host's file system, limited by
-    /// Landlock alone.
+    /// Whether each run gets its private file-system view (mount namespace,
+    /// fresh root); without it a solver sees the host's, limited by Landlock.
     pub fs_view: bool,
     /// Whether each run has a network namespace of its own (with the view,
     /// unless `SandboxConfig::host_network`): no traffic leaves the run.
     pub private_network: bool,
     /// Whether the seccomp filter is installed before each solver's exec.
     pub seccomp: bool,
-    /// Landlock ABI version in use (0: Landlock unavailable, no file-system
-    /// or network confinement beyond rlimits and uid).
+    /// Landlock ABI version in use (0: unavailable).
     pub landlock_abi: u32,
-    /// What bounds the run's whole tree (memory, processes, CPU share): a
-    /// cgroup backend, or nothing. The run directory's bytes and entries
-    /// are bounded on every host (the sandbox's disk monitor), `/tmp` and
-    /// `/dev/shm` with the private view.
+    /// The cgroup backend bounding the tree's memory, processes and CPU
+    /// share, if any (the disk monitor and tmpfs caps need none).
     pub envelope: EnvelopeSupport,
 }
 
@@ -71,8 +59,7 @@ pub(crate) struct HostSupport {
 
 impl Containment {
     /// The containment from what the probes found. `namespaces: false`
-    /// forces the process-group level and no view (for hosts where creating
-    /// namespaces is unwanted).
+    /// forces the process-group level and no view.
     pub(crate) fn from_support(
         host: HostSupport,
         namespaces: bool,
@@ -80,10 +67,8 @@ impl Containment {
         envelope: EnvelopeSupport,
     ) -> Self {
         let ns = namespaces && host.pid_namespace;
-        // A cgroup limit holds only while the solver cannot write its
-        // cgroup's files: no cgroup file system in its view, or Landlock
-        // denying writes outside its run. Without either, the cgroup is
-        // still made (and bounds a careless solver), but not claimed.
+        // A cgroup limit holds only if the solver cannot write its cgroup
+        // (no cgroupfs in its view, or Landlock); else it is made, not claimed.
         let guarded = (ns && host.fs_view) || host.landlock_abi >= 1;
         let envelope = if guarded {
             envelope
@@ -230,10 +215,8 @@ pub struct Requirements {
 }
 
 impl Default for Requirements {
-    /// Every layer a current Linux gives: user, PID and mount namespaces
-    /// (whole-tree kill and the private file-system view), the seccomp
-    /// filter, Landlock, and the resource envelope's memory, process and
-    /// CPU limits (cgroups). A host that lacks one refuses to start.
+    /// Every layer: PID namespace, private view, seccomp, Landlock, and the
+    /// envelope's cgroup limits. A host that lacks one refuses to start.
     fn default() -> Self {
         Self {
             tree_kill: TreeKill::PidNamespace,
@@ -248,13 +231,10 @@ impl Default for Requirements {
 }
 
 impl Requirements {
-    /// The explicit opt-out: start on any host, with whatever layers it
-    /// has (the containment line at start says which). On a host without
-    /// namespaces a solver then sees the host's file system, limited only by
-    /// Landlock (if any), a descendant that calls `setsid` escapes the
-    /// tree kill, and without cgroups a run can take the host's memory,
-    /// processes and CPU. Use it knowingly, for a trusted solver on a host
-    /// you cannot upgrade.
+    /// The explicit opt-out: start with whatever layers the host has (logged).
+    /// Without namespaces a solver sees the host's file system and `setsid`
+    /// escapes the tree kill; without cgroups a run can take the host's
+    /// memory, processes and CPU. For trusted solvers only.
     pub fn none() -> Self {
         Self {
             tree_kill: TreeKill::ProcessGroup,
@@ -267,12 +247,9 @@ impl Requirements {
         }
     }
 
-    /// Every layer but the resource envelope's cgroup limits: for hosts
-    /// that give the server no cgroup it may write (the start-up error
-    /// names the missing one), when the operator accepts that a run can
-    /// take the host's memory, processes and CPU. The run directory's disk
-    /// limits still hold, except the count of deleted files held open
-    /// (without a cgroup the monitor cannot list the run's processes).
+    /// Every layer but the envelope's cgroup limits (a host with no writable
+    /// cgroup): a run can take the host's memory, processes and CPU. Disk
+    /// limits hold, but not for deleted files held open.
     pub fn without_envelope() -> Self {
         Self {
             memory: false,
@@ -309,13 +286,11 @@ mod tests {
             landlock_abi: 4,
             ..Requirements::none()
         };
-        assert_eq!(
-            weak.check(&need_ll),
-            Err(ConfigError::LandlockUnavailable {
-                required: 4,
-                available: 0
-            })
-        );
+        let refused = ConfigError::LandlockUnavailable {
+            required: 4,
+            available: 0,
+        };
+        assert_eq!(weak.check(&need_ll), Err(refused));
         assert_eq!(weak.check(&Requirements::none()), Ok(()));
     }
 
@@ -336,58 +311,28 @@ mod tests {
             },
         };
         assert_eq!(full.check(&Requirements::default()), Ok(()));
-        let no_view = Containment {
-            fs_view: false,
-            ..full
-        };
+        let mut no_view = full;
+        no_view.fs_view = false;
         let e = no_view.check(&Requirements::default()).unwrap_err();
         assert!(e.to_string().contains("file-system view"), "{e}");
         assert!(e.to_string().contains("Requirements::none()"), "{e}");
-        let no_seccomp = Containment {
-            seccomp: false,
-            ..full
-        };
+        let mut no_seccomp = full;
+        no_seccomp.seccomp = false;
         let e = no_seccomp.check(&Requirements::default()).unwrap_err();
         assert!(e.to_string().contains("seccomp"), "{e}");
-        let no_landlock = Containment {
-            landlock_abi: 0,
-            ..full
-        };
+        let mut no_landlock = full;
+        no_landlock.landlock_abi = 0;
         assert!(no_landlock.check(&Requirements::default()).is_err());
-        for (missing, word) in [
-            (
-                EnvelopeSupport {
-                    memory: false,
-                    ..full.envelope
-                },
-                "memory limit",
-            ),
-            (
-                EnvelopeSupport {
-                    swap: false,
-                    ..full.envelope
-                },
-                "swap included",
-            ),
-            (
-                EnvelopeSupport {
-                    processes: false,
-                    ..full.envelope
-                },
-                "process limit",
-            ),
-            (
-                EnvelopeSupport {
-                    cpu: false,
-                    ..full.envelope
-                },
-                "CPU share",
-            ),
-        ] {
-            let c = Containment {
-                envelope: missing,
-                ..full
-            };
+        type Remove = fn(&mut EnvelopeSupport);
+        let cases: [(Remove, &str); 4] = [
+            (|e| e.memory = false, "memory limit"),
+            (|e| e.swap = false, "swap included"),
+            (|e| e.processes = false, "process limit"),
+            (|e| e.cpu = false, "CPU share"),
+        ];
+        for (remove, word) in cases {
+            let mut c = full;
+            remove(&mut c.envelope);
             let e = c.check(&Requirements::default()).unwrap_err();
             assert!(e.to_string().contains(word), "{e}");
             assert!(e.to_string().contains("Requirements::none()"), "{e}");

@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use crate::concurrency::LimitError;
 
 /// Why a run could not be started, or how it failed. Every text is fixed
-/// and server-authored: no path, no OS error string, no solver output. The
-/// detail goes to the server log.
+/// (no path, OS error or solver output); details go to the server log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SandboxError {
@@ -92,16 +91,14 @@ impl From<LimitError> for SandboxError {
 }
 
 /// Why a read path of the sandbox is refused
-/// ([`ConfigError::ReadPathRefused`]). Each text says what the rule is for
-/// and what to grant instead.
+/// ([`ConfigError::ReadPathRefused`]); each text says what to grant instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReadPathRule {
     /// Not an absolute path.
     #[error("it must be an absolute path")]
     Relative,
-    /// A `.` or `..` component, `//`, or a trailing `/`: the path must name
-    /// one place, as written.
+    /// A `.` or `..` component, `//`, or a trailing `/`.
     #[error("it must be plain: no `.` or `..` component, no `//`, no trailing `/`")]
     NotPlain,
     /// `/` itself: the solver would see the whole host.
@@ -115,8 +112,7 @@ pub enum ReadPathRule {
         "it holds `{0}`, which the view provides itself; grant the paths beneath it that the solver needs instead (for /etc: the files it reads, such as /etc/ssl/certs)"
     )]
     Holds(&'static str),
-    /// A symbolic link whose target cannot be read, or a path with a NUL
-    /// byte.
+    /// An unreadable symbolic link, or a path with a NUL byte.
     #[error("it cannot be read (an unreadable symbolic link, or a NUL byte in the path)")]
     Unreadable,
 }
@@ -144,9 +140,8 @@ pub(super) fn within_text(reserved: &str) -> &'static str {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Unrunnable {
-    /// The interpreter of a script (`#!`) or the loader of a program
-    /// (`PT_INTERP`) lies outside the sandbox's read paths and the
-    /// solver's grants, so the view does not show it.
+    /// A script's interpreter (`#!`) or a program's loader (`PT_INTERP`)
+    /// lies outside the read paths and the solver's grants.
     #[error(
         "{} needs the {} `{}`, which is outside the solver's view; grant its directory with `SolverRegistryBuilder::grant_read` (or add it to `SandboxConfig::read_paths`), or use one beneath the system trees",
         program.display(), if *loader { "program loader" } else { "interpreter" }, interpreter.display()
@@ -159,9 +154,8 @@ pub enum Unrunnable {
         /// An ELF loader rather than a `#!` interpreter.
         loader: bool,
     },
-    /// A script names its interpreter through `env`, which looks it up in
-    /// `PATH` at run time, inside the view (where it may be another program
-    /// or none: a pyenv or conda shim is such a script).
+    /// A script names its interpreter through `env` (a `PATH` lookup at run
+    /// time, inside the view; pyenv and conda shims do).
     #[error(
         "the script {} names its interpreter through `env` (a PATH lookup at run time); register the interpreter by its real absolute path instead, such as `#!/usr/bin/python3.11` or the interpreter itself as the solver with the script as an argument",
         script.display()
@@ -210,8 +204,7 @@ pub enum Unrunnable {
         /// Where the chain was cut.
         interpreter: PathBuf,
     },
-    /// A file of the chain cannot be read, was replaced, or has a malformed
-    /// header (the OS error is in the server log).
+    /// A file of the chain cannot be read, was replaced, or is malformed.
     #[error("`{}` cannot be read or checked (see the server log)", file.display())]
     Unreadable {
         /// The file.
@@ -220,8 +213,7 @@ pub enum Unrunnable {
 }
 
 /// A sandbox configuration refused at server start. The texts name the
-/// solver id or the read path (server configuration, not caller input) and
-/// the rule broken; OS errors go to the server log.
+/// solver id or path and the rule broken; OS errors go to the server log.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
@@ -254,12 +246,8 @@ pub enum ConfigError {
     /// The executable is owned by neither root nor the server's user.
     #[error("solver `{0}`: the executable must be owned by root or by the server's user")]
     BadOwner(String),
-    /// A read path of the sandbox ([`SandboxConfig::read_paths`] or a
-    /// solver's [`grant_read`]) is refused: the text names the path (server
-    /// configuration, never caller input) and the rule it broke.
-    ///
-    /// [`SandboxConfig::read_paths`]: super::SandboxConfig::read_paths
-    /// [`grant_read`]: super::SolverRegistryBuilder::grant_read
+    /// A read path ([`SandboxConfig::read_paths`](super::SandboxConfig::read_paths)
+    /// or a solver's [`grant_read`](super::SolverRegistryBuilder::grant_read)) is refused.
     #[error("the readable path `{}` of the sandbox is refused: {rule}", path.display())]
     ReadPathRefused {
         /// The configured path.
@@ -267,10 +255,8 @@ pub enum ConfigError {
         /// The rule it broke.
         rule: ReadPathRule,
     },
-    /// The sandbox could not run the solver `id`: what the kernel loads to
-    /// exec it (a script's interpreter, a program's loader) is outside what
-    /// the solver may read, or cannot be checked. Refused at start rather
-    /// than failing at every run.
+    /// What the kernel loads to exec the solver `id` (interpreter, loader)
+    /// is outside what it may read, or cannot be checked.
     #[error("solver `{id}` cannot run in its sandbox: {why}")]
     NotRunnable {
         /// The solver id.
@@ -305,14 +291,11 @@ pub enum ConfigError {
         /// What the host offers.
         available: &'static str,
     },
-    /// The sandbox could not allocate what it keeps for its launches (the
-    /// text names it; the OS error is in the server log).
+    /// The sandbox could not allocate what it keeps for its launches.
     #[error("the sandbox could not allocate {0} (see the server log)")]
     Resource(&'static str),
-    /// The sandbox could not find the server's command line and
-    /// environment in its memory (`/proc/self/stat`, `/proc/self/maps`),
-    /// which each run's monitor and init must hide from the run (the OS
-    /// error is in the server log).
+    /// The server's command line and environment, which monitors and inits
+    /// hide, were not found in its memory (`/proc/self/stat`, `/proc/self/maps`).
     #[error(
         "the sandbox cannot hide the server's command line and environment from its runs (see the server log)"
     )]
@@ -328,47 +311,32 @@ pub enum ConfigError {
 }
 
 impl From<SandboxError> for crate::ToolError {
-    /// Sandbox failures: ceilings become [`ToolError::Busy`](crate::ToolError::Busy), a run's own
-    /// end (limits, disk, solver failure) a fixed refusal, and everything
+    /// Ceilings become [`ToolError::Busy`](crate::ToolError::Busy), a run's
+    /// own end (limits, disk, solver failure) a fixed refusal, and anything
     /// that means the server is misconfigured an internal error (logged).
     fn from(e: SandboxError) -> Self {
+        use crate::ToolError as T;
+        use crate::concurrency::Ceiling;
+        use SandboxError as E;
         match e {
-            SandboxError::GlobalBusy => {
-                crate::ToolError::Busy(crate::concurrency::Ceiling::ServerRuns)
+            E::GlobalBusy => T::Busy(Ceiling::ServerRuns),
+            E::CallerBusy => T::Busy(Ceiling::CallerRuns),
+            E::TimedOut => T::Timeout,
+            E::Cancelled => T::Cancelled,
+            E::UnknownJob => T::NotFound,
+            E::CpuLimit => T::Rejected("the solver run exceeded its CPU-time limit"),
+            E::FileSizeLimit => T::Rejected("the solver run exceeded its file-size limit"),
+            E::DiskFull => T::Rejected("the run ran out of disk space"),
+            E::MemoryLimit => T::Rejected("the solver run exceeded its memory limit"),
+            E::ProcessLimit => T::Rejected("the solver run exceeded its process limit"),
+            E::CpuShareLimit => {
+                T::Rejected("the solver run exceeded its time limit at its CPU share")
             }
-            SandboxError::CallerBusy => {
-                crate::ToolError::Busy(crate::concurrency::Ceiling::CallerRuns)
-            }
-            SandboxError::TimedOut => crate::ToolError::Timeout,
-            SandboxError::Cancelled => crate::ToolError::Cancelled,
-            SandboxError::UnknownJob => crate::ToolError::NotFound,
-            SandboxError::CpuLimit => {
-                crate::ToolError::Rejected("the solver run exceeded its CPU-time limit")
-            }
-            SandboxError::FileSizeLimit => {
-                crate::ToolError::Rejected("the solver run exceeded its file-size limit")
-            }
-            SandboxError::DiskFull => crate::ToolError::Rejected("the run ran out of disk space"),
-            SandboxError::MemoryLimit => {
-                crate::ToolError::Rejected("the solver run exceeded its memory limit")
-            }
-            SandboxError::ProcessLimit => {
-                crate::ToolError::Rejected("the solver run exceeded its process limit")
-            }
-            SandboxError::CpuShareLimit => crate::ToolError::Rejected(
-                "the solver run exceeded its time limit at its CPU share",
-            ),
-            SandboxError::DiskLimit => {
-                crate::ToolError::Rejected("the solver run exceeded its disk limit")
-            }
-            SandboxError::FileCountLimit => {
-                crate::ToolError::Rejected("the solver run exceeded its file-count limit")
-            }
-            SandboxError::SolverFailed => crate::ToolError::Rejected("the solver failed"),
-            SandboxError::TooManyJobs => {
-                crate::ToolError::Rejected("too many detached runs are tracked, retry later")
-            }
-            other => crate::ToolError::internal(format_args!("sandbox: {other}")),
+            E::DiskLimit => T::Rejected("the solver run exceeded its disk limit"),
+            E::FileCountLimit => T::Rejected("the solver run exceeded its file-count limit"),
+            E::SolverFailed => T::Rejected("the solver failed"),
+            E::TooManyJobs => T::Rejected("too many detached runs are tracked, retry later"),
+            other => T::internal(format_args!("sandbox: {other}")),
         }
     }
 }

@@ -1,16 +1,13 @@
-//! What the kernel loads to run a solver besides the solver file itself: a
-//! script's interpreter (`#!`) and a dynamically linked program's loader
-//! (the ELF `PT_INTERP` segment), checked when the sandbox starts against
-//! what the solver may read. A solver whose interpreter lies outside its
-//! view would fail at every run (exit 127, "not found"); it is refused at
-//! start instead, with the path and the fix.
+//! What the kernel loads to run a solver besides the solver file: a
+//! script's interpreter (`#!`) and a dynamic program's loader (ELF
+//! `PT_INTERP`), checked at start against what the solver may read. A
+//! solver whose interpreter lies outside its view would fail every run
+//! (exit 127, "not found"); it is refused at start, with the path and fix.
 //!
-//! The check follows what `execve` does: the interpreter named on a `#!`
-//! line is itself exec'd (a script, or an ELF program with a loader of its
-//! own), up to the kernel's nesting limit. It does not follow what a
-//! program does once it runs (the libraries a loader maps, the programs a
-//! shell script calls): those are the solver's own business and its view's
-//! read paths.
+//! The check follows `execve`: a `#!` interpreter is itself exec'd (a
+//! script, or an ELF program with a loader), up to the kernel's nesting
+//! limit. What a program does once running (the libraries a loader maps,
+//! the programs a script calls) is left to its view's read paths.
 
 use std::fs::File;
 use std::io;
@@ -20,9 +17,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::{ConfigError, Unrunnable};
 
-/// Files followed at most: the solver and three interpreters in a chain
-/// (a script run by a script run by …; the kernel itself stops a few levels
-/// deeper with `ELOOP`). No real solver comes near it.
+/// Files followed at most: the solver and three interpreters (the kernel stops later, `ELOOP`).
 const MAX_DEPTH: usize = 4;
 
 /// Bytes of a `#!` line the kernel reads (`BINPRM_BUF_SIZE`).
@@ -93,9 +88,7 @@ pub(crate) fn check_runnable(
             });
         }
         if kind == InterpreterKind::Loader {
-            // The loader is loaded, not exec'd: its own header is not
-            // followed.
-            return Ok(());
+            return Ok(()); // mapped, not exec'd: its header is not followed
         }
         let executable = std::fs::metadata(&real)
             .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
@@ -128,14 +121,11 @@ enum Head {
     Script(Vec<u8>),
     /// An ELF file, with its loader if it names one.
     Elf(Option<PathBuf>),
-    /// Anything else (the kernel refuses it, or a `binfmt_misc` handler
-    /// runs it: not followed).
+    /// Anything else (refused, or run by a `binfmt_misc` handler): not followed.
     Other,
 }
 
-/// Reads the head of `path` without following a link at its last
-/// component; `expect`: the device and inode it must have (the file the
-/// registry checked).
+/// Reads the head of `path` (no last-component link followed); `expect`: its device and inode.
 fn read_head(path: &Path, expect: Option<(u64, u64)>) -> io::Result<Head> {
     let file = File::options()
         .read(true)
@@ -172,12 +162,10 @@ fn read_at_most(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     Ok(n)
 }
 
-/// The interpreter a `#!` line names (the bytes after `#!`, as read from a
-/// buffer of [`SHEBANG_MAX`]), or why it is refused (for the script at the
-/// path given later). As the kernel reads it: the line ends at a newline,
-/// or at the end of a file shorter than the buffer; a line that fills the
-/// buffer must show the end of its interpreter's path (a space or a tab
-/// after it), else the path may be cut.
+/// The interpreter a `#!` line names (the bytes after `#!` of a
+/// [`SHEBANG_MAX`] buffer), or why it is refused. As the kernel reads it:
+/// the line ends at a newline or the file's end; a line that fills the
+/// buffer must show a blank after the path, else the path may be cut.
 fn shebang(line: &[u8]) -> Result<PathBuf, fn(PathBuf) -> Unrunnable> {
     let bad = |script| Unrunnable::BadInterpreterLine { script };
     let filled = line.len() + 2 >= SHEBANG_MAX;
@@ -285,8 +273,9 @@ mod tests {
         (m.dev(), m.ino())
     }
 
-    fn why(r: Result<(), ConfigError>) -> Option<Unrunnable> {
-        match r {
+    /// Why the solver at `path` cannot run with `readable` (`None`: it can).
+    fn check(path: &Path, readable: &[&Path]) -> Option<Unrunnable> {
+        match check_runnable("s", path, id_of(path), readable) {
             Err(ConfigError::NotRunnable { why, .. }) => Some(why),
             Err(e) => panic!("unexpected error {e}"),
             Ok(()) => None,
@@ -301,20 +290,17 @@ mod tests {
 
     #[test]
     fn a_dynamic_program_of_the_system_trees_runs() {
-        let p = Path::new("/usr/bin/true");
-        assert_eq!(why(check_runnable("t", p, id_of(p), &system())), None);
+        assert_eq!(check(Path::new("/usr/bin/true"), &system()), None);
     }
 
     #[test]
     fn a_program_whose_loader_is_not_readable_is_refused() {
-        // The control above passes with the loader's tree readable; here
-        // only /usr/bin is: the loader (under /usr/lib or /lib64) is not.
-        let p = Path::new("/usr/bin/true");
-        let only_bin = [Path::new("/usr/bin")];
-        match why(check_runnable("t", p, id_of(p), &only_bin)) {
-            Some(Unrunnable::OutsideView { loader: true, .. }) => {}
-            other => panic!("{other:?}"),
-        }
+        // Only /usr/bin is readable: the loader (/usr/lib or /lib64) is not.
+        let w = check(Path::new("/usr/bin/true"), &[Path::new("/usr/bin")]);
+        assert!(
+            matches!(w, Some(Unrunnable::OutsideView { loader: true, .. })),
+            "{w:?}"
+        );
     }
 
     #[test]
@@ -322,15 +308,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("solve.py");
         write_exec(&script, b"#!/usr/bin/true -x\nprint(1)\n");
-        let ok = check_runnable("s", &script, id_of(&script), &system());
-        assert_eq!(why(ok), None);
-
+        assert_eq!(check(&script, &system()), None);
         // The same script whose interpreter is outside the view.
         let interp = dir.path().join("python3");
         write_exec(&interp, b"\x7fELF-not-really");
         let outside = dir.path().join("outside.py");
         write_exec(&outside, format!("#!{}\n", interp.display()).as_bytes());
-        match why(check_runnable("s", &outside, id_of(&outside), &system())) {
+        match check(&outside, &system()) {
             Some(Unrunnable::OutsideView {
                 loader: false,
                 interpreter,
@@ -342,7 +326,7 @@ mod tests {
         // ELF header is then refused as unreadable: it was followed).
         let mut with_grant = system();
         with_grant.push(dir.path());
-        match why(check_runnable("s", &outside, id_of(&outside), &with_grant)) {
+        match check(&outside, &with_grant) {
             Some(Unrunnable::Unreadable { file }) => {
                 assert_eq!(file, std::fs::canonicalize(&interp).unwrap())
             }
@@ -376,7 +360,7 @@ mod tests {
         for (i, (body, expected)) in cases.iter().enumerate() {
             let script = dir.path().join(format!("s{i}"));
             write_exec(&script, body);
-            let w = why(check_runnable("s", &script, id_of(&script), &system()));
+            let w = check(&script, &system());
             assert!(w.as_ref().is_some_and(expected), "{i}: {w:?}");
         }
     }
@@ -409,7 +393,7 @@ mod tests {
         write_exec(&script, format!("#!{}\n", link.display()).as_bytes());
         let mut readable = system();
         readable.push(granted.path());
-        match why(check_runnable("s", &script, id_of(&script), &readable)) {
+        match check(&script, &readable) {
             Some(Unrunnable::OutsideView { interpreter, .. }) => {
                 assert_eq!(interpreter, std::fs::canonicalize(&target).unwrap())
             }
@@ -428,27 +412,19 @@ mod tests {
         }
         let mut readable = system();
         readable.push(dir.path());
-        match why(check_runnable("s", &prev, id_of(&prev), &readable)) {
-            Some(Unrunnable::TooDeep { .. }) => {}
-            other => panic!("{other:?}"),
-        }
+        let w = check(&prev, &readable);
+        assert!(matches!(w, Some(Unrunnable::TooDeep { .. })), "{w:?}");
     }
 
     #[test]
     fn elf_headers_are_read_bounded() {
         let dir = tempfile::tempdir().unwrap();
         // Truncated, wrong class, absurd header counts: errors, no panic.
-        for (i, body) in [b"\x7fELF".to_vec(), b"\x7fELF\x03\x01".to_vec(), {
-            let mut h = vec![0u8; 64];
-            h[..6].copy_from_slice(b"\x7fELF\x02\x01");
-            h[54] = 56;
-            h[56] = 0xff;
-            h[57] = 0xff;
-            h
-        }]
-        .iter()
-        .enumerate()
-        {
+        let mut absurd = vec![0u8; 64];
+        absurd[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        (absurd[54], absurd[56], absurd[57]) = (56, 0xff, 0xff);
+        let bodies = [b"\x7fELF".to_vec(), b"\x7fELF\x03\x01".to_vec(), absurd];
+        for (i, body) in bodies.iter().enumerate() {
             let p = dir.path().join(format!("e{i}"));
             write_exec(&p, body);
             let f = File::open(&p).unwrap();

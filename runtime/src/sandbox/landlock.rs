@@ -1,16 +1,15 @@
 //! The Landlock policy of a run, at the newest ABI the `landlock` crate
-//! knows (best effort downwards: an older kernel enforces the rights it
-//! has). Full access beneath the run directory (or read beneath it and full
-//! access beneath its writable subdirectory); TCP bind and connect denied
-//! (ABI 4+); signals and abstract Unix sockets scoped to the run (ABI 6+).
+//! knows (an older kernel enforces the rights it has): full access beneath
+//! the run directory (or read beneath it and full access beneath its
+//! writable subdirectory); TCP bind and connect denied (ABI 4+); signals
+//! and abstract Unix sockets scoped to the run (ABI 6+).
 //!
-//! With the private file-system view, everything a solver can see was
-//! chosen for it, so the policy grants read (and execute) beneath the
-//! view's root and full access beneath the view's private `/tmp`; those two
-//! rules are added by the solver itself after it entered the view (their
-//! inodes exist only there). Without the view, read is granted beneath each
-//! configured read path, the solver's own grants, the solver executable and
-//! the host's `/proc` instead.
+//! With the private file-system view (all of it chosen for the solver),
+//! read and execute are granted beneath the view's root and full access
+//! beneath its private `/tmp`, by rules the solver adds once inside the
+//! view (their inodes exist only there). Without the view, read is granted
+//! beneath each configured read path, the solver's own grants, the solver
+//! executable and the host's `/proc`.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -24,9 +23,8 @@ use rustix::fs::{Mode, OFlags};
 use super::child::ViewRules;
 use super::error::{ConfigError, ReadPathRule, SandboxError};
 
-/// The newest ABI whose rights this policy requests: the newest the crate
-/// knows. Newer kernels keep working (Landlock is backward compatible),
-/// older ones get the subset they know.
+/// The newest ABI whose rights this policy requests (the crate's newest);
+/// older kernels get the subset they know.
 const POLICY_ABI: ABI = ABI::V7;
 
 /// Host paths a solver may read by default, bound read-only at the same
@@ -34,27 +32,16 @@ const POLICY_ABI: ABI = ABI::V7;
 /// dynamically linked program needs. Not `/etc` as a whole (a same-uid
 /// solver would read the server's credentials there), nor `/home`, `/root`,
 /// `/var`, `/run`, `/srv`, `/mnt`, `/opt` or `/sys`. Absent paths are
-/// skipped; symbolic links (a merged `/usr`'s `/lib`) are reproduced as
-/// links.
+/// skipped; symbolic links (a merged `/usr`'s `/lib`) stay links.
+#[rustfmt::skip]
 pub const DEFAULT_READ_PATHS: &[&str] = &[
-    "/usr",
-    "/lib",
-    "/lib64",
-    "/lib32",
-    "/libx32",
-    "/bin",
-    "/sbin",
-    "/etc/ld.so.cache",
-    "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
-    "/etc/nsswitch.conf",
-    "/etc/localtime",
-    "/etc/alternatives",
+    "/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin",
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf",
+    "/etc/localtime", "/etc/alternatives",
 ];
 
 /// Devices a solver may read and write (they discard or produce no data of
-/// the host). The others of the view (`zero`, `full`, `random`, `urandom`)
-/// are readable as part of the view.
+/// the host); the view's other devices are readable as part of it.
 const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 
 /// Read-only devices granted when there is no view.
@@ -73,8 +60,7 @@ pub(crate) struct FsPolicy {
 
 impl FsPolicy {
     /// Opens what the rules refer to. `view`: the solver runs in its private
-    /// view (read paths need no rule of their own). Missing paths are
-    /// skipped (and logged).
+    /// view (read paths need no rule). Missing paths are skipped and logged.
     pub(crate) fn open(
         read_paths: &[PathBuf],
         view: bool,
@@ -95,23 +81,16 @@ impl FsPolicy {
             }
         }
         if !view {
-            // Without a view of its own, a solver reads the host's /proc.
             read.extend(open_path(Path::new("/proc")));
         }
         let open_all = |list: &[&str]| -> Vec<OwnedFd> {
-            list.iter()
-                .filter_map(|d| open_path(Path::new(d)))
-                .collect()
+            list.iter().map(Path::new).filter_map(open_path).collect()
         };
         let abi = ABI::from(i32::try_from(kernel_abi).unwrap_or(i32::MAX)).min(POLICY_ABI);
         Ok(Self {
             read,
             writable_devices: open_all(WRITABLE_DEVICES),
-            readable_devices: if view {
-                Vec::new()
-            } else {
-                open_all(READABLE_DEVICES)
-            },
+            readable_devices: open_all(if view { &[] } else { READABLE_DEVICES }),
             view,
             abi,
         })
@@ -126,10 +105,10 @@ impl FsPolicy {
     }
 
     /// Builds a ruleset for one run; `None` when the kernel has no Landlock.
-    /// `writable` is where the solver may write (the run directory itself,
-    /// or a subdirectory of it, in which case the run directory is only
-    /// readable). `solver` and `grants` are the executable and the solver's
-    /// own read paths (used without the view only).
+    /// `writable`: where the solver may write, a subdirectory of `run_dir`
+    /// (then only readable), or `None` for `run_dir` itself. `solver` and
+    /// `grants`: the executable and the solver's own read paths (without
+    /// the view only).
     pub(crate) fn ruleset(
         &self,
         run_dir: BorrowedFd<'_>,
@@ -137,45 +116,38 @@ impl FsPolicy {
         solver: BorrowedFd<'_>,
         grants: &[OwnedFd],
     ) -> Result<Option<OwnedFd>, SandboxError> {
-        self.build(run_dir, writable, solver, grants).map_err(|e| {
+        let build = || -> Result<Option<OwnedFd>, landlock::RulesetError> {
+            let all = AccessFs::from_all(POLICY_ABI);
+            let read = AccessFs::from_read(POLICY_ABI);
+            let file_read: BitFlags<AccessFs> = AccessFs::ReadFile | AccessFs::Execute;
+            let device: BitFlags<AccessFs> =
+                AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate;
+            let mut rs = Ruleset::default()
+                .handle_access(all)?
+                .handle_access(AccessNet::from_all(POLICY_ABI))?
+                .scope(Scope::from_all(POLICY_ABI))?
+                .create()?;
+            rs = match writable {
+                None => rs.add_rule(PathBeneath::new(run_dir, all))?,
+                Some(w) => rs
+                    .add_rule(PathBeneath::new(run_dir, read))?
+                    .add_rule(PathBeneath::new(w, all))?,
+            };
+            for fd in &self.writable_devices {
+                rs = rs.add_rule(PathBeneath::new(fd.as_fd(), device))?;
+            }
+            if !self.view {
+                rs = rs.add_rule(PathBeneath::new(solver, file_read))?;
+                for fd in self.read.iter().chain(grants).chain(&self.readable_devices) {
+                    rs = rs.add_rule(PathBeneath::new(fd.as_fd(), read))?;
+                }
+            }
+            Ok(rs.into())
+        };
+        build().map_err(|e| {
             tracing::error!(error = %e, "landlock ruleset not built");
             SandboxError::Internal
         })
-    }
-
-    fn build(
-        &self,
-        run_dir: BorrowedFd<'_>,
-        writable: Option<BorrowedFd<'_>>,
-        solver: BorrowedFd<'_>,
-        grants: &[OwnedFd],
-    ) -> Result<Option<OwnedFd>, landlock::RulesetError> {
-        let all = AccessFs::from_all(POLICY_ABI);
-        let read = AccessFs::from_read(POLICY_ABI);
-        let file_read: BitFlags<AccessFs> = AccessFs::ReadFile | AccessFs::Execute;
-        let device: BitFlags<AccessFs> =
-            AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate;
-        let mut rs = Ruleset::default()
-            .handle_access(all)?
-            .handle_access(AccessNet::from_all(POLICY_ABI))?
-            .scope(Scope::from_all(POLICY_ABI))?
-            .create()?;
-        rs = match writable {
-            None => rs.add_rule(PathBeneath::new(run_dir, all))?,
-            Some(w) => rs
-                .add_rule(PathBeneath::new(run_dir, read))?
-                .add_rule(PathBeneath::new(w, all))?,
-        };
-        for fd in &self.writable_devices {
-            rs = rs.add_rule(PathBeneath::new(fd.as_fd(), device))?;
-        }
-        if !self.view {
-            rs = rs.add_rule(PathBeneath::new(solver, file_read))?;
-            for fd in self.read.iter().chain(grants).chain(&self.readable_devices) {
-                rs = rs.add_rule(PathBeneath::new(fd.as_fd(), read))?;
-            }
-        }
-        Ok(rs.into())
     }
 }
 

@@ -1,27 +1,19 @@
-//! Per-run resource limits and the server ceilings they are checked against.
-//!
-//! Two kinds of limit: per *process* (CPU time, file size, open files,
-//! address space: rlimits the solver inherits) and per *run*, for the whole
-//! process tree (the resource envelope: memory, processes, a CPU share,
-//! bytes and entries beneath the run directory, the private `/tmp` and
-//! `/dev/shm`). The envelope is enforced by the kernel where it can be
-//! (cgroups, tmpfs sizes) and by the sandbox's disk monitor for the run
-//! directory; see the sandbox's module docs.
+//! Per-run resource limits and the server ceilings they are checked against:
+//! per *process* (rlimits) and per *run*, for the whole tree (the resource
+//! envelope: cgroup, tmpfs sizes, the disk monitor; see [`super`]).
 
 use std::fmt;
 use std::time::Duration;
 
 use super::error::{ConfigError, SandboxError};
 
-/// A share of the host's CPUs, in thousandths of a core: `1500` is one and
-/// a half cores' worth of CPU time per wall-clock second, however many
-/// threads the run spreads it over (a cgroup CPU quota).
+/// A share of the host's CPUs in thousandths of a core (a cgroup CPU quota):
+/// `1500` is 1.5 cores' worth of CPU time per wall-clock second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CpuShare(u32);
 
 impl CpuShare {
-    /// The smallest share: 0.01 core (the kernel's quota granularity is
-    /// 1 ms per 100 ms period).
+    /// The smallest share: 0.01 core (the quota granularity, 1 ms per 100 ms).
     pub const MIN: CpuShare = CpuShare(10);
 
     /// `n` thousandths of a core; `None` below [`CpuShare::MIN`].
@@ -56,11 +48,9 @@ impl fmt::Display for CpuShare {
     }
 }
 
-/// Resource limits of one run.
-///
-/// A tool narrows them per run with [`RunRequest::limits`](super::RunRequest::limits);
-/// every field is checked against the server's ceilings
-/// ([`SandboxConfig::ceilings`](super::SandboxConfig::ceilings)) at launch.
+/// Resource limits of one run, set per run with
+/// [`RunRequest::limits`](super::RunRequest::limits) and checked against
+/// [`SandboxConfig::ceilings`](super::SandboxConfig::ceilings) at launch.
 ///
 /// ```
 /// use hardened_mcp::sandbox::{CpuShare, Limits};
@@ -87,31 +77,27 @@ pub struct Limits {
     pub file_size: u64,
     /// Open file descriptors of each process (`RLIMIT_NOFILE`), at least 3.
     pub open_files: u64,
-    /// Address-space ceiling of each process, bytes (`RLIMIT_AS`), if any.
-    /// [`Limits::memory`] bounds the tree; this only adds a per-process
-    /// ceiling on mappings.
+    /// Address-space ceiling of each process, bytes (`RLIMIT_AS`), if any;
+    /// [`Limits::memory`] bounds the tree.
     pub address_space: Option<u64>,
     /// Bytes kept from the start of each of stdout and stderr.
     pub log_head: usize,
     /// Bytes kept from the end of each of stdout and stderr.
     pub log_tail: usize,
-    /// Memory of the whole run, bytes: every process's resident memory,
-    /// the page cache it dirties and the files of its private `/tmp` and
-    /// `/dev/shm`, with no swap (a cgroup memory limit). At the limit the
-    /// kernel's OOM killer ends a process of the run ([`LimitHit::Memory`](super::LimitHit::Memory)).
-    /// At least 16 MiB.
+    /// Memory of the whole run, bytes: resident memory, dirtied page cache
+    /// and the files of its `/tmp` and `/dev/shm`, no swap (a cgroup memory
+    /// limit). At the limit the OOM killer ends a process of the run
+    /// ([`LimitHit::Memory`](super::LimitHit::Memory)). At least 16 MiB.
     pub memory: u64,
-    /// Processes and threads of the run alive at once (a cgroup pids
-    /// limit; the sandbox's own two, its monitor and the run's init, are
-    /// not counted). A fork beyond it fails with `EAGAIN`. At least 1.
+    /// Processes and threads alive at once (a cgroup pids limit; the monitor
+    /// and init not counted); a fork past it fails with `EAGAIN`. At least 1.
     pub processes: u64,
     /// CPU time per wall-clock second of the whole tree (a cgroup CPU
     /// quota): a run with many threads is throttled to this share.
     pub cpu_share: CpuShare,
-    /// Bytes allocated beneath the run directory (the solver's files, and
-    /// deleted files it still holds open). Measured by the sandbox's disk
-    /// monitor, which kills the tree past it ([`LimitHit::DiskBytes`](super::LimitHit::DiskBytes)).
-    /// At least 64 KiB.
+    /// Bytes allocated beneath the run directory, deleted files held open
+    /// included; the disk monitor kills the tree past it
+    /// ([`LimitHit::DiskBytes`](super::LimitHit::DiskBytes)). At least 64 KiB.
     pub disk_bytes: u64,
     /// Entries (files, directories, links) beneath the run directory, the
     /// server's own records included; past it the tree is killed
@@ -150,8 +136,7 @@ impl Default for Limits {
     }
 }
 
-/// Smallest accepted values of the envelope (below them a solver cannot
-/// start at all, and a limit of zero would read as "none").
+/// Smallest accepted envelope values (a solver cannot start below them).
 const MIN_MEMORY: u64 = 16 << 20;
 const MIN_DISK_BYTES: u64 = 64 << 10;
 const MIN_DISK_FILES: u64 = 16;
@@ -182,10 +167,8 @@ impl Limits {
         }
     }
 
-    /// Checks these limits against `ceilings` (and basic sanity: non-zero
-    /// times, at least 3 open files, the envelope's minimums). When the
-    /// ceilings set an address-space limit, every run must set one at or
-    /// below it.
+    /// Checks these limits against `ceilings` and the minimums. When the
+    /// ceilings set an address-space limit, a run must set one within it.
     pub fn check_within(&self, ceilings: &Limits) -> Result<(), SandboxError> {
         let within = self.wall_time <= ceilings.wall_time
             && self.cpu_time <= ceilings.cpu_time
@@ -241,11 +224,7 @@ impl Limits {
     /// `RLIMIT_CPU` seconds: the CPU time rounded up to whole seconds.
     pub(crate) fn cpu_seconds(&self) -> u64 {
         let s = self.cpu_time.as_secs();
-        if self.cpu_time.subsec_nanos() > 0 {
-            s.saturating_add(1)
-        } else {
-            s
-        }
+        s.saturating_add(u64::from(self.cpu_time.subsec_nanos() > 0))
     }
 
     /// `RLIMIT_FSIZE`: no single file larger than the run's disk budget.
@@ -260,10 +239,8 @@ mod tests {
 
     #[test]
     fn defaults_fit_default_ceilings() {
-        assert_eq!(
-            Limits::default().check_within(&Limits::default_ceilings()),
-            Ok(())
-        );
+        let ceilings = Limits::default_ceilings();
+        assert_eq!(Limits::default().check_within(&ceilings), Ok(()));
         assert_eq!(Limits::default_ceilings().validate_ceilings(), Ok(()));
     }
 
@@ -296,11 +273,8 @@ mod tests {
         for f in cases {
             let mut l = c;
             f(&mut l);
-            assert_eq!(
-                l.check_within(&c),
-                Err(SandboxError::LimitOutOfBounds),
-                "{l:?}"
-            );
+            let r = l.check_within(&c);
+            assert_eq!(r, Err(SandboxError::LimitOutOfBounds), "{l:?}");
         }
     }
 
@@ -350,10 +324,8 @@ mod tests {
     #[test]
     fn cpu_shares_convert_and_refuse_nonsense() {
         assert_eq!(CpuShare::cores(1.5), CpuShare::millicores(1500));
-        assert_eq!(
-            CpuShare::cores(1.5).map(|c| c.quota_us(100_000)),
-            Some(150_000)
-        );
+        let quota = CpuShare::cores(1.5).map(|c| c.quota_us(100_000));
+        assert_eq!(quota, Some(150_000));
         assert_eq!(CpuShare::cores(0.001), None);
         assert_eq!(CpuShare::cores(f64::NAN), None);
         assert_eq!(CpuShare::cores(-1.0), None);

@@ -1,6 +1,6 @@
 //! Bounded log capture: a head + tail buffer per stream with an exact byte
-//! count, filled by a reader that keeps draining the pipe past the cap so the
-//! solver never blocks on a full pipe.
+//! count, filled by a reader that drains the pipe past the cap (the solver
+//! never blocks on a full pipe).
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -13,10 +13,9 @@ use super::progress::ProgressParser;
 /// Size of one read from a solver pipe.
 pub const READ_CHUNK: usize = 64 * 1024;
 
-/// Bytes that came from a solver process: untrusted, possibly not UTF-8,
-/// possibly crafted to look like instructions. Never format them into an
-/// error text; hand them to the output layer, which frames them as
-/// untrusted content.
+/// Bytes from a solver: untrusted, maybe not UTF-8, maybe crafted to look
+/// like instructions. Never format them into an error text; the output
+/// layer frames them as untrusted content.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct UntrustedBytes(Vec<u8>);
 
@@ -59,8 +58,7 @@ impl fmt::Debug for UntrustedBytes {
 pub struct CapturedLog {
     /// The first bytes of the stream (at most the configured head size).
     pub head: UntrustedBytes,
-    /// The last bytes of the stream that are not part of `head` (at most
-    /// the configured tail size).
+    /// The last bytes not in `head` (at most the configured tail size).
     pub tail: UntrustedBytes,
     /// Exact number of bytes the stream carried while it was read.
     pub total_bytes: u64,
@@ -118,8 +116,7 @@ impl LogBuffer {
         self.total
     }
 
-    /// Bytes of memory reserved by the buffers (capacity, not length): the
-    /// figure that must stay bounded whatever the solver writes.
+    /// Bytes of memory reserved by the buffers (capacity, not length).
     pub fn reserved_bytes(&self) -> usize {
         self.head.capacity() + self.tail.capacity()
     }
@@ -152,10 +149,8 @@ impl SharedLog {
         Self(Arc::new(Mutex::new(LogBuffer::new(head_max, tail_max))))
     }
 
-    /// Runs `f` on the buffer.
+    /// Runs `f` on the buffer (also after a panic while it was held).
     pub fn with<R>(&self, f: impl FnOnce(&mut LogBuffer) -> R) -> R {
-        // A panic inside `push` cannot leave the buffer inconsistent in a
-        // way that matters for a log; keep serving it.
         f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
@@ -165,16 +160,14 @@ impl SharedLog {
     }
 }
 
-/// Drains `stream` to its end into `log`, feeding `progress` if given.
-/// Returns when the stream reports end of file or an error.
+/// Drains `stream` into `log` until end of file or an error, feeding
+/// `progress` if given.
 pub(crate) async fn drain<R: AsyncRead + Unpin>(
     mut stream: R,
     log: SharedLog,
     mut progress: Option<ProgressParser>,
 ) {
-    // Filled by `read_buf` without being zeroed first: most runs write far
-    // less than a chunk, and zeroing it is a measurable part of a short
-    // run's cost.
+    // `read_buf` fills it without zeroing it first (cheaper for short runs).
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     loop {
         buf.clear();

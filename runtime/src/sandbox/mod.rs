@@ -1,32 +1,21 @@
-//! The process sandbox: containment of one solver process tree. An
-//! allowlist of solver executables exec'd from the descriptor checked at
-//! start (their interpreters checked to be in view), an argument vector
-//! (never a shell), a cleared environment, a private file-system view
-//! (mount namespace, fresh root), a seccomp filter, Landlock, rlimits,
-//! no-new-privs and no capabilities, whole-tree kill through a PID
-//! namespace, the resource envelope, bounded log capture with progress
-//! lines, the outcome, concurrency ceilings. The layers stack; by default a
-//! host that lacks one refuses to start ([`Requirements`]).
-//!
-//! Launching and tracking runs — on this machine or a Slurm cluster, the
-//! job table, persisted status, re-attach — is the layer above:
+//! The process sandbox: containment of one solver process tree. Allowlisted
+//! executables exec'd from the descriptor checked at start (interpreters
+//! checked to be in view), an argument vector (never a shell), a cleared
+//! environment, a private view (mount namespace, fresh root), seccomp,
+//! Landlock, rlimits, no-new-privs and no capabilities, tree kill through a
+//! PID namespace, the resource envelope, bounded logs with progress lines,
+//! concurrency ceilings. By default a host that lacks a layer refuses to
+//! start ([`Requirements`]). Jobs, Slurm and re-attach are the layer above:
 //! [`jobs`](crate::jobs).
 //!
-//! The **resource envelope** bounds a run as a whole tree, not per process
-//! ([`Limits`]): its memory (resident + swap), processes and threads, and
-//! CPU share are kernel limits of a cgroup made for the run beneath the
-//! server's own (cgroup v2 where a subtree is delegated to the server, the
-//! v1 hierarchies otherwise: [`EnvelopeBackend`]); the bytes and entries
-//! beneath its run directory are watched by a disk monitor that kills the
-//! tree past them (with a small, stated overshoot: see
-//! `docs/threat-model.md`); its private `/tmp` and `/dev/shm` are
-//! size-capped. The outcome names the limit that ended a run
-//! ([`LimitHit`]), and the caller sees a fixed text for each.
-//!
-//! A run is a solver id, an argument vector, a [`RunDir`](crate::runs::RunDir)
-//! and [`Limits`]: [`Sandbox::launch`] and [`Sandbox::run`] take the run
-//! directory as a `&RunDir`, which only the run root hands out, so a solver
-//! never runs in a directory outside the run root.
+//! The **resource envelope** bounds the whole tree ([`Limits`]): memory
+//! (resident + swap), processes and CPU share by a cgroup per run beneath
+//! the server's ([`EnvelopeBackend`]); the run directory's bytes and
+//! entries by a disk monitor that kills the tree past them (the overshoot:
+//! `docs/threat-model.md`); `/tmp` and `/dev/shm` by tmpfs size. The
+//! outcome names the limit hit ([`LimitHit`]). A run takes a solver id, an
+//! argument vector, a [`RunDir`](crate::runs::RunDir) (which only the run
+//! root hands out) and [`Limits`].
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {

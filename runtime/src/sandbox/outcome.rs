@@ -13,11 +13,9 @@ pub enum Termination {
     Exited(i32),
     /// A signal ended it (its own, or a kernel limit such as `SIGXCPU`).
     Signaled(i32),
-    /// The sandbox killed the tree (timeout, cancellation) before the solver
-    /// ended on its own.
+    /// The sandbox killed the tree before the solver ended on its own.
     Killed,
-    /// The sandbox lost track of the process (no exit record); treated as a
-    /// failure.
+    /// No exit record; treated as a failure.
     Unknown,
 }
 
@@ -43,16 +41,13 @@ pub enum LimitHit {
     /// The run directory held more bytes than allowed; the disk monitor
     /// killed the tree ([`Limits::disk_bytes`](super::Limits::disk_bytes)).
     DiskBytes,
-    /// The run directory held more entries than allowed (or a tree deeper
-    /// than the monitor walks); the disk monitor killed the tree
-    /// ([`Limits::disk_files`](super::Limits::disk_files)).
+    /// The run directory held more entries (or depth) than the disk monitor
+    /// allows; it killed the tree ([`Limits::disk_files`](super::Limits::disk_files)).
     DiskFiles,
 }
 
 impl LimitHit {
-    /// The limit's stable token, as persisted in a job's status and shown
-    /// by the example servers (`failed: memory limit` reads
-    /// [`LimitHit::describe`]).
+    /// The limit's stable token, as persisted in a job's status.
     pub const fn token(self) -> &'static str {
         match self {
             Self::CpuTime => "cpu_time",
@@ -124,17 +119,15 @@ pub struct Outcome {
     pub limit: Option<LimitHit>,
     /// Wall time from launch to the end of the tree.
     pub wall_time: Duration,
-    /// CPU time of the solver and its reaped descendants: with a PID
-    /// namespace, of every process of the run (`None` when the tree was
-    /// killed before reporting it).
+    /// CPU time of the solver and its reaped descendants (with a PID
+    /// namespace, the whole run); `None` when the tree was killed first.
     pub cpu_time: Option<Duration>,
     /// Captured standard output (untrusted bytes).
     pub stdout: CapturedLog,
     /// Captured standard error (untrusted bytes).
     pub stderr: CapturedLog,
-    /// False when a log reader was abandoned after the grace period (a
-    /// process outside the tree still held the pipe): totals are then what
-    /// was read until that moment.
+    /// False when a log reader was abandoned after the log grace (a process
+    /// outside the tree held the pipe); totals are then what was read.
     pub logs_complete: bool,
 }
 
@@ -147,8 +140,7 @@ impl Outcome {
             && self.limit.is_none()
     }
 
-    /// The fixed error describing why this run did not succeed, `None` on
-    /// success. Order: a timeout while throttled to the CPU share, a
+    /// Why this run did not succeed (`None` on success), first of: CPU share,
     /// timeout, cancellation, any other limit, failure.
     pub fn error(&self) -> Option<SandboxError> {
         if self.limit == Some(LimitHit::CpuShare) {
@@ -168,10 +160,7 @@ impl Outcome {
 
     /// `Ok(self)` on success, else the fixed error of [`Outcome::error`].
     pub fn into_result(self) -> Result<Self, SandboxError> {
-        match self.error() {
-            None => Ok(self),
-            Some(e) => Err(e),
-        }
+        self.error().map_or(Ok(self), Err)
     }
 }
 
@@ -186,8 +175,7 @@ pub(crate) fn termination_of(wait_status: i32) -> Termination {
     }
 }
 
-/// Which limit a termination points to. `SIGKILL` counts as the CPU hard
-/// limit only when the measured CPU time reached the soft limit.
+/// Which limit a termination points to (`SIGKILL` only once CPU time reached the limit).
 pub(crate) fn limit_of(
     t: Termination,
     cpu: Option<Duration>,
@@ -224,25 +212,12 @@ mod tests {
     fn wait_statuses_classify() {
         assert_eq!(termination_of(0), Termination::Exited(0));
         assert_eq!(termination_of(3 << 8), Termination::Exited(3));
-        assert_eq!(
-            termination_of(libc::SIGXCPU),
-            Termination::Signaled(libc::SIGXCPU)
-        );
-        assert_eq!(
-            limit_of(Termination::Signaled(libc::SIGXFSZ), None, 1),
-            Some(LimitHit::FileSize)
-        );
-        assert_eq!(
-            limit_of(Termination::Signaled(libc::SIGKILL), None, 1),
-            None
-        );
-        assert_eq!(
-            limit_of(
-                Termination::Signaled(libc::SIGKILL),
-                Some(Duration::from_secs(2)),
-                1
-            ),
-            Some(LimitHit::CpuTime)
-        );
+        let signaled = Termination::Signaled;
+        assert_eq!(termination_of(libc::SIGXCPU), signaled(libc::SIGXCPU));
+        let xfsz = limit_of(signaled(libc::SIGXFSZ), None, 1);
+        assert_eq!(xfsz, Some(LimitHit::FileSize));
+        assert_eq!(limit_of(signaled(libc::SIGKILL), None, 1), None);
+        let at_limit = limit_of(signaled(libc::SIGKILL), Some(Duration::from_secs(2)), 1);
+        assert_eq!(at_limit, Some(LimitHit::CpuTime));
     }
 }

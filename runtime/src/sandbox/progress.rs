@@ -1,15 +1,13 @@
-//! Progress reports from a solver: a line protocol on its standard output,
-//! `PROGRESS <done> <total>`, parsed with a bounded line buffer and published
-//! on a watch channel. Forwarding them to MCP is the jobs layer's
-//! ([`forward_progress`](crate::jobs::forward_progress)): the sandbox knows
-//! nothing of the protocol.
+//! Progress reports from a solver: `PROGRESS <done> <total>` lines on its
+//! standard output, parsed with a bounded line buffer and published on a
+//! watch channel. The jobs layer forwards them to MCP
+//! ([`forward_progress`](crate::jobs::forward_progress)).
 
 use tokio::sync::watch;
 
 /// Longest progress line considered; longer lines are skipped whole.
 pub const MAX_PROGRESS_LINE: usize = 96;
 
-/// The keyword that starts a progress line.
 const KEYWORD: &[u8] = b"PROGRESS ";
 
 /// The latest progress a solver reported.
@@ -89,19 +87,14 @@ fn parse_u64(s: &[u8]) -> Option<u64> {
 mod tests {
     use super::*;
 
+    fn report(done: u64, total: u64) -> Option<ProgressReport> {
+        Some(ProgressReport { done, total })
+    }
+
     #[test]
     fn parses_valid_lines_only() {
-        assert_eq!(
-            parse_line(b"PROGRESS 3 10"),
-            Some(ProgressReport { done: 3, total: 10 })
-        );
-        assert_eq!(
-            parse_line(b"PROGRESS 10 10\r"),
-            Some(ProgressReport {
-                done: 10,
-                total: 10
-            })
-        );
+        assert_eq!(parse_line(b"PROGRESS 3 10"), report(3, 10));
+        assert_eq!(parse_line(b"PROGRESS 10 10\r"), report(10, 10));
         for bad in [
             &b"PROGRESS 11 10"[..],
             b"PROGRESS 1 0",

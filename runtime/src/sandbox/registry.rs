@@ -1,6 +1,6 @@
-//! The solver allowlist: fixed solver ids mapped to absolute executable paths
-//! that were checked when the server started, and the extra host paths each
-//! solver may read. Tool code names an id, never a path.
+//! The solver allowlist: fixed ids mapped to executables checked at server
+//! start, and the extra host paths each solver may read. Tools name an id,
+//! never a path.
 
 use std::collections::BTreeMap;
 use std::fs::Metadata;
@@ -48,20 +48,17 @@ impl Solver {
         (self.dev, self.ino)
     }
 
-    /// The extra host paths this solver may read
-    /// ([`SolverRegistryBuilder::grant_read`]).
+    /// The extra host paths this solver may read ([`SolverRegistryBuilder::grant_read`]).
     pub fn grants(&self) -> &[PathBuf] {
         &self.grants
     }
 
-    /// `O_PATH` descriptors of the grants that exist (for Landlock without
-    /// the file-system view).
+    /// `O_PATH` descriptors of the grants that exist (Landlock without a view).
     pub(crate) fn grant_fds(&self) -> &[OwnedFd] {
         &self.grant_fds
     }
 
-    /// Re-checks, just before a launch, that the path still names the file
-    /// checked at start and that it is still not writable by others.
+    /// Re-checks before a launch that the path names the checked file, not writable by others.
     pub(crate) fn verify_unchanged(&self) -> Result<(), SandboxError> {
         let ok = std::fs::symlink_metadata(&self.path).is_ok_and(|m| {
             m.file_type().is_file()
@@ -109,25 +106,20 @@ impl SolverRegistry {
 }
 
 impl SolverRegistryBuilder {
-    /// Adds a solver: `id` is what tools name, `path` the absolute path of
-    /// its executable.
+    /// Adds a solver: `id` is what tools name, `path` its executable's path.
     pub fn solver(mut self, id: &str, path: impl Into<PathBuf>) -> Self {
         self.entries.push((id.to_owned(), path.into()));
         self
     }
 
     /// Lets the solver `id` also read the host path `path` (a directory
-    /// tree or a file): it is bound read-only at the same path in this
-    /// solver's file-system view, and granted by Landlock. For a solver's
-    /// own files outside the system trees (a configuration file, a library
-    /// directory, code models); no other solver sees them. The path must be
-    /// absolute and plain (no `.` or `..`); it must not lie within `/proc`,
-    /// `/dev`, `/tmp`, `/work` (the run directory's path in the view) or
-    /// `/sandbox`, which the view provides itself, nor hold `/etc/passwd`
-    /// or `/etc/group` (so not `/etc` as a whole). A refusal names the path
-    /// and the rule ([`ReadPathRule`](super::ReadPathRule)). A solver that
-    /// is a script needs its interpreter's tree readable too: the sandbox
-    /// refuses to start otherwise ([`ConfigError::NotRunnable`]).
+    /// tree or a file), bound read-only at the same path in its view and
+    /// granted by Landlock; no other solver sees it. The path must be
+    /// absolute and plain, not within `/proc`, `/dev`, `/tmp`, `/work` or
+    /// `/sandbox` (which the view provides), and not hold `/etc/passwd` or
+    /// `/etc/group` (so not `/etc`); a refusal names the rule
+    /// ([`ReadPathRule`](super::ReadPathRule)). A script solver's
+    /// interpreter must be readable too ([`ConfigError::NotRunnable`]).
     ///
     /// ```no_run
     /// use hardened_mcp::sandbox::SolverRegistry;
@@ -143,8 +135,7 @@ impl SolverRegistryBuilder {
         self
     }
 
-    /// Checks every entry and builds the registry; the first bad entry is
-    /// refused with an error naming its id.
+    /// Checks every entry and builds the registry; an error names the id.
     pub fn build(self) -> Result<SolverRegistry, ConfigError> {
         let mut solvers: BTreeMap<String, Solver> = BTreeMap::new();
         for (id, path) in self.entries {
@@ -185,52 +176,39 @@ fn valid_id(id: &str) -> bool {
 }
 
 fn check(id: &str, path: PathBuf) -> Result<Solver, ConfigError> {
-    let fail = |e: ConfigError, why: &str| {
+    let fail = |e: fn(String) -> ConfigError, why: &str| {
         tracing::error!(solver = %id, path = %path.display(), reason = why, "solver refused");
-        Err(e)
+        Err(e(id.to_owned()))
     };
     if !path.is_absolute() {
-        return fail(ConfigError::RelativePath(id.to_owned()), "relative path");
+        return fail(ConfigError::RelativePath, "relative path");
     }
-    let meta = match std::fs::symlink_metadata(&path) {
-        Ok(m) => m,
-        Err(e) => {
-            tracing::error!(solver = %id, path = %path.display(), error = %e, "solver missing");
-            return Err(ConfigError::Missing(id.to_owned()));
-        }
-    };
+    let meta = std::fs::symlink_metadata(&path).map_err(|e| {
+        tracing::error!(solver = %id, path = %path.display(), error = %e, "solver missing");
+        ConfigError::Missing(id.to_owned())
+    })?;
     if meta.file_type().is_symlink() {
-        return fail(ConfigError::Symlink(id.to_owned()), "symlink");
+        return fail(ConfigError::Symlink, "symlink");
     }
     if !meta.file_type().is_file() {
-        return fail(
-            ConfigError::NotRegularFile(id.to_owned()),
-            "not a regular file",
-        );
+        return fail(ConfigError::NotRegularFile, "not a regular file");
     }
     if meta.permissions().mode() & 0o111 == 0 {
-        return fail(ConfigError::NotExecutable(id.to_owned()), "no execute bit");
+        return fail(ConfigError::NotExecutable, "no execute bit");
     }
     if writable_by_others(&meta) {
-        return fail(
-            ConfigError::Writable(id.to_owned()),
-            "group/other-writable file",
-        );
+        return fail(ConfigError::Writable, "group/other-writable file");
     }
     let euid = rustix::process::geteuid().as_raw();
     if meta.uid() != 0 && meta.uid() != euid {
-        return fail(ConfigError::BadOwner(id.to_owned()), "foreign owner");
+        return fail(ConfigError::BadOwner, "foreign owner");
     }
     for dir in path.ancestors().skip(1) {
-        // Follows symlinks: what matters is who can replace entries in the
-        // directory that is actually traversed. Sticky directories (such as
-        // /tmp) do not let others replace our file.
+        // Followed: what counts is who can replace entries in the directory
+        // traversed. A sticky one (/tmp) does not let others replace ours.
         match std::fs::metadata(dir) {
             Ok(m) if writable_by_others(&m) && m.permissions().mode() & 0o1000 == 0 => {
-                return fail(
-                    ConfigError::Writable(id.to_owned()),
-                    "group/other-writable directory",
-                );
+                return fail(ConfigError::Writable, "group/other-writable directory");
             }
             Ok(_) => {}
             Err(e) => {
@@ -239,25 +217,16 @@ fn check(id: &str, path: PathBuf) -> Result<Solver, ConfigError> {
             }
         }
     }
-    let fd = match rustix::fs::open(
-        &path,
-        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) {
-        Ok(fd) => fd,
-        Err(e) => {
-            tracing::error!(solver = %id, error = %e, "solver not openable");
-            return Err(ConfigError::Missing(id.to_owned()));
-        }
-    };
-    // Bind the checks to the opened file: it must be the inode inspected.
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(&path, flags, Mode::empty()).map_err(|e| {
+        tracing::error!(solver = %id, error = %e, "solver not openable");
+        ConfigError::Missing(id.to_owned())
+    })?;
+    // The checks hold for the opened file only if it is the inode inspected.
     match rustix::fs::fstat(&fd) {
         Ok(st) if st.st_dev == meta.dev() && st.st_ino == meta.ino() => {}
         _ => {
-            return fail(
-                ConfigError::Missing(id.to_owned()),
-                "replaced during the check",
-            );
+            return fail(ConfigError::Missing, "replaced during the check");
         }
     }
     Ok(Solver {
@@ -284,15 +253,8 @@ mod tests {
         for ok in ["heat", "a", "x_1-2", &"a".repeat(MAX_SOLVER_ID_LEN)] {
             assert!(valid_id(ok), "{ok}");
         }
-        for bad in [
-            "",
-            "Heat",
-            "a b",
-            "../x",
-            "a/b",
-            "é",
-            &"a".repeat(MAX_SOLVER_ID_LEN + 1),
-        ] {
+        let long = "a".repeat(MAX_SOLVER_ID_LEN + 1);
+        for bad in ["", "Heat", "a b", "../x", "a/b", "é", &long] {
             assert!(!valid_id(bad), "{bad}");
         }
     }

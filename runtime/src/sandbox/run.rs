@@ -1,6 +1,5 @@
 //! The sandbox service: its configuration, the launch of one run under every
-//! layer the host offers, and waiting for the run's end (timeout,
-//! cancellation, tree kill, log grace period).
+//! layer the host offers, and the wait for its end (timeout, cancel, tree kill).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -45,67 +44,50 @@ use crate::runs::{FileName, RunDir, RunError};
 pub struct SandboxConfig {
     /// The largest limits a run may ask for.
     pub ceilings: Limits,
-    /// Environment every solver gets (the rest of the server's environment
-    /// is cleared).
+    /// Environment every solver gets; the rest of the server's is cleared.
     pub fixed_env: Vec<(String, OsString)>,
     /// Names of variables a run may additionally set.
     pub env_allowlist: Vec<String>,
-    /// Host directories (and files) every solver may read: bound read-only
-    /// at the same path in its private view, and granted by Landlock. The
-    /// solver executable and the run directory are added; a solver's own
-    /// extra paths are granted per solver
-    /// ([`SolverRegistryBuilder::grant_read`](super::SolverRegistryBuilder::grant_read)).
+    /// Host paths every solver may read besides its executable and the run
+    /// directory: bound read-only at the same path in its view, and granted
+    /// by Landlock. Per solver: [`grant_read`](super::SolverRegistryBuilder::grant_read).
     /// Default: [`DEFAULT_READ_PATHS`].
     pub read_paths: Vec<PathBuf>,
-    /// How often the disk monitor measures a running run's directory
-    /// against [`Limits::disk_bytes`] and [`Limits::disk_files`] (at most:
-    /// while a measurement takes more than a quarter of it, the monitor
-    /// waits four times as long as it took). Between two measurements a
-    /// run may write past its byte limit by what it writes in that time;
-    /// its entries are followed as they are made (inotify), and the run is
-    /// stopped as soon as they pass the limit.
+    /// How often the disk monitor measures the run directory against
+    /// [`Limits::disk_bytes`] (at most: a measurement longer than a quarter
+    /// of it stretches the wait to four times the measurement); a run may
+    /// pass the byte limit by what it writes in between. Entries are counted
+    /// as they are made (inotify) against [`Limits::disk_files`].
     pub disk_check_interval: Duration,
-    /// Whether solvers share the host's network. By default (`false`) each
-    /// run with the private view gets a network namespace of its own: no
-    /// TCP, UDP or any other traffic leaves it, not even to loopback
-    /// services of the host. With `true`, Landlock still denies TCP bind
-    /// and connect (ABI 4+), but UDP and other datagrams reach the host.
+    /// Whether solvers share the host's network. Default `false`: each run with
+    /// the view gets its own network namespace, closed even to the host's loopback.
+    /// With `true`, Landlock (ABI 4+) still denies TCP bind and connect; UDP gets out.
     pub host_network: bool,
     /// The minimum containment; [`Sandbox::new`] refuses to start below it.
-    /// Default: every layer ([`Requirements::default`]); the explicit
-    /// opt-out is [`Requirements::none`].
+    /// Default: [`Requirements::default`]; opt-out: [`Requirements::none`].
     pub require: Requirements,
-    /// Whether to use namespaces (user, PID and mount: the whole-tree kill
-    /// and the private file-system view) when the host allows them.
+    /// Whether to use user, PID and mount namespaces (tree kill, private
+    /// view) when the host allows them.
     pub allow_pid_namespace: bool,
-    /// Whether each run gets a cgroup of its own when the host offers one
-    /// (the resource envelope's memory, process and CPU limits). `false`
-    /// only with [`Requirements::without_envelope`] or
-    /// [`Requirements::none`], for a host where the server must not make
-    /// cgroups.
+    /// Whether runs get a cgroup where the host offers one (the envelope's limits);
+    /// `false` needs [`Requirements::none`] or [`Requirements::without_envelope`].
     pub allow_cgroups: bool,
     /// Concurrent runs in all (`None`: unbounded).
     pub global_runs: Option<usize>,
     /// Concurrent runs per caller.
     pub per_caller_runs: usize,
-    /// How long the monitor may take to end after a kill before it is
-    /// killed itself.
+    /// How long the monitor may take to end after a kill before it is killed.
     pub kill_grace: Duration,
-    /// How long log readers may drain after the tree ended before they are
-    /// abandoned.
+    /// How long log readers may drain after the tree ended, then abandoned.
     pub log_grace: Duration,
     /// Most arguments per run.
     pub max_args: usize,
     /// Longest argument or environment value, in bytes.
     pub max_arg_bytes: usize,
     /// How many network namespaces and run cgroups background threads keep
-    /// ready for the next launches (each still serves exactly one run).
-    /// Default 2: a burst of two launches finds them made. `0`: no thread
-    /// and nothing held ahead; each launch makes its own, at the cost of
-    /// its creation on the launch's path (about 0.1 ms for a cgroup, 0.5 ms
-    /// for a network namespace: docs/benchmarks.md). For a process that
-    /// launches a single run, such as the Slurm node helper. At most
-    /// [`MAX_MADE_AHEAD`].
+    /// ready for the next launches (each serves one run). Default 2. `0`:
+    /// no thread; each launch makes its own on its path (for a single-run
+    /// process such as the Slurm node helper). At most [`MAX_MADE_AHEAD`].
     pub made_ahead: usize,
 }
 
@@ -114,9 +96,7 @@ pub const DEFAULT_GLOBAL_RUNS: usize = 16;
 /// [`SandboxConfig::per_caller_runs`] by default.
 pub const DEFAULT_PER_CALLER_RUNS: usize = 2;
 
-/// The most network namespaces and run cgroups
-/// [`SandboxConfig::made_ahead`] may hold ready (each holds kernel memory
-/// that no run uses yet).
+/// The largest [`SandboxConfig::made_ahead`] (each one holds kernel memory).
 pub const MAX_MADE_AHEAD: usize = 16;
 
 impl Default for SandboxConfig {
@@ -145,9 +125,8 @@ impl Default for SandboxConfig {
     }
 }
 
-/// What to run: a solver id, an argument vector built from validated values
-/// and fixed tokens (never a shell string), extra allowlisted environment,
-/// and limits.
+/// What to run: a solver id, an argument vector (never a shell string),
+/// allowlisted environment, and limits.
 #[derive(Debug, Clone)]
 pub struct RunRequest {
     solver: String,
@@ -170,12 +149,10 @@ impl RunRequest {
     }
 
     /// Confines the solver's writes to the subdirectory `name` of the run
-    /// directory (created, mode 0700, if missing; refused if it is anything
-    /// but a plain directory). The run directory itself, with the server's
-    /// own records in it (owner record, job status, persisted logs), stays
-    /// read-only to the solver; its working directory is still the run
-    /// directory. Without this, the solver may write anywhere beneath the
-    /// run directory. Effective where Landlock is available.
+    /// directory (created mode 0700 if missing; refused unless a plain
+    /// directory). The run directory, with the server's records in it,
+    /// stays read-only to the solver and remains its working directory.
+    /// Effective where Landlock is available.
     pub fn write_only_in(mut self, name: FileName) -> Self {
         self.write_subdir = Some(name);
         self
@@ -248,8 +225,7 @@ struct Inner {
     cgroups: Option<CgroupPool>,
     /// The stacks every launch's init and solver run on (their own copies).
     stacks: Arc<CloneStack>,
-    /// Where the server's command line and environment lie in its memory,
-    /// which each run's monitor hides.
+    /// Where the server's command line and environment lie (monitors hide them).
     server: ServerStrings,
 }
 
@@ -264,12 +240,11 @@ impl Sandbox {
         if config.global_runs == Some(0) {
             return Err(ConfigError::InvalidLimit("global_runs"));
         }
-        for (k, v) in &config.fixed_env {
-            if !valid_env_name(k) || v.as_bytes().contains(&0) {
-                return Err(ConfigError::InvalidEnvironment);
-            }
-        }
-        if config.env_allowlist.iter().any(|k| !valid_env_name(k)) {
+        let fixed_ok =
+            |(k, v): &(String, OsString)| valid_env_name(k) && !v.as_bytes().contains(&0);
+        if !config.fixed_env.iter().all(fixed_ok)
+            || !config.env_allowlist.iter().all(|k| valid_env_name(k))
+        {
             return Err(ConfigError::InvalidEnvironment);
         }
         if config.disk_check_interval.is_zero()
@@ -309,8 +284,8 @@ impl Sandbox {
                 .get(id)
                 .map_err(|_| ConfigError::Missing(id.to_owned()))?;
             if containment.fs_view || containment.landlock_abi > 0 {
-                // What the solver may read is all it can be exec'd from: its
-                // interpreter and loader must be among it.
+                // The solver is exec'd from what it may read: its interpreter
+                // and loader must be among it.
                 let readable: Vec<&Path> = config
                     .read_paths
                     .iter()
@@ -338,11 +313,10 @@ impl Sandbox {
         )?;
         let limiter = ConcurrencyLimiter::new(config.global_runs, config.per_caller_runs);
         let filter = filter.filter(|_| containment.seccomp);
-        let net_pool = if containment.private_network {
-            start_net_pool(&config, filter.as_deref())
-        } else {
-            None
-        };
+        let net_pool = containment
+            .private_network
+            .then(|| start_net_pool(&config, filter.as_deref()))
+            .flatten();
         let stacks = CloneStack::new().map(Arc::new).map_err(|e| {
             tracing::error!(error = %e, "sandbox: the launches' clone stacks not mapped");
             ConfigError::Resource("the launches' clone stacks")
@@ -383,10 +357,9 @@ impl Sandbox {
         &self.inner.registry
     }
 
-    /// The checks every launch passes, whichever launcher runs it: a slot
-    /// of `caller`'s run ceiling, the solver's id, the limits within the
-    /// ceilings, the arguments and environment, and no read path at or
-    /// above the run directory (it would show the solver the run root).
+    /// The checks of every launch, whichever launcher: a slot of `caller`'s
+    /// ceiling, solver id, limits, arguments and environment, and no read
+    /// path at or above the run directory (it would show the run root).
     pub(crate) fn admit(
         &self,
         caller: &CallerId,
@@ -418,18 +391,15 @@ impl Sandbox {
         &self.inner.config
     }
 
-    /// Launches a run on this machine for `caller` in `run_dir`, a run directory resolved
-    /// by the run root ([`RunRoot::create`](crate::runs::RunRoot::create) or
-    /// [`RunRoot::resolve`](crate::runs::RunRoot::resolve)): the type is
-    /// what guarantees a solver only ever runs inside the run root. The
-    /// concurrency ceilings are checked first; nothing is started when one
-    /// is reached. A run directory removed since it was resolved is refused
-    /// ([`SandboxError::RunDirUnusable`]). `cancel` cancels the run (its
-    /// child token is the run's own, see [`SandboxedRun::canceller`]).
-    /// Must be called inside a tokio runtime. To run solvers on a cluster
-    /// as well, launch through a [`Launcher`](crate::jobs::Launcher).
+    /// Launches a run on this machine for `caller` in `run_dir`, which only
+    /// the run root hands out ([`RunRoot::create`](crate::runs::RunRoot::create),
+    /// [`RunRoot::resolve`](crate::runs::RunRoot::resolve)). Nothing starts at
+    /// a concurrency ceiling; a run directory removed since it was resolved
+    /// is refused ([`SandboxError::RunDirUnusable`]). `cancel` cancels the run
+    /// (through a child token: [`SandboxedRun::canceller`]). Must be called
+    /// inside a tokio runtime. For cluster runs, see [`Launcher`](crate::jobs::Launcher).
     ///
-    /// Any other directory — a descriptor opened by path, say — does not
+    /// Any other directory, such as a descriptor opened by path, does not
     /// compile:
     ///
     /// ```compile_fail,E0308
@@ -451,10 +421,9 @@ impl Sandbox {
     ) -> Result<SandboxedRun, SandboxError> {
         let (permit, solver) = self.admit(caller, run_dir, &request)?;
         let inner = &*self.inner;
-        let run_dir_ref = run_dir;
-        let run_dir = dup_dir(run_dir.as_fd())?;
+        let dir = dup_dir(run_dir.as_fd())?;
         let writable = match &request.write_subdir {
-            Some(name) => Some(open_subdir(run_dir.as_fd(), name)?),
+            Some(name) => Some(open_subdir(dir.as_fd(), name)?),
             None => None,
         };
         solver.verify_unchanged()?;
@@ -462,7 +431,7 @@ impl Sandbox {
             let w = writable.as_ref().map(AsFd::as_fd);
             inner
                 .policy
-                .ruleset(run_dir.as_fd(), w, solver.fd(), solver.grant_fds())?
+                .ruleset(dir.as_fd(), w, solver.fd(), solver.grant_fds())?
         } else {
             None
         };
@@ -474,7 +443,7 @@ impl Sandbox {
                 };
                 let run = plan
                     .run_mounts(
-                        file_id(&run_dir)?,
+                        file_id(&dir)?,
                         w,
                         request.limits.tmp_size,
                         request.limits.shm_size,
@@ -510,7 +479,7 @@ impl Sandbox {
             None => None,
         };
         let plan = ChildPlan {
-            run_dir: run_dir.try_clone().map_err(internal)?,
+            run_dir: dir.try_clone().map_err(internal)?,
             solver: solver.fd().try_clone_to_owned().map_err(internal)?,
             ruleset,
             control: control_rd,
@@ -534,10 +503,8 @@ impl Sandbox {
             stacks: Arc::clone(&inner.stacks),
             server: inner.server,
         };
-        // The child side execs the solver itself (from a descriptor, with
-        // the argument vector and environment of `exec`); the standard
-        // library only sets up the standard streams and never reaches its
-        // own exec of this path.
+        // The child execs the solver from its descriptor with `exec`; std
+        // only sets up the standard streams and never reaches its own exec.
         let mut cmd = tokio::process::Command::new(solver.path());
         cmd.env_clear()
             .stdin(Stdio::null())
@@ -545,14 +512,14 @@ impl Sandbox {
             .stderr(Stdio::piped())
             .kill_on_drop(false);
         child::install(cmd.as_std_mut(), plan);
-        reserve_usage(run_dir_ref, &limits)?;
+        reserve_usage(run_dir, &limits)?;
         let started = Instant::now();
         let spawned = cmd.spawn();
         // Closes the server's copies of the child-side descriptors.
         drop(cmd);
         let mut child = spawned.map_err(|e| {
             tracing::error!(solver = %solver.id(), error = %e, "solver spawn failed");
-            unreserve_usage(run_dir_ref);
+            unreserve_usage(run_dir);
             SandboxError::SpawnFailed
         })?;
         tracing::info!(solver = %solver.id(), caller = %caller, "solver run started");
@@ -577,7 +544,7 @@ impl Sandbox {
             status: Some(status),
             record: None,
             reaped,
-            run_dir,
+            run_dir: dir,
             readers,
             stdout: stdout_log,
             stderr: stderr_log,
@@ -593,9 +560,8 @@ impl Sandbox {
         })))
     }
 
-    /// Launches a run (as [`Sandbox::launch`]) and waits for its outcome;
-    /// then records what the run directory holds for the caller's byte
-    /// quota.
+    /// Launches a run (as [`Sandbox::launch`]), waits for its outcome, then
+    /// records what the run directory holds for the caller's byte quota.
     pub async fn run(
         &self,
         caller: &CallerId,
@@ -608,14 +574,10 @@ impl Sandbox {
         Ok(outcome)
     }
 
-    /// The solver's argument vector and environment. `argv[0]` is where the
-    /// solver finds itself again: in its view, the executable's path there
-    /// (`/sandbox/bin/<id>`, so that an interpreter's `sys.executable` and a
-    /// program re-executing itself work); without a view, the solver id
-    /// (the solver learns nothing of the host layout). Either way its file
-    /// name is the id, so a multi-call executable can tell which program it
-    /// is to be. The environment is the fixed one with the run's
-    /// allowlisted variables over it.
+    /// The solver's argv and environment (the fixed one, the run's over it).
+    /// `argv[0]` is the executable's path in the view (`/sandbox/bin/<id>`,
+    /// for `sys.executable` and self-re-exec), else the bare id; its file
+    /// name is the id either way (multi-call binaries).
     fn exec_plan(
         &self,
         id: &str,
@@ -651,12 +613,8 @@ impl Sandbox {
         if request.args.len() > cfg.max_args || !request.args.iter().all(ok_value) {
             return Err(SandboxError::InvalidArgument);
         }
-        let env_ok = request.env.len() <= cfg.env_allowlist.len()
-            && request
-                .env
-                .iter()
-                .all(|(k, v)| cfg.env_allowlist.iter().any(|a| a == k) && ok_value(v));
-        if !env_ok {
+        let allowed = |(k, v): &(String, OsString)| cfg.env_allowlist.contains(k) && ok_value(v);
+        if request.env.len() > cfg.env_allowlist.len() || !request.env.iter().all(allowed) {
             return Err(SandboxError::InvalidEnvironment);
         }
         Ok(())
@@ -664,12 +622,9 @@ impl Sandbox {
 }
 
 /// A run launched by [`Sandbox::launch`] on this machine. Dropping it
-/// before it ended kills the whole tree (the monitor sees its control pipe
-/// hang up) and releases the concurrency slot. The [`Launcher`]'s
-/// [`RunningSolver`] wraps it, or a cluster job, behind one interface.
-///
-/// [`Launcher`]: crate::jobs::Launcher
-/// [`RunningSolver`]: crate::jobs::RunningSolver
+/// before it ended kills the whole tree (its control pipe hangs up) and
+/// releases the concurrency slot. A [`Launcher`](crate::jobs::Launcher)'s
+/// [`RunningSolver`](crate::jobs::RunningSolver) wraps it or a cluster job.
 #[derive(Debug)]
 pub struct SandboxedRun(Box<LocalRun>);
 
@@ -679,8 +634,7 @@ impl SandboxedRun {
         self.0.cancel.clone()
     }
 
-    /// The latest progress report, updated as the solver prints
-    /// `PROGRESS <done> <total>` lines.
+    /// The latest progress report (`PROGRESS <done> <total>` lines).
     pub fn progress(&self) -> watch::Receiver<Option<ProgressReport>> {
         self.0.progress.clone()
     }
@@ -700,9 +654,8 @@ impl SandboxedRun {
         self.0.child.id()
     }
 
-    /// Waits for the run to end: the solver exits, the wall-time limit
-    /// passes, or the run is cancelled; then the tree is dead and the logs
-    /// are drained (or abandoned after the grace period).
+    /// Waits for the run's end (exit, wall-time limit or cancellation), the
+    /// tree's death, and the logs drained or abandoned after the log grace.
     pub async fn wait(self) -> Outcome {
         self.0.wait().await
     }
@@ -714,7 +667,7 @@ struct LocalRun {
     child: tokio::process::Child,
     control: Option<OwnedFd>,
     /// Read end of the status pipe ([`ChildPlan::status`]); `None` once it
-    /// has given its record or hung up without one.
+    /// gave its record or hung up.
     status: Option<tokio::net::unix::pipe::Receiver>,
     /// The solver's exit record, once read.
     record: Option<ExitRecord>,
@@ -728,8 +681,7 @@ struct LocalRun {
     cancel: CancellationToken,
     started: Instant,
     limits: Limits,
-    /// The run's cgroup (with a cgroup backend), removed once the monitor
-    /// is reaped.
+    /// The run's cgroup, removed once the monitor is reaped.
     cgroup: CgroupGuard,
     disk_interval: Duration,
     kill_grace: Duration,
@@ -758,9 +710,8 @@ impl LocalRun {
             () = self.cancel.cancelled() => { cancelled = true; false }
             () = watch.exceeded() => false,
         };
-        // Read after the select, not from its branch: the monitor kills
-        // the tree as it finds a limit passed, and the tree's end may be
-        // seen first.
+        // Read after the select: the disk monitor kills the tree as it finds
+        // a limit passed, so the tree's end may win the select.
         let mut disk_hit = found.get().copied();
         if !ended {
             self.kill_and_reap().await;
@@ -809,10 +760,8 @@ impl LocalRun {
             stderr: self.stderr.snapshot(),
             logs_complete,
         };
-        // The tree is dead; the monitor is exiting (tearing the run's
-        // namespaces down). Reap it in the background rather than leave it
-        // to the runtime's orphan queue, which only looks on a later
-        // SIGCHLD.
+        // The monitor is exiting: reap it here rather than in tokio's orphan
+        // queue, which only looks on a later SIGCHLD.
         let mut monitor = self.child;
         let cgroup = self.cgroup.0.take();
         tokio::spawn(async move {
@@ -832,25 +781,19 @@ impl LocalRun {
         outcome
     }
 
-    /// Says the kill word on the control pipe and drops it (the monitor
-    /// kills the tree), then waits for the tree's end; a monitor that does
-    /// not report it within the grace is killed.
+    /// Says the kill word and drops the control pipe, then waits for the
+    /// tree's end; a monitor silent past the kill grace is killed.
     async fn kill_and_reap(&mut self) {
         if let Some(control) = self.control.take() {
             say_kill(&control);
         }
-        if tokio::time::timeout(
-            self.kill_grace,
-            tree_dead(
-                &mut self.reaped,
-                &mut self.status,
-                &mut self.record,
-                &mut self.child,
-            ),
-        )
-        .await
-        .is_err()
-        {
+        let dead = tree_dead(
+            &mut self.reaped,
+            &mut self.status,
+            &mut self.record,
+            &mut self.child,
+        );
+        if tokio::time::timeout(self.kill_grace, dead).await.is_err() {
             tracing::error!("sandbox monitor did not end after a kill; killing it");
             if let Err(e) = self.child.start_kill() {
                 tracing::error!(error = %e, "killing the sandbox monitor failed");
@@ -884,15 +827,14 @@ impl LocalRun {
     }
 }
 
-/// The disk monitor of one local run ([`super::disk::monitor`]) on a
-/// blocking thread of its own, stopped when this future is dropped.
+/// The disk monitor of one run ([`super::disk::monitor`]) on a blocking
+/// thread, stopped when [`DiskWatch::exceeded`] is dropped.
 struct DiskWatch<'a> {
     /// The sandbox's monitor process, spared by the kill from here.
     monitor_pid: Option<u32>,
     /// The limit the monitor found passed, set before it kills the tree.
     found: Arc<OnceLock<LimitHit>>,
-    /// The run's control pipe: the monitor says the kill word itself, the
-    /// moment it finds a limit passed.
+    /// The run's control pipe, for the kill word.
     control: Option<&'a OwnedFd>,
     run_dir: &'a OwnedFd,
     limits: &'a Limits,
@@ -901,9 +843,8 @@ struct DiskWatch<'a> {
 }
 
 impl DiskWatch<'_> {
-    /// Resolves when the run is over one of its disk limits (and `found`
-    /// says which); pending forever otherwise (also when the monitor cannot
-    /// start: logged).
+    /// Resolves when the run is over a disk limit (`found` says which);
+    /// pending forever otherwise, also when the monitor cannot start.
     async fn exceeded(self) {
         let dup = |fd| rustix::io::fcntl_dupfd_cloexec(fd, 3);
         let started = (|| {
@@ -933,9 +874,8 @@ impl DiskWatch<'_> {
                 Over::Bytes(n) => (LimitHit::DiskBytes, "bytes", n),
             };
             let _ = found.set(hit);
-            // Killed from here first: the monitor shares the run's CPU
-            // share, and when the run spent it, the monitor acts on the
-            // kill word only in the next period.
+            // Killed from here first: the monitor shares the run's CPU share
+            // and, throttled, would act on the kill word a period later.
             if let Some(kill) = &killer {
                 kill(monitor_pid);
             }
@@ -958,8 +898,8 @@ impl DiskWatch<'_> {
     }
 }
 
-/// Writes the kill word on a run's control pipe (a copy of it may outlive
-/// the server's own: the word, unlike the hang-up, does not wait for it).
+/// Writes the kill word on a run's control pipe (unlike a hang-up, it
+/// works while another copy of the pipe is open).
 fn say_kill(control: &OwnedFd) {
     if let Err(e) = rustix::io::write(control, &[KILL_WORD]) {
         tracing::error!(error = %e, "kill word not written");
@@ -974,8 +914,8 @@ pub(crate) async fn record_usage_after_run(run_dir: &RunDir) {
     }
 }
 
-/// Refuses a run directory removed since it was resolved (a launcher that
-/// does not fork here checks it as [`Sandbox::launch`] does).
+/// Refuses a run directory removed since it was resolved (as
+/// [`Sandbox::launch`] does, for a launcher that does not fork here).
 #[cfg(feature = "slurm")]
 pub(crate) fn check_run_dir_live(run_dir: &RunDir) -> Result<(), SandboxError> {
     dup_dir(run_dir.as_fd()).map(drop)
@@ -983,8 +923,7 @@ pub(crate) fn check_run_dir_live(run_dir: &RunDir) -> Result<(), SandboxError> {
 
 /// Counts a run about to start at its disk limit in its caller's byte
 /// quota ([`RunDir::reserve_usage`]). On a full file system the run starts
-/// unreserved (it cannot grow there; its outcome will say the disk is
-/// full); any other failure refuses the launch.
+/// unreserved (it cannot grow there); any other failure refuses it.
 pub(crate) fn reserve_usage(run_dir: &RunDir, limits: &Limits) -> Result<(), SandboxError> {
     match run_dir.reserve_usage(limits.disk_bytes) {
         Ok(()) => Ok(()),
@@ -999,8 +938,7 @@ pub(crate) fn reserve_usage(run_dir: &RunDir, limits: &Limits) -> Result<(), San
     }
 }
 
-/// Undoes [`reserve_usage`] for a run that did not start: what the run
-/// directory holds is recorded instead (best effort, logged).
+/// Undoes [`reserve_usage`] for a run that did not start (best effort).
 pub(crate) fn unreserve_usage(run_dir: &RunDir) {
     if let Err(e) = run_dir.record_usage(false) {
         tracing::warn!(error = %e, "run usage not recorded after a failed launch");
@@ -1015,12 +953,10 @@ struct Ended {
     wall_time: Duration,
 }
 
-/// The envelope's limit that explains how a run ended, if one does: an OOM
-/// kill in the tree (whatever the solver's end: a process of the run was
-/// killed); else the per-process limit (`rlimit`) its signal names; for a
-/// run that timed out, its CPU share if the tree spent at least a quarter
-/// of its life throttled to it; nothing for a cancelled or successful run;
-/// else the process limit or the disk filling up for a run that failed.
+/// The limit that explains how a run ended, first of: an OOM kill in the
+/// tree; the rlimit its signal names; on timeout, the CPU share if throttled
+/// a quarter of its life; none if cancelled or successful; else the process
+/// limit or a full disk.
 fn envelope_limit(
     ended: Ended,
     events: CgroupEvents,
@@ -1047,8 +983,8 @@ fn envelope_limit(
     disk_full().then_some(LimitHit::DiskFull)
 }
 
-/// Removes a finished run's cgroup; a member still exiting delays it a
-/// little (bounded: then the cgroup is left for the next start's sweep).
+/// Removes a finished run's cgroup, retrying briefly while a member exits
+/// (then it is left for the next start's sweep).
 async fn remove_cgroup(mut cgroup: RunCgroup) {
     for _ in 0..50 {
         let done = tokio::task::spawn_blocking(move || {
@@ -1068,42 +1004,31 @@ async fn remove_cgroup(mut cgroup: RunCgroup) {
     }
 }
 
-/// A run's cgroup until the run is over: dropped before [`LocalRun::wait`]
-/// took it (the run's handle dropped: the monitor is killing the tree, its
-/// control pipe hung up), it is removed once empty, off this thread.
+/// A run's cgroup until [`LocalRun::wait`] takes it; dropped before (the
+/// tree being killed), it is removed once empty, off this thread.
 #[derive(Debug)]
 struct CgroupGuard(Option<RunCgroup>);
 
 impl Drop for CgroupGuard {
     fn drop(&mut self) {
-        if let Some(cgroup) = self.0.take() {
-            match tokio::runtime::Handle::try_current() {
-                Ok(rt) => {
-                    rt.spawn(remove_cgroup(cgroup));
-                }
-                Err(_) => drop(cgroup),
-            }
+        if let Some(cgroup) = self.0.take()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            rt.spawn(remove_cgroup(cgroup));
         }
     }
 }
 
-/// Waits until the solver's whole tree is dead. Either of two words says
-/// so:
+/// Waits until the solver's whole tree is dead, as either word says:
+/// * the exit record on the status pipe (kept in `record`), written by the
+///   init once it has killed and reaped the rest of the PID namespace, or
+///   at the process-group level by the monitor once it has reaped the
+///   solver and killed its group;
+/// * the monitor's byte on `reaped` once it has reaped its child (the only
+///   word after a kill).
 ///
-/// * the solver's exit record on the status pipe: with a PID namespace the
-///   init writes it only once it has killed and reaped every other process
-///   of the run; at the process-group level the monitor writes it once it
-///   has reaped the solver and killed its group. The record is kept in
-///   `record`; the init's and the monitor's own exits (tearing down their
-///   copies of the server's memory and the run's namespaces) come after
-///   the answer, and the monitor is reaped in the background;
-/// * the monitor's byte on `reaped`, once it has reaped its child: the only
-///   word after a kill, which leaves no record.
-///
-/// A status pipe that hangs up without a record is dropped (`status`
-/// becomes `None`) and the monitor's word awaited; a monitor that ends
-/// without saying anything is waited for. `false`: the monitor could not
-/// be waited for.
+/// A status pipe that hangs up without a record becomes `None`; a monitor
+/// that ends silent is waited for. `false`: it could not be.
 async fn tree_dead(
     reaped: &mut tokio::net::unix::pipe::Receiver,
     status: &mut Option<tokio::net::unix::pipe::Receiver>,
@@ -1146,10 +1071,8 @@ async fn tree_dead(
     child.wait().await.is_ok()
 }
 
-/// The exit record, if the status pipe holds it now (without waiting). The
-/// pipe is dropped (`None`) once it has given its record, hung up, or held
-/// something that is not one: a record is written whole (it is smaller than
-/// `PIPE_BUF`) and is the last thing written.
+/// The exit record if the status pipe holds it now. The pipe is dropped once
+/// it gave one, hung up or held other bytes (a record is written whole, last).
 fn take_record(status: &mut Option<tokio::net::unix::pipe::Receiver>) -> Option<ExitRecord> {
     let mut buf = [0u8; RECORD_LEN + 1];
     let read = status.as_ref()?.try_read(&mut buf);
@@ -1161,8 +1084,7 @@ fn take_record(status: &mut Option<tokio::net::unix::pipe::Receiver>) -> Option<
 }
 
 /// A duplicate of the run directory's descriptor, refused if the directory
-/// has been removed since it was resolved (no links left: a solver would run
-/// in a deleted directory, its files unreachable to any later tool).
+/// was removed since it was resolved (its files unreachable to later tools).
 fn dup_dir(fd: std::os::fd::BorrowedFd<'_>) -> Result<OwnedFd, SandboxError> {
     let st = rustix::fs::fstat(fd).map_err(|e| {
         tracing::error!(error = %e, "run directory not inspectable");
@@ -1238,55 +1160,33 @@ mod tests {
 
     #[test]
     fn each_limit_is_named_only_where_it_explains_the_end() {
-        let failed = Termination::Exited(1);
+        use Termination::{Exited, Killed, Signaled};
         let never = || panic!("the file system is not asked");
+        let limit = |t, timed_out, cancelled, events| {
+            envelope_limit(ended(t, timed_out, cancelled), events, None, never)
+        };
         // An OOM kill in the tree, whatever the solver's own end.
-        let ok = ended(Termination::Exited(0), false, false);
-        assert_eq!(
-            envelope_limit(ok, events(1, 0, 0), None, never),
-            Some(LimitHit::Memory)
-        );
+        let memory = limit(Exited(0), false, false, events(1, 0, 0));
+        assert_eq!(memory, Some(LimitHit::Memory));
         // A refused fork explains a failure, not a success or a cancel.
-        assert_eq!(
-            envelope_limit(ended(failed, false, false), events(0, 3, 0), None, never),
-            Some(LimitHit::Processes)
-        );
-        let ok = ended(Termination::Exited(0), false, false);
-        assert_eq!(envelope_limit(ok, events(0, 3, 0), None, never), None);
-        let cancelled = ended(Termination::Killed, false, true);
-        assert_eq!(
-            envelope_limit(cancelled, events(0, 3, 0), None, never),
-            None
-        );
-        // A timeout is the CPU share's only when the tree was held to it
-        // for at least a quarter of its life (4 s here).
-        let slow = ended(Termination::Killed, true, false);
-        assert_eq!(
-            envelope_limit(slow, events(0, 0, 1_000_000), None, never),
-            Some(LimitHit::CpuShare)
-        );
-        let burst = ended(Termination::Killed, true, false);
-        assert_eq!(
-            envelope_limit(burst, events(0, 0, 10_000), None, never),
-            None
-        );
+        let pids = limit(Exited(1), false, false, events(0, 3, 0));
+        assert_eq!(pids, Some(LimitHit::Processes));
+        assert_eq!(limit(Exited(0), false, false, events(0, 3, 0)), None);
+        assert_eq!(limit(Killed, false, true, events(0, 3, 0)), None);
+        // A timeout is the CPU share's if throttled a quarter of 4 s or more.
+        let slow = limit(Killed, true, false, events(0, 0, 1_000_000));
+        assert_eq!(slow, Some(LimitHit::CpuShare));
+        assert_eq!(limit(Killed, true, false, events(0, 0, 10_000)), None);
         // The rlimit a signal names comes before the cgroup's counters.
-        assert_eq!(
-            envelope_limit(
-                ended(Termination::Signaled(libc::SIGXFSZ), false, false),
-                events(0, 1, 0),
-                Some(LimitHit::FileSize),
-                never
-            ),
-            Some(LimitHit::FileSize)
-        );
+        let xfsz = ended(Signaled(libc::SIGXFSZ), false, false);
+        let fsize = Some(LimitHit::FileSize);
+        assert_eq!(envelope_limit(xfsz, events(0, 1, 0), fsize, never), fsize);
         // A plain failure asks whether the disk filled up.
+        let failed = || ended(Exited(1), false, false);
+        let full = envelope_limit(failed(), events(0, 0, 0), None, || true);
+        assert_eq!(full, Some(LimitHit::DiskFull));
         assert_eq!(
-            envelope_limit(ended(failed, false, false), events(0, 0, 0), None, || true),
-            Some(LimitHit::DiskFull)
-        );
-        assert_eq!(
-            envelope_limit(ended(failed, false, false), events(0, 0, 0), None, || false),
+            envelope_limit(failed(), events(0, 0, 0), None, || false),
             None
         );
     }

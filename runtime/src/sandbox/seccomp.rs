@@ -1,12 +1,10 @@
 //! The seccomp-bpf filter every solver runs under: system calls a numerical
-//! solver never needs, refused with `EPERM` so that a solver which tries one
-//! fails cleanly (an error return, not a signal). Compiled once at start
-//! and installed by the solver as its last step before `exec`, as one
-//! program: a fixed prefix of a few instructions (the architecture, x32
-//! calls, and the two calls answered otherwise than `EPERM`), then
-//! seccompiler's (Firecracker's filter compiler) compilation of the rules
-//! refused with `EPERM`. A seccompiler program gives every call it matches
-//! the same answer; the prefix says what it cannot.
+//! solver never needs, refused with `EPERM` (an error return, not a
+//! signal). Compiled once at start and installed by the solver as its last
+//! step before `exec`, as one program: a fixed prefix (the architecture,
+//! x32 calls, and the two calls answered otherwise), then seccompiler's
+//! compilation of the rules refused with `EPERM` (a seccompiler program
+//! gives every call it matches the same answer).
 //!
 //! Refused (`EPERM`):
 //!
@@ -23,18 +21,15 @@
 //! | terminals | `ioctl(TIOCSTI)`, `ioctl(TIOCLINUX)` (typing into a terminal) |
 //!
 //! `clone3` answers `ENOSYS`: its flags live in memory a filter cannot
-//! read, and the C library then falls back to `clone`, whose flags it can.
-//! `fallocate` answers `EOPNOTSUPP`: it reserves disk blocks far faster
-//! than a solver can write them, outrunning the disk monitor of the run's
-//! envelope between two measurements; `posix_fallocate` then falls back to
-//! writing, which the monitor keeps pace with.
-//! On x86-64, x32-ABI system calls (numbers with bit 30 set, which would
-//! name the calls above by other numbers) are refused, and any other
-//! architecture's calls (a 32-bit `int 0x80`) kill the process.
+//! read, and the C library falls back to `clone`, whose flags it can.
+//! `fallocate` answers `EOPNOTSUPP`: it reserves disk blocks faster than
+//! the disk monitor measures; `posix_fallocate` falls back to writing,
+//! which the monitor keeps pace with. On x86-64, x32-ABI calls (bit 30 set:
+//! the calls above by other numbers) are refused; any other architecture's
+//! calls (a 32-bit `int 0x80`) kill the process.
 //!
-//! A deny list, not an allow list: a solver may use any other call, so a
-//! system call added to the kernel after this list was written is allowed
-//! until it is added here. Landlock, the file-system view and the
+//! A deny list: any other call is allowed, including one the kernel gained
+//! after this list was written. Landlock, the file-system view and the
 //! namespaces do not depend on this filter.
 
 use std::collections::BTreeMap;
@@ -47,86 +42,44 @@ use seccompiler::{
 use super::child::Filter;
 
 /// `CLONE_NEW*` flags: a `clone` with any of them is refused.
+#[rustfmt::skip]
 const NAMESPACE_FLAGS: [u32; 8] = [
-    libc::CLONE_NEWNS as u32,
-    libc::CLONE_NEWUSER as u32,
-    libc::CLONE_NEWPID as u32,
-    libc::CLONE_NEWNET as u32,
-    libc::CLONE_NEWIPC as u32,
-    libc::CLONE_NEWUTS as u32,
-    libc::CLONE_NEWCGROUP as u32,
-    0x80, // CLONE_NEWTIME
+    libc::CLONE_NEWNS as u32, libc::CLONE_NEWUSER as u32, libc::CLONE_NEWPID as u32,
+    libc::CLONE_NEWNET as u32, libc::CLONE_NEWIPC as u32, libc::CLONE_NEWUTS as u32,
+    libc::CLONE_NEWCGROUP as u32, 0x80, // CLONE_NEWTIME
 ];
 
 /// `personality` values a solver may set: `PER_LINUX`, `PER_LINUX32`,
-/// `ADDR_NO_RANDOMIZE` (its own address-space layout: `setarch -R`), and
-/// the query `0xffffffff`. Refused: `READ_IMPLIES_EXEC` and the other
-/// execution domains.
+/// `ADDR_NO_RANDOMIZE` (`setarch -R`) and the query `0xffffffff`; refused:
+/// `READ_IMPLIES_EXEC` and the other execution domains.
 const PERSONALITY_ALLOWED: [u32; 4] = [0, 8, 0x0004_0000, 0xffff_ffff];
 
 /// Socket families a solver may open.
-const SOCKET_FAMILIES: [u32; 3] = [
-    libc::AF_UNIX as u32,
-    libc::AF_INET as u32,
-    libc::AF_INET6 as u32,
-];
+#[rustfmt::skip]
+const SOCKET_FAMILIES: [u32; 3] =
+    [libc::AF_UNIX as u32, libc::AF_INET as u32, libc::AF_INET6 as u32];
 
 /// `socketpair` families a solver may use.
 const SOCKETPAIR_FAMILIES: [u32; 1] = [libc::AF_UNIX as u32];
 
-/// System calls refused whatever their arguments.
-const DENIED: &[libc::c_long] = &[
-    libc::SYS_ptrace,
-    libc::SYS_process_vm_readv,
-    libc::SYS_process_vm_writev,
-    libc::SYS_process_madvise,
-    libc::SYS_kcmp,
-    libc::SYS_pidfd_getfd,
-    libc::SYS_mount,
-    libc::SYS_umount2,
-    libc::SYS_pivot_root,
-    libc::SYS_chroot,
-    libc::SYS_move_mount,
-    libc::SYS_open_tree,
-    libc::SYS_fsopen,
-    libc::SYS_fsconfig,
-    libc::SYS_fsmount,
-    libc::SYS_fspick,
-    libc::SYS_mount_setattr,
-    libc::SYS_unshare,
-    libc::SYS_setns,
-    libc::SYS_keyctl,
-    libc::SYS_add_key,
-    libc::SYS_request_key,
-    libc::SYS_bpf,
-    libc::SYS_perf_event_open,
-    libc::SYS_userfaultfd,
-    libc::SYS_io_uring_setup,
-    libc::SYS_io_uring_enter,
-    libc::SYS_io_uring_register,
-    libc::SYS_fanotify_init,
-    libc::SYS_open_by_handle_at,
-    libc::SYS_name_to_handle_at,
-    libc::SYS_kexec_load,
-    libc::SYS_kexec_file_load,
-    libc::SYS_init_module,
-    libc::SYS_finit_module,
-    libc::SYS_delete_module,
-    libc::SYS_reboot,
-    libc::SYS_swapon,
-    libc::SYS_swapoff,
-    libc::SYS_acct,
-    libc::SYS_syslog,
-    libc::SYS_quotactl,
-    libc::SYS_vhangup,
-    libc::SYS_settimeofday,
-    libc::SYS_clock_settime,
-    libc::SYS_clock_adjtime,
-    #[cfg(target_arch = "x86_64")]
-    libc::SYS_iopl,
-    #[cfg(target_arch = "x86_64")]
-    libc::SYS_ioperm,
-];
+/// System calls refused whatever their arguments; each family of the module docs' table
+/// starts a line.
+#[rustfmt::skip]
+const DENIED: &[libc::c_long] = { use libc::*; &[
+    SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_process_madvise, SYS_kcmp,
+    SYS_pidfd_getfd,
+    SYS_mount, SYS_umount2, SYS_pivot_root, SYS_chroot, SYS_move_mount, SYS_open_tree, SYS_fsopen,
+    SYS_fsconfig, SYS_fsmount, SYS_fspick, SYS_mount_setattr,
+    SYS_unshare, SYS_setns,
+    SYS_keyctl, SYS_add_key, SYS_request_key,
+    SYS_bpf, SYS_perf_event_open, SYS_userfaultfd, SYS_io_uring_setup, SYS_io_uring_enter,
+    SYS_io_uring_register, SYS_fanotify_init, SYS_open_by_handle_at, SYS_name_to_handle_at,
+    SYS_kexec_load, SYS_kexec_file_load, SYS_init_module, SYS_finit_module, SYS_delete_module,
+    SYS_reboot, SYS_swapon, SYS_swapoff, SYS_acct, SYS_syslog, SYS_quotactl, SYS_vhangup,
+    SYS_settimeofday, SYS_clock_settime, SYS_clock_adjtime,
+    #[cfg(target_arch = "x86_64")] SYS_iopl,
+    #[cfg(target_arch = "x86_64")] SYS_ioperm,
+] };
 
 /// `ioctl` requests refused (they push input into a terminal).
 const DENIED_IOCTLS: [u32; 2] = [libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
@@ -134,8 +87,7 @@ const DENIED_IOCTLS: [u32; 2] = [libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
 /// One compiled BPF program.
 pub(crate) type Program = Vec<libc::sock_filter>;
 
-/// Why the filter could not be compiled (an architecture this crate does
-/// not know, or rules seccompiler refuses).
+/// Why the filter could not be compiled (an unknown architecture, or rules seccompiler refuses).
 #[derive(Debug, thiserror::Error)]
 #[error("seccomp filter not compiled: {0}")]
 pub(crate) struct FilterError(String);
@@ -147,17 +99,12 @@ impl From<seccompiler::BackendError> for FilterError {
 }
 
 impl Filter {
-    /// Compiles the filter for the architecture this crate was built for
-    /// (at start: it allocates).
+    /// Compiles the filter for this build's architecture (at start: it allocates).
     pub(crate) fn compile() -> Result<Self, FilterError> {
         let arch = std::env::consts::ARCH;
         let target = TargetArch::try_from(arch).map_err(|e| FilterError(e.to_string()))?;
-        let refused = SeccompFilter::new(
-            rules()?,
-            SeccompAction::Allow,
-            SeccompAction::Errno(libc::EPERM as u32),
-            target,
-        )?;
+        let eperm = SeccompAction::Errno(libc::EPERM as u32);
+        let refused = SeccompFilter::new(rules()?, SeccompAction::Allow, eperm, target)?;
         let compiled = BpfProgram::try_from(refused)?;
         let mut program = prefix(audit_arch(arch)?);
         program.extend(compiled.into_iter().map(|i| insn(i.code, i.jt, i.jf, i.k)));
@@ -166,10 +113,10 @@ impl Filter {
 }
 
 /// The calls refused with `EPERM`, as seccompiler rules: a call matches
-/// when any of its rules does, a rule when all its conditions do; a call
-/// without rules always matches. Arguments are compared on their low 32
-/// bits (`Dword`): what the kernel reads of an `int` or `unsigned int`
-/// argument, and of `clone`'s flags.
+/// when any of its rules does (always, without rules), a rule when all its
+/// conditions do. Arguments are compared on their low 32 bits (`Dword`):
+/// what the kernel reads of an `int` or `unsigned int`, and of `clone`'s
+/// flags.
 fn rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, FilterError> {
     let arg = |index: u8, op: SeccompCmpOp, value: u32| {
         SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, u64::from(value))
@@ -182,39 +129,26 @@ fn rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, FilterError> {
             .collect::<Result<_, _>>()?;
         Ok(vec![SeccompRule::new(all_differ)?])
     };
+    // Refused when argument `index` compares with any of `values` by `op`.
+    let any = |index: u8, values: &[u32], op: fn(u32) -> SeccompCmpOp| {
+        let rule = |&v: &u32| Ok(SeccompRule::new(vec![arg(index, op(v), v)?])?);
+        values.iter().map(rule).collect::<Result<_, FilterError>>()
+    };
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         DENIED.iter().map(|&nr| (nr, Vec::new())).collect();
-    rules.insert(
-        libc::SYS_clone,
-        NAMESPACE_FLAGS
-            .iter()
-            .map(|&f| {
-                Ok(SeccompRule::new(vec![arg(
-                    0,
-                    SeccompCmpOp::MaskedEq(u64::from(f)),
-                    f,
-                )?])?)
-            })
-            .collect::<Result<_, FilterError>>()?,
-    );
+    let masked = |f| SeccompCmpOp::MaskedEq(u64::from(f));
+    let eq = |_| SeccompCmpOp::Eq;
+    rules.insert(libc::SYS_clone, any(0, &NAMESPACE_FLAGS, masked)?);
     rules.insert(libc::SYS_personality, unless(&PERSONALITY_ALLOWED)?);
     rules.insert(libc::SYS_socket, unless(&SOCKET_FAMILIES)?);
     rules.insert(libc::SYS_socketpair, unless(&SOCKETPAIR_FAMILIES)?);
-    rules.insert(
-        libc::SYS_ioctl,
-        DENIED_IOCTLS
-            .iter()
-            .map(|&r| Ok(SeccompRule::new(vec![arg(1, SeccompCmpOp::Eq, r)?])?))
-            .collect::<Result<_, FilterError>>()?,
-    );
+    rules.insert(libc::SYS_ioctl, any(1, &DENIED_IOCTLS, eq)?);
     Ok(rules)
 }
 
-/// What the program does before seccompiler's part: another architecture's
-/// call kills the process; an x32-ABI call (x86-64 numbers with bit 30
-/// set, which would name the listed calls by other numbers) is refused;
-/// `clone3` answers `ENOSYS` and `fallocate` `EOPNOTSUPP`. Each jump skips
-/// at most the one return after it.
+/// The program before seccompiler's part (the architecture, x32 calls,
+/// `clone3`, `fallocate`: see the module docs). Each jump skips at most the
+/// one return after it.
 fn prefix(audit_arch: u32) -> Program {
     const LD_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
     const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
@@ -250,8 +184,7 @@ fn insn(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
     libc::sock_filter { code, jt, jf, k }
 }
 
-/// The `AUDIT_ARCH_*` value (`seccomp_data.arch`) of the architecture
-/// named as `std::env::consts::ARCH` names it.
+/// The `AUDIT_ARCH_*` value (`seccomp_data.arch`) of a `std::env::consts::ARCH`.
 fn audit_arch(arch: &str) -> Result<u32, FilterError> {
     const ARCH_64: u32 = 0x8000_0000;
     const ARCH_LE: u32 = 0x4000_0000;
@@ -272,10 +205,9 @@ mod tests {
         audit_arch(std::env::consts::ARCH).unwrap()
     }
 
-    /// A classic-BPF interpreter for the instructions the program holds,
-    /// over a `seccomp_data` (nr, arch, args): the program's answers
-    /// without installing it (the hostile suite's `refused_system_calls`
-    /// installs it, with a positive control).
+    /// A classic-BPF interpreter for the program's instructions over a
+    /// `seccomp_data` (nr, arch, args): its answers without installing it
+    /// (the hostile suite's `refused_system_calls` installs it).
     fn run(program: &[libc::sock_filter], nr: u32, arch: u32, args: [u64; 6]) -> u32 {
         let word = |offset: u32| -> u32 {
             match offset {
@@ -323,7 +255,8 @@ mod tests {
         let filter = Filter::compile().unwrap();
         let answer =
             |nr: libc::c_long, args: [u64; 6]| run(filter.program(), nr as u32, arch, args);
-        let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        let errno = |e: libc::c_int| libc::SECCOMP_RET_ERRNO | e as u32;
+        let eperm = errno(libc::EPERM);
         for &nr in DENIED {
             assert_eq!(answer(nr, [0; 6]), eperm, "{nr}");
         }
@@ -337,14 +270,8 @@ mod tests {
         for nr in [0x4000_0000u32, 0x4000_0000 | libc::SYS_getpid as u32] {
             assert_eq!(run(filter.program(), nr, arch, [0; 6]), eperm, "{nr:#x}");
         }
-        assert_eq!(
-            answer(libc::SYS_clone3, [0; 6]),
-            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
-        );
-        assert_eq!(
-            answer(libc::SYS_fallocate, [0; 6]),
-            libc::SECCOMP_RET_ERRNO | libc::EOPNOTSUPP as u32
-        );
+        assert_eq!(answer(libc::SYS_clone3, [0; 6]), errno(libc::ENOSYS));
+        assert_eq!(answer(libc::SYS_fallocate, [0; 6]), errno(libc::EOPNOTSUPP));
         for nr in [
             libc::SYS_read,
             libc::SYS_write,
@@ -366,11 +293,8 @@ mod tests {
             libc::CLONE_NEWNET,
             0x80,
         ] {
-            assert_eq!(
-                answer(clone, a(i64::from(ns) | sigchld, 0)),
-                eperm,
-                "{ns:#x}"
-            );
+            let flags = i64::from(ns) | sigchld;
+            assert_eq!(answer(clone, a(flags, 0)), eperm, "{ns:#x}");
         }
         let socket = libc::SYS_socket;
         for family in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6] {
@@ -387,13 +311,11 @@ mod tests {
         assert_eq!(answer(libc::SYS_personality, a(0xffff_ffff, 0)), allow);
         // READ_IMPLIES_EXEC.
         assert_eq!(answer(libc::SYS_personality, a(0x0040_0000, 0)), eperm);
-        assert_eq!(answer(libc::SYS_ioctl, a(1, libc::TCGETS)), allow);
-        assert_eq!(answer(libc::SYS_ioctl, a(1, libc::TIOCSTI)), eperm);
-        assert_eq!(answer(libc::SYS_ioctl, a(1, libc::TIOCLINUX)), eperm);
+        let ioctl = libc::SYS_ioctl;
+        assert_eq!(answer(ioctl, a(1, libc::TCGETS)), allow);
+        assert_eq!(answer(ioctl, a(1, libc::TIOCSTI)), eperm);
+        assert_eq!(answer(ioctl, a(1, libc::TIOCLINUX)), eperm);
         // The upper half of a 64-bit argument is not what the kernel reads.
-        assert_eq!(
-            answer(libc::SYS_ioctl, a(1, libc::TIOCSTI | 1 << 32)),
-            eperm
-        );
+        assert_eq!(answer(ioctl, a(1, libc::TIOCSTI | 1 << 32)), eperm);
     }
 }

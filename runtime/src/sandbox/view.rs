@@ -19,18 +19,16 @@
 //! | anything else | absent: no host `/etc` beyond the files above, no `/home`, `/root`, `/var`, `/run`, `/sys`, `/mnt`, `/srv`, `/opt`, no run root | |
 //!
 //! The solver runs as uid [`SOLVER_UID`] and gid [`SOLVER_GID`] of its own
-//! user namespace (mapped to the server's user outside), without
-//! capabilities.
+//! user namespace (the server's user outside), without capabilities.
 //!
 //! Every host source is cloned (`open_tree(OPEN_TREE_CLONE)`) before
-//! anything is mounted, then attached beneath the new root
-//! (`move_mount`), flagged with `mount_setattr`, and the root is swapped
-//! with `pivot_root(".", ".")` and the old one detached. The run directory
-//! is cloned from the init's working directory, which the monitor set by
-//! descriptor (`fchdir`) before it entered the new mount namespace: no path
-//! of the run root is ever looked up. The solver executable is cloned by
-//! its registered path and refused unless it is the very file (device and
-//! inode) opened at registration.
+//! anything is mounted, attached beneath the new root (`move_mount`) and
+//! flagged (`mount_setattr`); then `pivot_root(".", ".")` swaps the root
+//! and the old one is detached. The run directory is cloned from the init's
+//! working directory, set by descriptor (`fchdir`) before the new mount
+//! namespace: no path of the run root is ever looked up. The solver
+//! executable is cloned by its registered path and refused unless it is the
+//! very file (device and inode) opened at registration.
 
 use std::collections::BTreeSet;
 use std::ffi::CString;
@@ -40,8 +38,7 @@ use std::path::{Path, PathBuf};
 use super::child::{Bind, DEVICE, Node, READ_ONLY, RunMounts, SOLVER_GID, SOLVER_UID, ViewPlan};
 use super::error::{ConfigError, ReadPathRule};
 
-/// Where the run directory appears in the view (the solver's working
-/// directory).
+/// Where the run directory appears in the view: the solver's working directory.
 pub const VIEW_RUN_DIR: &str = "/work";
 
 /// The directory of the view holding the solver executable, as `<id>`.
@@ -67,19 +64,16 @@ const RESERVED: &[&str] = &[
     "/etc/group",
 ];
 
-/// The host directory the new root is mounted on (inside the run's own
-/// mount namespace; the host never sees it). Every host source is cloned
-/// before it is covered.
+/// The host directory the new root is mounted on, in the run's own mount
+/// namespace (every host source is cloned before it is covered).
 const STAGE: &str = "/tmp";
 
 impl ViewPlan {
-    /// Plans the view of the solver `id` (executable `solver_path`, device
-    /// and inode `solver_id`): the configured `read_paths`, the solver's own
-    /// `grants`, the devices, `/proc`, `/tmp`, `/dev/shm` and the run
-    /// directory; `private_network`: a network namespace of its own (no
-    /// interface but a down loopback). Missing read paths are skipped; a
-    /// read path that is relative, not normal, or a reserved view path is
-    /// refused.
+    /// Plans the view (see the module docs) of the solver `id` (executable
+    /// `solver_path`, device and inode `solver_id`) with the configured
+    /// `read_paths` and its own `grants`; `private_network`: a network
+    /// namespace of its own (a down loopback only). Missing read paths are
+    /// skipped; those [`check_read_path`] refuses are refused.
     pub(crate) fn new(
         read_paths: &[PathBuf],
         grants: &[PathBuf],
@@ -96,7 +90,7 @@ impl ViewPlan {
         for p in read_paths.iter().chain(grants) {
             check_read_path(p)?;
             if shown.iter().any(|s| p.starts_with(s)) {
-                continue; // already visible through a tree above it
+                continue; // visible through a tree above it
             }
             let Ok(meta) = std::fs::symlink_metadata(p) else {
                 tracing::debug!(path = %p.display(), "sandbox read path absent, skipped");
@@ -158,9 +152,8 @@ impl ViewPlan {
         })
     }
 
-    /// The run-specific part: `run_dir` (device, inode), the optional
-    /// writable subdirectory (name, device, inode), and the sizes of the
-    /// private `/tmp` and `/dev/shm`, bytes.
+    /// The run's part: `run_dir` (device, inode), the optional writable
+    /// subdirectory (name, (device, inode)), the `/tmp` and `/dev/shm` sizes.
     pub(crate) fn run_mounts(
         &self,
         run_dir: (u64, u64),
@@ -186,8 +179,7 @@ impl ViewPlan {
     }
 }
 
-/// Mount options of a private tmpfs of `size` bytes: one inode per 4 KiB
-/// on average, at least 64 (a bound on files as well as bytes).
+/// Mount options of a private tmpfs of `size` bytes and one inode per 4 KiB (at least 64).
 fn tmpfs_options(size: u64) -> Result<CString, ConfigError> {
     let inodes = (size / 4096).max(64);
     cstring(format!("mode=0700,size={size},nr_inodes={inodes}").as_bytes())
@@ -271,8 +263,8 @@ pub(crate) fn check_read_path(p: &Path) -> Result<(), ConfigError> {
     if bytes.contains(&0) {
         return refuse(ReadPathRule::Unreadable);
     }
-    // Neither a reserved path, beneath one, nor above one (`/etc` as a
-    // whole would cover the generated passwd and group files).
+    // Neither a reserved path, beneath one, nor above one (`/etc` would
+    // cover the generated passwd and group files).
     if let Some(r) = RESERVED.iter().find(|r| p.starts_with(r)) {
         return refuse(ReadPathRule::Within(r));
     }
@@ -298,8 +290,7 @@ fn staged(p: &Path) -> Result<CString, ConfigError> {
     cstring(Path::new(STAGE).join(rel).as_os_str().as_bytes())
 }
 
-/// A path of the view as a C string; a NUL byte refuses it (no path the
-/// checks let through has one).
+/// A path of the view as a C string; a NUL byte refuses it.
 fn cstring(bytes: &[u8]) -> Result<CString, ConfigError> {
     CString::new(bytes).map_err(|_| {
         refused(
@@ -315,10 +306,8 @@ mod tests {
 
     #[test]
     fn run_dir_constants_agree() {
-        assert_eq!(
-            super::super::child::VIEW_RUN_DIR_C.to_str(),
-            Ok(VIEW_RUN_DIR)
-        );
+        let c = super::super::child::VIEW_RUN_DIR_C;
+        assert_eq!(c.to_str(), Ok(VIEW_RUN_DIR));
     }
 
     #[test]
@@ -326,22 +315,9 @@ mod tests {
         for ok in ["/usr", "/etc/ld.so.cache", "/opt/ngspice/lib"] {
             assert_eq!(check_read_path(Path::new(ok)), Ok(()), "{ok}");
         }
-        for bad in [
-            "/",
-            "/proc",
-            "/proc/1",
-            "/dev/shm",
-            "/tmp",
-            "/tmp/x",
-            "/work",
-            "/work/a",
-            "/sandbox",
-            "/etc/passwd",
-            "/usr/../etc",
-            "/usr/./bin",
-            "/usr/",
-            "//usr",
-        ] {
+        let bad = "/ /proc /proc/1 /dev/shm /tmp /tmp/x /work /work/a /sandbox /etc/passwd \
+            /usr/../etc /usr/./bin /usr/ //usr";
+        for bad in bad.split_whitespace() {
             assert!(check_read_path(Path::new(bad)).is_err(), "{bad}");
         }
         let rule = |p: &str| match check_read_path(Path::new(p)) {
@@ -379,11 +355,7 @@ mod tests {
     #[test]
     fn plan_creates_parents_first_and_stages_every_path() {
         let plan = ViewPlan::new(
-            &[
-                PathBuf::from("/usr"),
-                PathBuf::from("/etc/ld.so.cache"),
-                PathBuf::from("/usr/share"),
-            ],
+            &["/usr", "/etc/ld.so.cache", "/usr/share"].map(PathBuf::from),
             &[],
             "heat",
             Path::new("/usr/bin/true"),
@@ -406,13 +378,11 @@ mod tests {
             seen.push(p);
         }
         // /usr/share is visible through /usr: no second bind.
-        assert_eq!(
-            plan.binds
-                .iter()
-                .filter(|b| b.source.as_bytes().starts_with(b"/usr"))
-                .count(),
-            2, // /usr and the solver /usr/bin/true
-        );
+        let usr = plan
+            .binds
+            .iter()
+            .filter(|b| b.source.as_bytes().starts_with(b"/usr"));
+        assert_eq!(usr.count(), 2); // /usr and the solver /usr/bin/true
         assert_eq!(plan.solver_path(), c"/sandbox/bin/heat");
     }
 }

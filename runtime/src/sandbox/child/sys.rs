@@ -265,26 +265,28 @@ pub(crate) fn block_all_signals() {
 mod tests {
     use super::*;
 
-    /// Whether this host lets an unprivileged-capable process create a user +
-    /// PID namespace and fork pid 1 in it. Runs the check in a throwaway child.
+    fn user_pid_ns() -> io::Result<()> {
+        unshare(UnshareFlags::NEWUSER | UnshareFlags::NEWPID)
+    }
+
+    /// Whether this host lets a process create a user + PID namespace and
+    /// fork pid 1 in it (checked in a throwaway child).
     fn probe_pid_namespace() -> bool {
         let Ok(pid) = raw_fork() else {
             return false;
         };
         if pid == 0 {
-            // Child of a possibly multithreaded process: system calls only.
-            // SAFETY: unshare with constant flags in a single-threaded child.
-            if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) } != 0 {
+            // Child of a multithreaded process: system calls only.
+            if user_pid_ns().is_err() {
                 exit(1);
             }
             match raw_fork() {
                 Ok(0) => exit(0),
-                Ok(g) => {
-                    let mut ws: libc::c_int = 0;
-                    // SAFETY: pointer to a live local.
-                    let r = unsafe { libc::waitpid(g, &mut ws, 0) };
-                    exit(if r == g && ws == 0 { 0 } else { 2 });
-                }
+                Ok(g) => exit(if wait_for(g).is_ok_and(|ws| ws == 0) {
+                    0
+                } else {
+                    2
+                }),
                 Err(_) => exit(3),
             }
         }
@@ -293,23 +295,17 @@ mod tests {
 
     /// Stages the parent-death race on purpose: a middle process prepares a
     /// [`ParentWatch`] and forks; when `parent_dies` it exits at once, while
-    /// its child waits 200 ms before arming `PR_SET_PDEATHSIG`. The child
-    /// reports on a pipe when it got past [`ParentWatch::child`]. Returns
-    /// whether it did. `ns_init`: the child is pid 1 of a new PID namespace,
-    /// as the init is.
+    /// its child waits 200 ms before arming `PR_SET_PDEATHSIG`. Returns
+    /// whether the child got past [`ParentWatch::child`] (it says so on a
+    /// pipe). `ns_init`: the child is pid 1 of a new PID namespace, as the
+    /// init is.
     fn child_goes_on(parent_dies: bool, ns_init: bool) -> bool {
-        let mut report: [libc::c_int; 2] = [-1, -1];
-        // SAFETY: pipe2 into a live local array.
-        assert_eq!(
-            unsafe { libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC) },
-            0
-        );
-        let [rd, wr] = report;
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let (rd, wr) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).unwrap();
         let middle = raw_fork().unwrap();
         if middle == 0 {
             // Child of a multithreaded test process: system calls only.
-            // SAFETY: unshare with constant flags in a single-threaded child.
-            if ns_init && unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) } != 0 {
+            if ns_init && user_pid_ns().is_err() {
                 exit(90);
             }
             let Ok(watch) = ParentWatch::prepare(ns_init) else {
@@ -317,49 +313,34 @@ mod tests {
             };
             match raw_fork() {
                 Ok(0) => {
-                    let pause = libc::timespec {
-                        tv_sec: 0,
-                        tv_nsec: 200_000_000,
-                    };
-                    // SAFETY: pointer to a live local; no remainder wanted.
-                    unsafe { libc::nanosleep(&pause, std::ptr::null_mut()) };
+                    std::thread::sleep(std::time::Duration::from_millis(200));
                     if watch.child().is_err() {
                         exit(92);
                     }
-                    // SAFETY: write from a live one-byte buffer.
-                    unsafe { libc::write(wr, b"S".as_ptr().cast(), 1) };
+                    let _ = rustix::io::write(&wr, b"S");
                     exit(0);
                 }
                 Ok(child) => {
                     let _alive = watch.parent();
                     if !parent_dies {
-                        let mut ws = 0;
-                        // SAFETY: pointer to a live local.
-                        unsafe { libc::waitpid(child, &mut ws, 0) };
+                        let _ = wait_for(child);
                     }
                     exit(0);
                 }
                 Err(_) => exit(93),
             }
         }
-        close_fd(wr);
-        let mut ws = 0;
-        // SAFETY: pointer to a live local; `middle` is our child.
-        assert_eq!(unsafe { libc::waitpid(middle, &mut ws, 0) }, middle);
-        assert_eq!(ws, 0, "middle process failed: {ws:#x}");
-        let mut fd = libc::pollfd {
-            fd: rd,
-            events: libc::POLLIN,
-            revents: 0,
+        drop(wr);
+        assert_eq!(wait_for(middle).unwrap(), 0, "middle process failed");
+        // Readable on the report byte or on EOF (the child exited).
+        let mut set = [PollFd::new(&rd, PollFlags::IN)];
+        let five_s = Timespec {
+            tv_sec: 5,
+            tv_nsec: 0,
         };
-        // SAFETY: a live pollfd. Readable on the report byte or on EOF (the
-        // child exited).
-        assert_eq!(unsafe { libc::poll(&mut fd, 1, 5_000) }, 1, "no answer");
+        assert_eq!(poll(&mut set, Some(&five_s)).unwrap(), 1, "no answer");
         let mut b = [0u8; 1];
-        // SAFETY: read into a live one-byte buffer.
-        let n = unsafe { libc::read(rd, b.as_mut_ptr().cast(), 1) };
-        close_fd(rd);
-        n == 1 && b == *b"S"
+        rustix::io::read(&rd, &mut b).unwrap() == 1 && b == *b"S"
     }
 
     #[test]

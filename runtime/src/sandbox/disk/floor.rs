@@ -1,25 +1,21 @@
 //! A floor under a run's entries between two walks, from what inotify
-//! reports of the directories the last walk listed.
+//! reports of the directories the last walk listed: `IN_CREATE` (always a
+//! new name) adds one, `IN_DELETE` and `IN_MOVED_FROM` take one,
+//! `IN_MOVED_TO` adds nothing (it may have replaced an entry). A walk's
+//! count less what was removed meanwhile is a floor too; the higher is kept.
 //!
-//! Each entry made (`IN_CREATE`: a new name, never an existing one) adds
-//! one, each removed (`IN_DELETE`) or moved away (`IN_MOVED_FROM`) takes
-//! one; an entry moved in (`IN_MOVED_TO`) adds nothing, as it may have
-//! replaced another. A walk's count less what was removed while it ran is
-//! a floor too, and the higher of the two is kept. The floor is never
-//! above what the run holds, as long as every directory a walk counted in
-//! is watched: one that is not (the run's watches reached
-//! [`MAX_WATCHES`], the host refused one) ends the floor for the rest of
-//! the run, a lost event (a full queue) until the next walk. A directory
-//! made since the last walk is watched from the next walk on; what is made
-//! in it until then is missing from the floor, which stays a floor.
+//! The floor is never above what the run holds while every directory a walk
+//! counted in is watched: one unwatched (past [`MAX_WATCHES`], or refused)
+//! ends it for the rest of the run, a lost event (a full queue) until the
+//! next walk. A directory made since the last walk is watched from the next
+//! one on; what is made in it until then is missing: the floor stays a floor.
 
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
-/// Directories one run watches at most (the host's inotify watches are
-/// shared by every process of its user).
+/// Directories one run watches at most (inotify watches are shared by the user's processes).
 const MAX_WATCHES: i32 = 1024;
 
 /// What inotify says of one run's entries.
@@ -39,7 +35,7 @@ pub(crate) struct Floor {
 
 impl Floor {
     /// An inotify instance for one run; `None` where the host refuses one
-    /// (its per-user instance limit): the monitor then keeps its pace.
+    /// (its per-user limit): the monitor then keeps its pace.
     pub(crate) fn new() -> Option<Self> {
         let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)
             .inspect_err(|e| tracing::debug!(error = %e, "disk monitor: no inotify instance"))
@@ -60,8 +56,8 @@ impl Floor {
         self.floor
     }
 
-    /// Whether a directory was made (or moved in) since the last walk
-    /// began: one the floor does not follow yet.
+    /// Whether a directory was made (or moved in) since the walk began: one
+    /// the floor does not follow yet.
     pub(crate) fn dirs_made(&self) -> bool {
         self.dirs_made
     }
@@ -166,8 +162,8 @@ mod tests {
 
     #[test]
     fn a_rename_over_an_entry_never_raises_the_floor_above_the_count() {
-        // Write a temporary file, rename it over the result: the usual
-        // atomic update, repeated. The directory holds one entry.
+        // The usual atomic update, repeated: a temporary file renamed over
+        // the result. The directory holds one entry.
         let t = tempfile::tempdir().unwrap();
         fs::write(t.path().join("result"), b"0").unwrap();
         let (mut f, _d) = watched(t.path());
@@ -188,8 +184,7 @@ mod tests {
         let (mut f, _d) = watched(t.path());
         fs::write(t.path().join("gone"), b"").unwrap();
         fs::remove_file(t.path().join("gone")).unwrap();
-        // The walk counted 10 (say, in a directory made before the watch);
-        // one entry was removed while it ran.
+        // The walk counted 10; one entry was removed while it ran.
         f.end_walk(10);
         assert_eq!(f.get(), Some(9));
         // A later count raises it.

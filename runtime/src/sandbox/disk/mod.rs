@@ -1,21 +1,17 @@
 //! The disk monitor's measurement: what a run holds beneath its run
-//! directory, bytes and entries, walked by descriptor without following
-//! links, plus the deleted files its processes still hold open (an
-//! unlinked file's blocks stay allocated until its last descriptor closes,
-//! and no directory walk sees it).
-//!
-//! The walk stops as soon as either limit is passed, so one measurement
-//! costs at most `max_entries` `fstatat` calls however many files a hostile
-//! run made. Deeper than [`MAX_DEPTH`] directories count as over the
-//! entries limit (a walk must not hold an unbounded chain of descriptors,
-//! and no solver's output nests that deep). So does a run that cannot be
-//! measured: a directory the solver made unreadable (`chmod 0300`), or a
-//! process of the run whose descriptors cannot be listed. What cannot be
-//! measured is not trusted to be small.
+//! directory (bytes and entries, walked by descriptor without following
+//! links), plus the deleted files its processes hold open (allocated until
+//! their last descriptor closes, unseen by any walk). The walk stops once
+//! either limit is passed, so a measurement costs at most `max_entries`
+//! `fstatat` calls however many files a hostile run made. What cannot be
+//! measured is not trusted to be small: over the entries limit are
+//! directories deeper than [`MAX_DEPTH`] (a walk holds a descriptor per
+//! level), a directory the solver made unreadable, and a process whose
+//! descriptors cannot be listed.
 //!
 //! Around the measurement: [`monitor()`] (one thread per run, asleep in
 //! `poll(2)` between measurements) and the [`floor`] that follows the
-//! entries between two walks from what inotify reports.
+//! entries between walks from what inotify reports.
 
 use std::collections::BTreeSet;
 use std::os::fd::BorrowedFd;
@@ -35,28 +31,25 @@ pub(crate) use monitor::{Over, monitor};
 pub(crate) const MAX_DEPTH: usize = 64;
 
 /// Descriptors looked at per process for deleted open files (the run's
-/// `RLIMIT_NOFILE` ceiling bounds what a process can hold anyway).
+/// `RLIMIT_NOFILE` bounds what a process can hold anyway).
 const MAX_FDS_PER_PROCESS: usize = 4096;
 
 /// What one measurement found.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Usage {
-    /// Allocated bytes (`st_blocks × 512`): sparse files count what they
-    /// hold, not their length.
+    /// Allocated bytes (`st_blocks × 512`): a sparse file counts what it holds.
     pub(crate) bytes: u64,
     /// Entries beneath the run directory (files, directories, links…);
     /// where the walk stopped on the [`Floor`], the floor.
     pub(crate) entries: u64,
     /// A directory deeper than [`MAX_DEPTH`] exists.
     pub(crate) too_deep: bool,
-    /// Part of the run could not be measured (a directory or a process's
-    /// descriptors refused to be read).
+    /// Part of the run (a directory, a process's descriptors) was unreadable.
     pub(crate) unmeasurable: bool,
 }
 
 impl Usage {
-    /// Whether the run is over its entries limit (or cannot be measured,
-    /// which counts as over).
+    /// Whether the run is over its entries limit (or cannot be measured).
     pub(crate) fn over_entries(&self, max_entries: u64) -> bool {
         self.entries > max_entries || self.too_deep || self.unmeasurable
     }
@@ -70,11 +63,10 @@ impl Usage {
 /// Entries a walk counts between two looks at the [`Floor`].
 const FLOOR_EVERY: u64 = 256;
 
-/// Measures the run directory `dir` and the deleted regular files on its
-/// file system that the processes `pids` hold open; stops early once over
-/// `max_bytes` or `max_entries`. With a `floor`, the walk watches each
-/// directory it lists and stops early too when the floor passes the
-/// entries limit (which `entries` then says).
+/// Measures the run directory `dir` and the deleted files on its file
+/// system that `pids` hold open, stopping once over `max_bytes` or
+/// `max_entries`. With a `floor`, the walk watches each directory it lists
+/// and stops too when the floor passes the entries limit (`entries` says).
 pub(crate) fn measure(
     dir: BorrowedFd<'_>,
     pids: &[i32],
@@ -97,8 +89,7 @@ pub(crate) fn measure(
         if let Some(st) = st {
             usage.bytes = usage.bytes.saturating_add(allocated_bytes(st));
         }
-        // A directory at the last level the walk descends into is one
-        // level too deep: it is flagged instead of walked.
+        // A directory at the walk's last level is too deep: flagged, not walked.
         if depth + 1 >= MAX_DEPTH && kind == FileType::Directory {
             usage.too_deep = true;
         }
@@ -131,9 +122,8 @@ pub(crate) fn measure(
 }
 
 /// Bytes of the deleted regular files on device `dev` open in any task of
-/// `pids` (each task: a thread may have a descriptor table of its own),
-/// each file counted once. A process or task that is gone adds nothing;
-/// one whose descriptors cannot be listed makes the answer `None`.
+/// `pids` (a thread may have its own descriptor table), each counted once.
+/// A gone process or task adds nothing; one that cannot be listed: `None`.
 fn deleted_open_bytes(pids: &[i32], dev: u64) -> Option<u64> {
     let mut seen = BTreeSet::new();
     let mut total = 0u64;
@@ -187,6 +177,11 @@ mod tests {
         rustix::fs::open(p, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap()
     }
 
+    /// Measures `d` without limits.
+    fn unlimited(d: &std::os::fd::OwnedFd, pids: &[i32]) -> Usage {
+        measure(d.as_fd(), pids, (u64::MAX, u64::MAX), None).unwrap()
+    }
+
     #[test]
     fn counts_entries_and_allocated_bytes_and_stops_past_a_limit() {
         let t = tempfile::tempdir().unwrap();
@@ -195,7 +190,7 @@ mod tests {
             std::fs::write(t.path().join("a").join(i.to_string()), vec![1u8; 8192]).unwrap();
         }
         let d = open(t.path());
-        let u = measure(d.as_fd(), &[], (u64::MAX, u64::MAX), None).unwrap();
+        let u = unlimited(&d, &[]);
         assert_eq!(u.entries, 11);
         assert!(u.bytes >= 10 * 8192, "{u:?}");
         let u = measure(d.as_fd(), &[], (u64::MAX, 3), None).unwrap();
@@ -212,21 +207,11 @@ mod tests {
             p.push("d");
         }
         std::fs::create_dir_all(&p).unwrap();
-        let d = open(t.path());
-        assert!(
-            measure(d.as_fd(), &[], (u64::MAX, u64::MAX), None)
-                .unwrap()
-                .too_deep
-        );
+        assert!(unlimited(&open(t.path()), &[]).too_deep);
         // Control: a tree within the depth is not.
         let t2 = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(t2.path().join("d/d/d")).unwrap();
-        let d2 = open(t2.path());
-        assert!(
-            !measure(d2.as_fd(), &[], (u64::MAX, u64::MAX), None)
-                .unwrap()
-                .too_deep
-        );
+        assert!(!unlimited(&open(t2.path()), &[]).too_deep);
     }
 
     #[test]
@@ -238,17 +223,12 @@ mod tests {
         std::fs::write(hidden.join("x"), b"x").unwrap();
         let d = open(t.path());
         // Control: readable, within the limits.
-        assert!(
-            !measure(d.as_fd(), &[], (u64::MAX, u64::MAX), None)
-                .unwrap()
-                .unmeasurable
-        );
+        assert!(!unlimited(&d, &[]).unmeasurable);
         std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o300)).unwrap();
         let unreadable = std::fs::read_dir(&hidden).is_err();
-        let u = measure(d.as_fd(), &[], (u64::MAX, u64::MAX), None).unwrap();
+        let u = unlimited(&d, &[]);
         std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o700)).unwrap();
-        // As root the directory stays readable (and is measured); as any
-        // other user it is refused, and then the run counts as over.
+        // Root still reads it; any other user is refused: then the run is over.
         assert_eq!(u.unmeasurable, unreadable, "{u:?}");
     }
 
@@ -262,11 +242,11 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         let d = open(t.path());
         let me = std::process::id() as i32;
-        let with = measure(d.as_fd(), &[me], (u64::MAX, u64::MAX), None).unwrap();
+        let with = unlimited(&d, &[me]);
         assert!(!with.unmeasurable);
         assert!(with.bytes >= 1 << 20, "{with:?}");
         // Control: without the process's descriptors, nothing is seen.
-        let without = measure(d.as_fd(), &[], (u64::MAX, u64::MAX), None).unwrap();
+        let without = unlimited(&d, &[]);
         assert_eq!(without.bytes, 0);
         drop(f);
     }

@@ -1,5 +1,5 @@
 //! The disk monitor's loop: one thread per run, asleep in `poll(2)` on the
-//! run's inotify instance and a stop pipe between two measurements.
+//! run's inotify instance and a stop pipe between measurements.
 
 use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
@@ -10,8 +10,7 @@ use rustix::io::Errno;
 use super::floor::Floor;
 use super::measure;
 
-/// A limit the disk monitor found passed, with what the run held then
-/// (the caller logs it once the run is stopped).
+/// A limit the disk monitor found passed, with what the run held (the caller logs it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Over {
     /// [`Limits::disk_files`](crate::sandbox::Limits::disk_files).
@@ -20,19 +19,17 @@ pub(crate) enum Over {
     Bytes(u64),
 }
 
-/// Events are read at most this often while the floor is below the last
-/// tenth of the limit: a run making files fast wakes the monitor once per
-/// batch, not once per file.
+/// Events are read at most this often below the limit's last tenth: a run
+/// making files fast wakes the monitor once per batch, not per file.
 const EVENT_GAP: Duration = Duration::from_millis(1);
 
 /// Measures `dir` (and the deleted files the processes `members` lists
 /// hold open) against `(max_bytes, max_entries)`: at once, then every
-/// `interval` or four times as long as the last measurement took,
-/// whichever is longer. In between, follows the run's entries with a
-/// [`Floor`] and stops the run as soon as the floor passes the limit; a
-/// directory made calls for the next measurement (which watches it) as
-/// early as the same four-times rule allows. Returns the limit passed, or
-/// `None` once `stop` hangs up (the run ended).
+/// `interval` or four times the last measurement's duration, whichever is
+/// longer. In between, a [`Floor`] follows the run's entries and stops the
+/// run as soon as it passes the limit; a directory made brings the next
+/// measurement (which watches it) as early as the four-times rule allows.
+/// Returns the limit passed, or `None` once `stop` hangs up (the run ended).
 pub(crate) fn monitor(
     dir: BorrowedFd<'_>,
     members: &dyn Fn() -> Vec<i32>,
@@ -41,8 +38,7 @@ pub(crate) fn monitor(
     stop: BorrowedFd<'_>,
 ) -> Option<Over> {
     let mut floor = Floor::new();
-    // The first walk at once: while the run directory holds little, the
-    // floor it starts from misses little of what is made meanwhile.
+    // The first walk at once, while the floor it starts misses little.
     let (mut wait, mut rest) = (Duration::ZERO, Duration::ZERO);
     loop {
         match sleep(stop, floor.as_mut(), wait, rest, limits.1) {
@@ -82,9 +78,8 @@ enum Wake {
     Measure,
 }
 
-/// Waits `wait`, or until `stop` hangs up, or until `floor` passes
-/// `max_entries`, or (after `rest` at least) until the run made a
-/// directory.
+/// Waits `wait`, or until `stop` hangs up, `floor` passes `max_entries`,
+/// or (after `rest` at least) the run made a directory.
 fn sleep(
     stop: BorrowedFd<'_>,
     mut floor: Option<&mut Floor>,
@@ -100,10 +95,7 @@ fn sleep(
             _ => wait,
         };
         let left = due.saturating_sub(start.elapsed());
-        let timeout = Timespec::try_from(left).unwrap_or(Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        });
+        let timeout = Timespec::try_from(left).unwrap_or_default();
         let (polled, stopped) = {
             let mut set = vec![PollFd::new(&stop, PollFlags::IN)];
             if let Some(f) = floor.as_deref() {

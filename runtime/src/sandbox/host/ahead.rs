@@ -1,20 +1,17 @@
-//! Kernel objects made ahead of the launches that use them, by a background
-//! thread: the network namespaces ([`super::netns`]) and the run cgroups
-//! ([`super::cgroup`]). Each object made is handed out once; when none is
-//! ready, a launch makes its own, so the pool only ever changes when the
-//! work is done, never what a run gets.
+//! Kernel objects (network namespaces, [`super::netns`]; run cgroups,
+//! [`super::cgroup`]) made ahead of the launches by a background thread.
+//! Each is handed out once; when none is ready a launch makes its own, so a
+//! pool changes when the work is done, never what a run gets.
 
 use std::io;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 /// A pool of ready objects, refilled by a thread of its own up to a
-/// target. Dropping the pool stops the thread (waiting for the object it
-/// is making, if any) and drops what is ready.
+/// target. Dropping the pool stops and joins the thread (after the object
+/// it is making, if any) and drops what is ready.
 #[derive(Debug)]
 pub(crate) struct MadeAhead<T> {
     shared: Arc<Shared<T>>,
-    /// Joined on drop, so that nothing the thread was making outlives the
-    /// pool.
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -32,10 +29,9 @@ struct State<T> {
 }
 
 impl<T: Send + 'static> MadeAhead<T> {
-    /// Starts the thread `name`, which keeps `target` objects ready, made
-    /// by `make`, beginning with `ready`. The thread stops at `make`'s
-    /// first error, which it logs as `what`: launches then make their own.
-    /// `Err` when the thread cannot start.
+    /// Starts the thread `name`, which keeps `target` objects made by `make`
+    /// ready, beginning with `ready`. It stops at `make`'s first error
+    /// (logged as `what`). `Err` when the thread cannot start.
     pub(crate) fn start<F>(
         name: &str,
         what: &'static str,
@@ -87,9 +83,6 @@ impl<T> Drop for MadeAhead<T> {
     fn drop(&mut self) {
         self.shared.lock().closed = true;
         self.shared.wake.notify_one();
-        // The thread ends at its next look at the state: at once when it
-        // waits, after the one object it is making otherwise (which it
-        // drops).
         if let Some(thread) = self.thread.take()
             && thread.join().is_err()
         {
@@ -110,18 +103,16 @@ impl<T> Shared<T> {
     where
         F: FnMut() -> io::Result<T>,
     {
+        let full = |s: &mut State<T>| !s.closed && s.ready.len() >= target;
         loop {
-            {
-                let mut state = self.lock();
-                while !state.closed && state.ready.len() >= target {
-                    state = self
-                        .wake
-                        .wait(state)
-                        .unwrap_or_else(PoisonError::into_inner);
-                }
-                if state.closed {
-                    return;
-                }
+            // The lock is released before `make`.
+            let closed = self
+                .wake
+                .wait_while(self.lock(), full)
+                .unwrap_or_else(PoisonError::into_inner)
+                .closed;
+            if closed {
+                return;
             }
             match make() {
                 Ok(made) => self.lock().ready.push(made),
@@ -140,9 +131,10 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::{Duration, Instant};
 
-    fn wait_for(pool: &MadeAhead<usize>, n: usize) {
+    /// Waits until `done`, 10 s at most.
+    fn wait_until(done: impl Fn() -> bool) {
         let t0 = Instant::now();
-        while pool.ready() < n && t0.elapsed() < Duration::from_secs(10) {
+        while !done() && t0.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(2));
         }
     }
@@ -155,14 +147,14 @@ mod tests {
             Ok(n.fetch_add(1, Ordering::SeqCst))
         })
         .unwrap();
-        wait_for(&pool, 3);
+        wait_until(|| pool.ready() >= 3);
         assert_eq!(pool.ready(), 3);
         let mut seen = std::collections::BTreeSet::new();
         for _ in 0..20 {
             if let Some(v) = pool.take() {
                 assert!(seen.insert(v), "{v} handed out twice");
             }
-            wait_for(&pool, 3);
+            wait_until(|| pool.ready() >= 3);
         }
         assert_eq!(seen.len(), 20);
         // Never more than the target made ahead.
@@ -179,16 +171,10 @@ mod tests {
         })
         .unwrap();
         assert_eq!(pool.take(), Some(7));
-        let t0 = Instant::now();
-        while calls.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        wait_until(|| calls.load(Ordering::SeqCst) > 0);
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(pool.take(), None);
-        assert_eq!(
-            calls.load(Ordering::SeqCst),
-            1,
-            "the thread went on after a failure"
-        );
+        let calls = calls.load(Ordering::SeqCst);
+        assert_eq!(calls, 1, "the thread went on after a failure");
     }
 }

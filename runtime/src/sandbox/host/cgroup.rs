@@ -1,40 +1,29 @@
-//! The kernel side of the resource envelope: one cgroup per run, beneath
-//! the server's own cgroup, holding the run's whole process tree.
-//!
-//! Two backends, chosen once at start:
+//! The resource envelope's cgroups: one per run, beneath the server's own
+//! cgroup, holding the run's whole process tree. The backend is chosen once
+//! at start, v2 first:
 //!
 //! * **cgroup v2**, where the server's cgroup offers the `memory`, `pids`
-//!   and `cpu` controllers (a subtree delegated to the server: systemd
-//!   `Delegate=yes`, or a container's own cgroup namespace). Runs live in
-//!   `<own>/hardened-mcp.runs/<run>`; `memory.max` with `memory.swap.max = 0`,
-//!   `pids.max`, `cpu.max`. cgroup v2 allows controllers only on cgroups
-//!   without processes of their own, so when the server's cgroup holds the
-//!   server alone, the server moves itself into the leaf
-//!   `<own>/hardened-mcp.server` first: a move *beneath* the cgroup it was
-//!   started in, never out of it, so the host's accounting of the service
-//!   stays whole. A cgroup that holds other processes is left alone (the
-//!   backend is then unavailable, and the log says why).
+//!   and `cpu` controllers (a delegated subtree: systemd `Delegate=yes`, or
+//!   a container's cgroup namespace): runs in `<own>/hardened-mcp.runs/<run>`
+//!   with `memory.max`, `memory.swap.max = 0`, `pids.max`, `cpu.max`.
+//!   Controllers need a cgroup without processes of its own, so a server
+//!   alone in its cgroup first moves into the leaf `<own>/hardened-mcp.server`
+//!   (beneath the cgroup it started in, never out of it: the host's
+//!   accounting of the service stays whole); a cgroup holding other
+//!   processes is left alone (no backend; the log says why).
 //! * **cgroup v1**, where the `memory`, `pids` and `cpu` hierarchies are
 //!   mounted and writable: a cgroup of the same name in each, beneath the
-//!   server's cgroup of that hierarchy; `memory.limit_in_bytes` and
-//!   `memory.memsw.limit_in_bytes` (the same value: no swap),
-//!   `pids.max`, `cpu.cfs_quota_us`.
+//!   server's; `memory.limit_in_bytes` and `memory.memsw.limit_in_bytes`
+//!   (the same value: no swap), `pids.max`, `cpu.cfs_quota_us`.
 //!
-//! A run's process tree enters its cgroup when it is born: the sandbox's
-//! monitor, a fresh single-threaded child of the server, writes `0`
-//! (itself) to the run's join files (v1: `tasks`, which moves the writing
-//! thread without the kernel's global migration lock; v2: `cgroup.procs`)
-//! before it creates the run's namespaces, and every process of the run
-//! descends from it. Its cgroup namespace is then rooted
-//! at the run's cgroup. The solver never sees a cgroup file system (its
-//! view has no `/sys`), so it cannot raise its own limits.
-//!
-//! The sandbox's own two processes (the monitor and the run's init) are
-//! counted in the cgroup: `pids.max` is the run's limit plus two.
-//!
-//! A run's cgroup is removed when the run ends; cgroups left by a server
-//! that died (named after its pid and start time) are emptied and removed
-//! when the next sandbox starts.
+//! The sandbox's monitor, a single-threaded child of the server, joins the
+//! run's cgroup (writes `0` to v1 `tasks` or v2 `cgroup.procs`) before it
+//! creates the run's namespaces: every process of the run descends from it,
+//! and its cgroup namespace is rooted at the run's cgroup. The solver's view
+//! has no `/sys`, so it cannot raise its own limits. `pids.max` is the run's
+//! limit plus two (the monitor and the run's init). A run's cgroup is
+//! removed when the run ends; those left by a server that died (named after
+//! its pid and start time) are emptied and removed at the next start.
 
 use rustix::process::{PidfdFlags, Signal};
 use std::collections::BTreeSet;
@@ -42,14 +31,15 @@ use std::fmt;
 use std::fs;
 use std::io;
 use std::os::fd::OwnedFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::super::limits::Limits;
 use super::ahead::MadeAhead;
 
-/// The directory, beneath the server's cgroup, that holds the runs' cgroups.
+/// The directory beneath the server's cgroup holding the runs' cgroups.
 const RUNS_DIR: &str = "hardened-mcp.runs";
 
 /// The leaf the server moves itself into on cgroup v2 (see the module docs).
@@ -167,18 +157,15 @@ enum Layout {
 }
 
 /// The kernel interfaces the cgroup logic goes through, so that a test can
-/// stand a plain directory tree in for them, without root: where procfs
-/// is, and how a cgroup directory is made and removed (on cgroupfs `mkdir`
-/// makes the control files, and `rmdir` removes a cgroup that holds them).
-/// Everything else is read and written at the paths procfs and
-/// `/proc/self/mountinfo` name.
+/// stand a plain directory tree in for them without root. Everything else
+/// is read and written at the paths procfs and `/proc/self/mountinfo` name.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct CgroupSys {
     /// The procfs mount (`/proc`).
     pub(crate) proc: &'static str,
-    /// Makes a cgroup (`mkdir`).
+    /// Makes a cgroup (`mkdir`, which on cgroupfs makes its control files).
     pub(crate) make: fn(&Path) -> io::Result<()>,
-    /// Removes an empty cgroup (`rmdir`).
+    /// Removes an empty cgroup (`rmdir`, though it holds control files).
     pub(crate) remove: fn(&Path) -> io::Result<()>,
 }
 
@@ -209,31 +196,23 @@ impl CgroupSys {
 pub(crate) struct Cgroups {
     sys: CgroupSys,
     layout: Layout,
-    /// `r<pid namespace>-<pid>-<start time>-`: this server's run cgroups'
-    /// name prefix.
+    /// This server's run cgroups' name prefix: `r<pid ns>-<pid>-<start time>-`.
     prefix: String,
-    /// This process's PID namespace (its inode): only names made in it are
-    /// judged stale or live.
+    /// This process's PID namespace inode: only its names are judged stale.
     pid_ns: u64,
 }
 
-/// One detection at a time in this process: a second sandbox made while
-/// the first prepares the v2 subtree would see it half done.
-static DETECT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// One detection at a time: another would see the v2 subtree half prepared.
+static DETECT: Mutex<()> = Mutex::new(());
 
-/// Run cgroups made by this process: the last part of their names. One
-/// counter for the process, not per sandbox: two sandboxes of one process
-/// share the name prefix.
+/// The run cgroups' name suffix: one counter per process (its sandboxes share the prefix).
 static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Cgroups {
-    /// Detects a usable backend (v2 first, then v1), prepares its runs
-    /// directory and removes the cgroups that servers which died left in it.
-    /// `None`: no controller of the envelope is usable (the log says why).
+    /// Detects a usable backend, prepares its runs directory and sweeps it
+    /// ([`Cgroups::sweep_stale`]); `None` (logged) when none is usable.
     pub(crate) fn detect(sys: CgroupSys) -> Option<Self> {
-        let _one_at_a_time = DETECT
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _one_at_a_time = DETECT.lock().unwrap_or_else(PoisonError::into_inner);
         let read = |name| {
             sys.proc_file(name)
                 .inspect_err(
@@ -244,13 +223,12 @@ impl Cgroups {
         let mounts = parse_mountinfo(&read("self/mountinfo")?);
         let own = parse_proc_cgroup(&read("self/cgroup")?);
         let layout = v2_layout(&sys, &mounts, &own).or_else(|| v1_layout(&sys, &mounts, &own))?;
-        let pid_ns = match fs::metadata(Path::new(sys.proc).join("self/ns/pid")) {
-            Ok(m) => std::os::unix::fs::MetadataExt::ino(&m),
-            Err(e) => {
-                tracing::warn!(error = %e, "cgroups: this process's PID namespace is unknown");
-                return None;
-            }
-        };
+        let pid_ns = fs::metadata(Path::new(sys.proc).join("self/ns/pid"))
+            .inspect_err(
+                |e| tracing::warn!(error = %e, "cgroups: this process's PID namespace is unknown"),
+            )
+            .ok()?
+            .ino();
         let Some(start) = start_time(&sys, std::process::id()) else {
             tracing::warn!("cgroups: this process's start time is unreadable");
             return None;
@@ -263,25 +241,20 @@ impl Cgroups {
             pid_ns,
         };
         cgroups.sweep_stale();
-        // Proves what a launch does: a cgroup with default limits, joined
-        // by a throwaway child.
-        match cgroups.create(&Limits::default()) {
-            Ok(mut probe) => {
-                let joined = super::super::child::probe_cgroup_join(&probe.take_join_fds());
-                if !probe.remove() {
-                    tracing::warn!("cgroups: the start-up probe's cgroup was not removed");
-                }
-                if !joined {
-                    tracing::warn!(
-                        "cgroups: a process cannot join a run cgroup; no envelope backend"
-                    );
-                    return None;
-                }
-            }
-            Err(e) => {
+        // A launch's steps, proved: a default cgroup joined by a throwaway child.
+        let mut probe = cgroups
+            .create(&Limits::default())
+            .inspect_err(|e| {
                 tracing::warn!(error = %e, "cgroups: a run cgroup cannot be made; no envelope backend");
-                return None;
-            }
+            })
+            .ok()?;
+        let joined = super::super::child::probe_cgroup_join(&probe.take_join_fds());
+        if !probe.remove() {
+            tracing::warn!("cgroups: the start-up probe's cgroup was not removed");
+        }
+        if !joined {
+            tracing::warn!("cgroups: a process cannot join a run cgroup; no envelope backend");
+            return None;
         }
         Some(cgroups)
     }
@@ -317,8 +290,7 @@ impl Cgroups {
         Ok(run)
     }
 
-    /// Makes the directories of one run's cgroup (no limit written yet) and
-    /// opens their join files.
+    /// [`Cgroups::create`] without writing the limits.
     fn make(&self) -> io::Result<RunCgroup> {
         let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
         let name = format!("{}{n}", self.prefix);
@@ -349,45 +321,34 @@ impl Cgroups {
                 }
             }
         }
-        // The join file: on v1 the `tasks` file, where `0` moves the
-        // writing thread alone. The monitor is single-threaded, so that is
-        // the whole process, and a single-thread move of the writer itself
-        // is the one migration that skips the kernel's global
-        // `cgroup_threadgroup_rwsem` (whose write side waits for an RCU
-        // grace period once it has been idle: up to tens of milliseconds per
-        // launch through `cgroup.procs`, measured in docs/benchmarks.md).
-        // cgroup v2 moves whole processes only (`cgroup.threads` is for
-        // threaded subtrees): `cgroup.procs`.
+        // v1 `tasks`: `0` moves the writing thread alone (the whole
+        // single-threaded monitor), the one migration that skips the global
+        // `cgroup_threadgroup_rwsem`. v2 moves whole processes only.
         let join_file = if run.v2 { "cgroup.procs" } else { "tasks" };
         for (_, dir) in &run.dirs {
-            let f = fs::OpenOptions::new()
-                .write(true)
-                .open(dir.join(join_file))?;
+            let f = fs::File::options().write(true).open(dir.join(join_file))?;
             run.procs.push(OwnedFd::from(f));
         }
         let open = |c: Controller, file: &str| {
             run.dir_of(c)
                 .and_then(|d| fs::File::open(d.join(file)).ok())
         };
+        let memory = if run.v2 {
+            "memory.events"
+        } else {
+            "memory.oom_control"
+        };
         run.counters = Counters {
-            memory: open(
-                Controller::Memory,
-                if run.v2 {
-                    "memory.events"
-                } else {
-                    "memory.oom_control"
-                },
-            ),
+            memory: open(Controller::Memory, memory),
             pids: open(Controller::Pids, "pids.events"),
             cpu: open(Controller::Cpu, "cpu.stat"),
         };
         Ok(run)
     }
 
-    /// Empties and removes the run cgroups of servers of this PID namespace
-    /// that are gone (their pid is dead, or belongs to a process started at
-    /// another time). A name from another PID namespace (another container
-    /// sharing the cgroup) is never touched: its owner cannot be judged.
+    /// Empties and removes the run cgroups of gone servers of this PID
+    /// namespace ([`owner_alive`]); another namespace's (another container
+    /// sharing the cgroup) are never touched: their owner cannot be judged.
     fn sweep_stale(&self) {
         for base in self.bases() {
             let Ok(entries) = fs::read_dir(base) else {
@@ -429,19 +390,15 @@ impl Cgroups {
     }
 }
 
-/// Run cgroups made ahead of the runs that use them, with the default
-/// limits already written ([`Limits::default`]); a background thread keeps
-/// [`SandboxConfig::made_ahead`](super::super::SandboxConfig::made_ahead) ready. Making one costs a launch about 0.13 ms
-/// (`mkdir` in each hierarchy, the limit writes, the join files opened:
-/// docs/benchmarks.md); taking one costs only the writes of the limits in
-/// which the run differs from the default.
+/// Run cgroups made ahead of the runs that use them ([`MadeAhead`]), with
+/// the default limits ([`Limits::default`]) written; taking one writes only
+/// the limits in which the run differs. A background thread keeps
+/// [`SandboxConfig::made_ahead`](super::super::SandboxConfig::made_ahead) ready.
 ///
-/// **Every cgroup serves exactly one run**: it is fresh (no process has
-/// ever joined it) when a launch takes it, and removed when that run ends,
-/// as one made at launch. When the pool is empty, or its thread stopped at
-/// a failure, a launch makes its own: the pool only changes when the work
-/// is done, never what a run gets. Its cgroups carry this server's name
-/// prefix, so those a crashed server leaves are swept at the next start.
+/// **Every cgroup serves exactly one run**: never joined before a launch
+/// takes it, removed when that run ends. When the pool is empty or its
+/// thread stopped, a launch makes its own. The cgroups carry this server's
+/// name prefix, so those a crashed server leaves are swept at the next start.
 #[derive(Debug)]
 pub(crate) struct CgroupPool {
     cgroups: Arc<Cgroups>,
@@ -450,9 +407,8 @@ pub(crate) struct CgroupPool {
 }
 
 impl CgroupPool {
-    /// Starts the thread that keeps `target` cgroups ready; none for a
-    /// `target` of 0, or when the thread cannot start: then every launch
-    /// makes its cgroup.
+    /// Starts the thread that keeps `target` cgroups ready (none for a
+    /// `target` of 0, or when it cannot start: each launch makes its own).
     pub(crate) fn start(cgroups: Cgroups, target: usize) -> Self {
         let cgroups = Arc::new(cgroups);
         if target == 0 {
@@ -504,25 +460,19 @@ pub(crate) struct RunCgroup {
     /// How its directories are removed ([`CgroupSys::remove`]).
     remove_dir: fn(&Path) -> io::Result<()>,
     dirs: Vec<(Vec<Controller>, PathBuf)>,
-    /// The join file of each directory (`tasks` on v1, `cgroup.procs` on
-    /// v2), opened for writing: the monitor writes `0` to each to join.
+    /// The join file of each directory, open for the monitor to write `0`.
     procs: Vec<OwnedFd>,
     v2: bool,
-    /// Whether swap has a file of its own (v2 `memory.swap.max`, v1
-    /// `memory.memsw.limit_in_bytes`).
+    /// Whether swap has a file (`memory.swap.max`, `memory.memsw.limit_in_bytes`).
     swap_file: bool,
     /// The limits written so far (`None`: none yet).
     applied: Option<Applied>,
-    /// The files of the kernel's counters read at the run's end
-    /// ([`RunCgroup::events`]), opened with the directories, off the
-    /// launch's path.
+    /// The counter files ([`RunCgroup::events`]), opened off the launch's path.
     counters: Counters,
 }
 
-/// The counter files of a run's cgroup, open (`None`: the host has no such
-/// file; its counter reads 0). Each is read once, at the run's end: the
-/// kernel generates a cgroup file's text when it is read, not when it is
-/// opened.
+/// The counter files of a run's cgroup (`None`: the host has none; it reads
+/// 0), each read once, at the run's end (the kernel makes the text then).
 #[derive(Debug, Default)]
 struct Counters {
     /// `memory.events` (v2) or `memory.oom_control` (v1): `oom_kill`.
@@ -563,9 +513,8 @@ pub(crate) struct CgroupEvents {
 }
 
 impl RunCgroup {
-    /// Writes `limits` to the cgroup's files: every file the first time,
-    /// afterwards only the values that differ from what the files hold.
-    /// Called before any process has joined the cgroup.
+    /// Writes `limits` to the cgroup's files: all the first time, then only
+    /// the values that differ. Called before any process has joined.
     fn apply(&mut self, limits: &Limits) -> io::Result<()> {
         let want = Applied::of(limits);
         let had = self.applied.take();
@@ -585,8 +534,7 @@ impl RunCgroup {
                                 write(dir, "memory.swap.max", 0)?;
                             }
                         } else if self.swap_file {
-                            // v1 refuses a memory+swap limit below the
-                            // memory limit: raise the larger one first.
+                            // v1 refuses memsw below memory: raise memsw first.
                             let raise = had.is_some_and(|h| want.memory > h.memory);
                             let order = if raise {
                                 ["memory.memsw.limit_in_bytes", "memory.limit_in_bytes"]
@@ -605,11 +553,8 @@ impl RunCgroup {
                     }
                     Controller::Cpu if changed(|a| a.cpu_quota_us) => {
                         if self.v2 {
-                            write_str(
-                                dir,
-                                "cpu.max",
-                                &format!("{} {CPU_PERIOD_US}", want.cpu_quota_us),
-                            )?;
+                            let max = format!("{} {CPU_PERIOD_US}", want.cpu_quota_us);
+                            write_str(dir, "cpu.max", &max)?;
                         } else {
                             if first {
                                 write(dir, "cpu.cfs_period_us", CPU_PERIOD_US)?;
@@ -656,19 +601,16 @@ impl RunCgroup {
         }
     }
 
-    /// A reader of the pids of the processes in the run's cgroup (its
-    /// first directory), for a thread that outlives this borrow.
+    /// A reader of the pids in the run's cgroup, for a thread that outlives this borrow.
     pub(crate) fn members(&self) -> impl Fn() -> Vec<i32> + Send + 'static {
         let dir = self.dirs.first().map(|(_, d)| d.clone());
         move || dir.as_deref().map(members).unwrap_or_default()
     }
 
-    /// A killer of the run's processes for a thread that outlives this
-    /// borrow: `SIGKILL` to every process of the cgroup but `spare` (the
-    /// sandbox's monitor), at once and from the server. Each is signalled
-    /// through a pidfd opened before the cgroup is listed again, and only
-    /// if it is listed then: a pid that ended and was taken by a process
-    /// elsewhere is never signalled.
+    /// A killer for a thread that outlives this borrow: `SIGKILL` to every
+    /// process of the cgroup but `spare` (the monitor). Each is signalled
+    /// through a pidfd opened before the cgroup is listed again, and only if
+    /// listed then: a pid reused elsewhere is never signalled.
     pub(crate) fn killer(&self) -> impl Fn(Option<u32>) + Send + 'static {
         let dir = self.dirs.first().map(|(_, d)| d.clone());
         move |spare| {
@@ -694,9 +636,8 @@ impl RunCgroup {
         }
     }
 
-    /// Kills whatever is still in the cgroup (a descendant that escaped a
-    /// process-group kill) and removes it. `false` while a member is still
-    /// exiting: try again shortly.
+    /// Kills what is left in the cgroup (a descendant that escaped a process
+    /// group kill) and removes it; `false` while a member is exiting: retry.
     pub(crate) fn remove(&mut self) -> bool {
         let mut left = Vec::new();
         for (cs, dir) in std::mem::take(&mut self.dirs) {
@@ -737,8 +678,7 @@ fn write_str(dir: &Path, file: &str, value: &str) -> io::Result<()> {
     })
 }
 
-/// The text of an open counter file, read from its start (a few lines of
-/// `key value`; more than [`COUNTERS_MAX`] bytes is not a counter file).
+/// An open counter file's text, read from its start (`None` past [`COUNTERS_MAX`] bytes).
 fn read_counters(file: &fs::File) -> Option<String> {
     use std::os::unix::fs::FileExt;
     let mut buf = vec![0u8; COUNTERS_MAX];
@@ -756,8 +696,7 @@ fn read_counters(file: &fs::File) -> Option<String> {
     String::from_utf8(buf).ok()
 }
 
-/// The longest counter file read: `cpu.stat` of a recent kernel holds
-/// about ten lines.
+/// The longest counter file read (`cpu.stat` holds about ten lines).
 const COUNTERS_MAX: usize = 4096;
 
 /// The value of `key` in a `key value` per line file.
@@ -798,9 +737,8 @@ fn kill_members(dir: &Path, v2: bool, passes: usize) {
 }
 
 /// Whether the server that named a run cgroup `r<pid ns>-<pid>-<start>-<n>`
-/// may still be running: `false` only for a name of the PID namespace
-/// `pid_ns` whose pid is dead or was started at another time (an
-/// unparsable name, or one of another namespace, is kept: not ours).
+/// may still run: `false` only for a name of PID namespace `pid_ns` whose
+/// pid is dead or started at another time (other names are not ours).
 fn owner_alive(sys: &CgroupSys, name: &str, pid_ns: u64) -> bool {
     let mut parts = name.strip_prefix('r').unwrap_or("").splitn(4, '-');
     let (Some(ns), Some(pid), Some(start)) = (parts.next(), parts.next(), parts.next()) else {
@@ -814,18 +752,15 @@ fn owner_alive(sys: &CgroupSys, name: &str, pid_ns: u64) -> bool {
     ns != pid_ns || start_time(sys, pid).is_some_and(|s| s == start)
 }
 
-/// A process's start time (clock ticks after boot, `/proc/<pid>/stat`
-/// field 22): with the pid, a name no later process can take.
+/// A process's start time (`/proc/<pid>/stat` field 22): with the pid, a name never reused.
 fn start_time(sys: &CgroupSys, pid: u32) -> Option<u64> {
     let stat = sys.proc_file(&format!("{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces and parentheses: read
-    // after its last ')'.
+    // After the command name's last ')' (it may hold spaces and parentheses).
     let rest = &stat[stat.rfind(')')? + 1..];
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// One cgroup mount: its file-system type's controllers, the cgroup path
-/// at its root, where it is mounted.
+/// One cgroup mount: its controllers, the cgroup path at its root, where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Mount {
     v2: bool,
@@ -885,9 +820,7 @@ fn parse_proc_cgroup(text: &str) -> Vec<(BTreeSet<String>, String)> {
     text.lines()
         .filter_map(|l| {
             let mut f = l.splitn(3, ':');
-            let _id = f.next()?;
-            let ctl = f.next()?;
-            let path = f.next()?;
+            let (_id, ctl, path) = (f.next()?, f.next()?, f.next()?);
             let set = ctl
                 .split(',')
                 .filter(|c| !c.is_empty())
@@ -898,8 +831,7 @@ fn parse_proc_cgroup(text: &str) -> Vec<(BTreeSet<String>, String)> {
         .collect()
 }
 
-/// The directory of `path` (a cgroup path from `/proc/self/cgroup`) under
-/// `mount`, when the mount shows it.
+/// The directory of the cgroup `path` under `mount`, if the mount shows it.
 fn dir_under(mount: &Mount, path: &str) -> Option<PathBuf> {
     let rel = if mount.root == "/" {
         path
@@ -931,8 +863,7 @@ fn v2_layout(
         .iter()
         .filter(|m| m.v2)
         .find_map(|m| dir_under(m, path))?;
-    // A server that moved itself into its leaf earlier (an earlier sandbox
-    // of this process) still owns the cgroup above it.
+    // Moved into its leaf by an earlier sandbox: it owns the cgroup above.
     if own_dir.file_name().is_some_and(|n| n == SERVER_LEAF) {
         own_dir = own_dir.parent()?.to_path_buf();
     }
@@ -952,7 +883,6 @@ fn v2_layout(
     }
     match prepare_v2(sys, &own_dir) {
         Ok(runs) => {
-            // Present where the kernel accounts swap for the runs' cgroups.
             let swap = runs.join("memory.swap.max").exists();
             Some(Layout::V2 { runs, swap })
         }
@@ -965,8 +895,7 @@ fn v2_layout(
 
 const ENABLE: &str = "+memory +pids +cpu";
 
-/// Enables the controllers for `<own>/hardened-mcp.runs`; see the module
-/// docs for the one move it may make (the server into its own leaf).
+/// Enables the controllers for the runs' cgroups, moving the server into its leaf if need be.
 fn prepare_v2(sys: &CgroupSys, own: &Path) -> Result<PathBuf, &'static str> {
     let enable = |dir: &Path| fs::write(dir.join("cgroup.subtree_control"), ENABLE);
     let me = std::process::id() as i32;
@@ -974,8 +903,7 @@ fn prepare_v2(sys: &CgroupSys, own: &Path) -> Result<PathBuf, &'static str> {
     if members(&leaf).contains(&me) {
         // Moved earlier by this process: the controllers are on.
     } else if enable(own).is_err() {
-        // Refused while the cgroup holds processes: move this server (only
-        // if it is alone there) into a leaf beneath it.
+        // Refused while the cgroup holds processes: move in a leaf if alone.
         if members(own).iter().any(|p| *p != me) {
             return Err(
                 "the server's cgroup holds other processes (give the server a cgroup of its own, e.g. systemd Delegate=yes)",
@@ -1049,10 +977,8 @@ mod tests {
         let cpu = m.iter().find(|m| m.controllers.contains("cpu")).unwrap();
         assert_eq!(cpu.point, Path::new("/sys/fs/cgroup/cpu"));
         assert!(!cpu.controllers.contains("cpuacct") || cpu.controllers.len() > 2);
-        assert!(
-            m.iter()
-                .any(|m| m.v2 && m.point == Path::new("/sys/fs/cgroup/unified"))
-        );
+        let unified = Path::new("/sys/fs/cgroup/unified");
+        assert!(m.iter().any(|m| m.v2 && m.point == unified));
         assert!(m.iter().any(|m| m.point == Path::new("/mnt/with space")));
     }
 
@@ -1098,10 +1024,8 @@ mod tests {
         assert_eq!(keyed(events, "oom_kill"), Some(2));
         assert_eq!(keyed(events, "max"), Some(3));
         assert_eq!(keyed(events, "absent"), None);
-        assert_eq!(
-            keyed("oom_kill_disable 0\noom_kill 5\n", "oom_kill"),
-            Some(5)
-        );
+        let disable = "oom_kill_disable 0\noom_kill 5\n";
+        assert_eq!(keyed(disable, "oom_kill"), Some(5));
     }
 
     #[test]
@@ -1123,29 +1047,13 @@ mod tests {
     }
 
     /// The control files a fake cgroup directory gets (both versions').
-    const FAKE_FILES: [&str; 17] = [
-        "tasks",
-        "cgroup.procs",
-        "cgroup.kill",
-        "cgroup.controllers",
-        "cgroup.subtree_control",
-        "memory.limit_in_bytes",
-        "memory.memsw.limit_in_bytes",
-        "memory.oom_control",
-        "memory.max",
-        "memory.swap.max",
-        "memory.events",
-        "pids.max",
-        "pids.events",
-        "cpu.cfs_period_us",
-        "cpu.cfs_quota_us",
-        "cpu.max",
-        "cpu.stat",
-    ];
+    const FAKE_FILES: &str = "tasks cgroup.procs cgroup.kill cgroup.controllers \
+        cgroup.subtree_control memory.limit_in_bytes memory.memsw.limit_in_bytes \
+        memory.oom_control memory.max memory.swap.max memory.events pids.max pids.events \
+        cpu.cfs_period_us cpu.cfs_quota_us cpu.max cpu.stat";
 
-    /// A plain directory tree standing in for procfs and cgroupfs: a v1
-    /// layout (`memory`, `pids`, `cpu` hierarchies) or a v2 one, the server
-    /// in `/svc`, its runs' directory made, no swap.
+    /// A plain directory tree standing in for procfs and cgroupfs (v1 or
+    /// v2), the server in `/svc`, its runs' directory made, no swap.
     fn fake_host(v2: bool) -> (tempfile::TempDir, CgroupSys) {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
@@ -1153,22 +1061,20 @@ mod tests {
             proc: String::leak(root.join("proc").to_str().unwrap().to_owned()),
             make: |p| {
                 fs::create_dir(p)?;
-                FAKE_FILES.iter().try_for_each(|f| fs::write(p.join(f), ""))
+                FAKE_FILES
+                    .split_whitespace()
+                    .try_for_each(|f| fs::write(p.join(f), ""))
             },
             remove: |p| fs::remove_dir_all(p),
         };
-        let me = std::process::id();
-        fs::create_dir_all(Path::new(sys.proc).join("self/ns")).unwrap();
-        fs::create_dir_all(Path::new(sys.proc).join(me.to_string())).unwrap();
+        let (me, proc) = (std::process::id(), Path::new(sys.proc));
+        fs::create_dir_all(proc.join("self/ns")).unwrap();
+        fs::create_dir_all(proc.join(me.to_string())).unwrap();
         let ticks = " 0".repeat(18);
         let stat = format!("{me} (server) S{ticks} 777 0 0\n");
-        fs::write(Path::new(sys.proc).join(format!("{me}/stat")), stat).unwrap();
-        fs::write(Path::new(sys.proc).join("self/ns/pid"), "").unwrap();
-        fs::write(
-            Path::new(sys.proc).join("swaps"),
-            "Filename Type Size Used Priority\n",
-        )
-        .unwrap();
+        fs::write(proc.join(format!("{me}/stat")), stat).unwrap();
+        fs::write(proc.join("self/ns/pid"), "").unwrap();
+        fs::write(proc.join("swaps"), "Filename Type Size Used Priority\n").unwrap();
         let hierarchies: &[&str] = if v2 {
             &["unified"]
         } else {
@@ -1194,20 +1100,34 @@ mod tests {
             fs::write(svc.join("cgroup.procs"), format!("{me}\n")).unwrap();
             (sys.make)(&svc.join(RUNS_DIR)).unwrap();
         }
-        fs::write(Path::new(sys.proc).join("self/mountinfo"), mountinfo).unwrap();
-        fs::write(Path::new(sys.proc).join("self/cgroup"), own).unwrap();
+        fs::write(proc.join("self/mountinfo"), mountinfo).unwrap();
+        fs::write(proc.join("self/cgroup"), own).unwrap();
         (tmp, sys)
+    }
+
+    /// Limits narrower than the defaults.
+    fn narrow() -> Limits {
+        Limits {
+            memory: 64 << 20,
+            processes: 7,
+            cpu_share: crate::sandbox::limits::CpuShare::cores(0.5).unwrap(),
+            ..Limits::default()
+        }
+    }
+
+    /// The directories of `run`.
+    fn dirs(run: &RunCgroup) -> Vec<PathBuf> {
+        run.dirs.iter().map(|(_, d)| d.clone()).collect()
     }
 
     #[test]
     fn either_layout_is_detected_limited_and_swept_without_root() {
-        use crate::sandbox::limits::CpuShare;
         for v2 in [false, true] {
             let (tmp, sys) = fake_host(v2);
-            // Left by a server of this PID namespace that is gone, and by
-            // one of another namespace, which is not ours to judge.
+            // Left by a gone server of this PID namespace, and by one of
+            // another namespace (not ours to judge).
             let ns = fs::metadata(Path::new(sys.proc).join("self/ns/pid")).unwrap();
-            let ns = std::os::unix::fs::MetadataExt::ino(&ns);
+            let ns = ns.ino();
             let dead = format!("r{ns}-999999-5-0");
             let foreign = format!("r{}-999999-5-0", ns + 1);
             for h in fs::read_dir(tmp.path()).unwrap() {
@@ -1236,36 +1156,28 @@ mod tests {
                     "another namespace's cgroup was removed"
                 );
             }
-            let limits = Limits {
-                memory: 64 << 20,
-                processes: 7,
-                cpu_share: CpuShare::cores(0.5).unwrap(),
-                ..Limits::default()
-            };
-            let mut run = cgroups.create(&limits).unwrap();
+            let mut run = cgroups.create(&narrow()).unwrap();
             let read = |c: Controller, file: &str| {
                 fs::read_to_string(run.dir_of(c).unwrap().join(file)).unwrap()
             };
             let memory = (64u64 << 20).to_string();
+            let mem = |file| read(Controller::Memory, file);
             if v2 {
-                assert_eq!(read(Controller::Memory, "memory.max"), memory);
-                assert_eq!(read(Controller::Memory, "memory.swap.max"), "0");
+                assert_eq!(mem("memory.max"), memory);
+                assert_eq!(mem("memory.swap.max"), "0");
                 assert_eq!(read(Controller::Cpu, "cpu.max"), "50000 100000");
                 let runs = cgroups.bases()[0].to_owned();
                 let enabled = fs::read_to_string(runs.join("cgroup.subtree_control")).unwrap();
                 assert_eq!(enabled, ENABLE);
             } else {
-                assert_eq!(read(Controller::Memory, "memory.limit_in_bytes"), memory);
-                assert_eq!(
-                    read(Controller::Memory, "memory.memsw.limit_in_bytes"),
-                    memory
-                );
+                assert_eq!(mem("memory.limit_in_bytes"), memory);
+                assert_eq!(mem("memory.memsw.limit_in_bytes"), memory);
                 assert_eq!(read(Controller::Cpu, "cpu.cfs_period_us"), "100000");
                 assert_eq!(read(Controller::Cpu, "cpu.cfs_quota_us"), "50000");
             }
             // The monitor and the init are counted.
             assert_eq!(read(Controller::Pids, "pids.max"), "9");
-            let dirs: Vec<PathBuf> = run.dirs.iter().map(|(_, d)| d.clone()).collect();
+            let dirs = dirs(&run);
             assert_eq!(dirs.len(), if v2 { 1 } else { 3 });
             assert!(run.remove());
             assert!(dirs.iter().all(|d| !d.exists()));
@@ -1297,8 +1209,7 @@ mod tests {
         text.split_whitespace().next().unwrap().to_owned()
     }
 
-    /// Both fake layouts, and the host's where it has a writable one (root
-    /// on this project's CI machines).
+    /// Both fake layouts, and the host's where it has a writable one.
     fn layouts() -> Vec<(Option<tempfile::TempDir>, Cgroups)> {
         let mut all: Vec<_> = [false, true]
             .map(|v2| {
@@ -1319,7 +1230,7 @@ mod tests {
             assert!(!run.dirs.is_empty());
             assert!(run.dirs.iter().all(|(_, d)| d.is_dir()));
             assert!(run.members()().is_empty());
-            let dirs: Vec<PathBuf> = run.dirs.iter().map(|(_, d)| d.clone()).collect();
+            let dirs = dirs(&run);
             assert!(run.remove());
             assert!(dirs.iter().all(|d| !d.exists()));
         }
@@ -1327,16 +1238,17 @@ mod tests {
 
     #[test]
     fn pooled_cgroups_are_fresh_and_get_each_runs_own_limits() {
-        use crate::sandbox::limits::CpuShare;
-        for (_tree, cgroups) in layouts() {
-            const TARGET: usize = 2;
-            let pool = CgroupPool::start(cgroups, TARGET);
-            let ready = || pool.ready.as_ref().unwrap().ready();
+        const TARGET: usize = 2;
+        let fill = |pool: &CgroupPool| {
             let t0 = std::time::Instant::now();
-            while ready() < TARGET && t0.elapsed() < std::time::Duration::from_secs(10) {
+            while pool.ready() < TARGET && t0.elapsed() < std::time::Duration::from_secs(10) {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
-            assert_eq!(ready(), TARGET);
+        };
+        for (_tree, cgroups) in layouts() {
+            let pool = CgroupPool::start(cgroups, TARGET);
+            fill(&pool);
+            assert_eq!(pool.ready.as_ref().unwrap().ready(), TARGET);
             let has = |c| {
                 pool.support().backend != EnvelopeBackend::None
                     && match c {
@@ -1346,21 +1258,15 @@ mod tests {
                     }
             };
             // Narrower and wider than the defaults the pool wrote ahead.
-            let narrow = Limits {
-                memory: 64 << 20,
-                processes: 7,
-                cpu_share: CpuShare::cores(0.5).unwrap(),
-                ..Limits::default()
-            };
             let wide = Limits {
                 memory: 3 << 30,
                 processes: 500,
-                cpu_share: CpuShare::cores(2.0).unwrap(),
+                cpu_share: crate::sandbox::limits::CpuShare::cores(2.0).unwrap(),
                 ..Limits::default()
             };
             let mut taken = Vec::new();
             for (limits, memory, pids, quota) in [
-                (narrow, 64u64 << 20, 9u64, 50_000u64),
+                (narrow(), 64u64 << 20, 9u64, 50_000u64),
                 (wide, 3 << 30, 502, 200_000),
                 (Limits::default(), 1 << 30, 66, 100_000),
             ] {
@@ -1381,22 +1287,12 @@ mod tests {
                 taken.push(run);
             }
             // Each one is a cgroup of its own.
-            let dirs: BTreeSet<PathBuf> = taken
-                .iter()
-                .flat_map(|r| r.dirs.iter().map(|(_, d)| d.clone()))
-                .collect();
-            assert_eq!(dirs.len(), taken.len() * taken[0].dirs.len());
+            let all: BTreeSet<PathBuf> = taken.iter().flat_map(dirs).collect();
+            assert_eq!(all.len(), taken.len() * taken[0].dirs.len());
             // Dropping the pool removes the cgroups it still held.
-            let t0 = std::time::Instant::now();
-            while pool.ready() < TARGET && t0.elapsed() < std::time::Duration::from_secs(10) {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
-            let held: Vec<PathBuf> = pool.ready.as_ref().unwrap().inspect(|ready| {
-                ready
-                    .iter()
-                    .flat_map(|r| r.dirs.iter().map(|(_, d)| d.clone()))
-                    .collect()
-            });
+            fill(&pool);
+            let ready = pool.ready.as_ref().unwrap();
+            let held: Vec<PathBuf> = ready.inspect(|ready| ready.iter().flat_map(dirs).collect());
             assert!(!held.is_empty());
             drop(pool);
             for d in held {

@@ -1,7 +1,6 @@
-//! The host side: what the sandbox finds and makes on the host before and
-//! around a launch: the start-up probes, the run's cgroups (v1 and v2)
-//! and their pool, the pool of network namespaces, and the thread that
-//! keeps those pools filled. Nothing here runs after a fork.
+//! What the sandbox finds and makes on the host around a launch (nothing
+//! here runs after a fork): the start-up probes, the runs' cgroups and the
+//! pools of cgroups and network namespaces.
 
 pub(crate) mod ahead;
 pub(crate) mod cgroup;

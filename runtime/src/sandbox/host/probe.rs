@@ -3,6 +3,8 @@
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
+use rustix::fs::{Mode, OFlags};
+
 use super::super::SandboxConfig;
 use super::super::child::{self, Filter, IdMaps, RunMounts, ViewPlan};
 use super::super::containment::HostSupport;
@@ -10,8 +12,7 @@ use super::super::error::ConfigError;
 use super::super::limits::Limits;
 use super::netns::NetPool;
 
-/// Runs the start-up probes: namespaces and the view (see [`probe_view`]),
-/// the seccomp filter, the Landlock ABI.
+/// Runs the start-up probes: namespaces, the view ([`probe_view`]), seccomp, the Landlock ABI.
 pub(crate) fn probe_host(
     config: &SandboxConfig,
     filter: Option<&Filter>,
@@ -39,12 +40,8 @@ fn probe_view(config: &SandboxConfig) -> Result<(ViewPlan, RunMounts, OwnedFd), 
         ConfigError::LayerUnavailable("the start-up probe's files (/ and /dev/null)")
     };
     let null = rustix::fs::stat("/dev/null").map_err(unusable)?;
-    let root = rustix::fs::open(
-        "/",
-        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )
-    .map_err(unusable)?;
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let root = rustix::fs::open("/", flags, Mode::empty()).map_err(unusable)?;
     let root_id = rustix::fs::fstat(&root).map_err(unusable)?;
     let plan = ViewPlan::new(
         &config.read_paths,
@@ -54,28 +51,19 @@ fn probe_view(config: &SandboxConfig) -> Result<(ViewPlan, RunMounts, OwnedFd), 
         (null.st_dev, null.st_ino),
         !config.host_network,
     )?;
-    let run = plan.run_mounts(
-        (root_id.st_dev, root_id.st_ino),
-        None,
-        Limits::default().tmp_size,
-        Limits::default().shm_size,
-    )?;
+    let (tmp, shm) = (Limits::default().tmp_size, Limits::default().shm_size);
+    let run = plan.run_mounts((root_id.st_dev, root_id.st_ino), None, tmp, shm)?;
     Ok((plan, run, root))
 }
 
-/// Starts the pool of network namespaces and checks, with the same probe
-/// as at start, that a launch can enter one of them. `None` (launches make
-/// their own namespace, with the same result) when the host refuses.
+/// Starts the pool of network namespaces and checks, with the start-up
+/// probe, that a launch can enter one. `None` when the host refuses.
 pub(crate) fn start_net_pool(config: &SandboxConfig, filter: Option<&Filter>) -> Option<NetPool> {
     let pool = NetPool::start(config.made_ahead)?;
     let ns = pool.take()?;
     let (plan, run, root) = probe_view(config).ok()?;
-    let (_, view, _) = child::probe_host(
-        Some((&plan, run, &root)),
-        Some(&ns),
-        &IdMaps::for_server(),
-        filter,
-    );
+    let maps = IdMaps::for_server();
+    let (_, view, _) = child::probe_host(Some((&plan, run, &root)), Some(&ns), &maps, filter);
     if view {
         Some(pool)
     } else {
