@@ -24,7 +24,7 @@ pub(crate) enum Over {
 const EVENT_GAP: Duration = Duration::from_millis(1);
 
 /// Measures `dir` (and the deleted files the processes `members` lists
-/// hold open) against `(max_bytes, max_entries)`: at once, then every
+/// hold open) against `(max_bytes, max_entries)`: a quarter `interval` in, then every
 /// `interval` or four times the last measurement's duration, whichever is
 /// longer. In between, a [`Floor`] follows the run's entries and stops the
 /// run as soon as it passes the limit; a directory made brings the next
@@ -38,8 +38,10 @@ pub(crate) fn monitor(
     stop: BorrowedFd<'_>,
 ) -> Option<Over> {
     let mut floor = Floor::new();
-    // The first walk at once, while the floor it starts misses little.
-    let (mut wait, mut rest) = (Duration::ZERO, Duration::ZERO);
+    // The first walk a quarter interval in: soon enough that the floor it
+    // starts misses little, late enough that a run of a few milliseconds
+    // (which can write no more than an interval's worth) is not walked.
+    let (mut wait, mut rest) = (interval / 4, Duration::ZERO);
     loop {
         match sleep(stop, floor.as_mut(), wait, rest, limits.1) {
             Wake::Stop => return None,
