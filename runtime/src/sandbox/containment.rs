@@ -74,11 +74,8 @@ impl Containment {
             envelope
         } else {
             EnvelopeSupport {
-                memory: false,
-                swap: false,
-                processes: false,
-                cpu: false,
-                ..envelope
+                backend: envelope.backend,
+                ..EnvelopeSupport::NONE
             }
         };
         let c = Self {
@@ -264,20 +261,16 @@ impl Requirements {
 mod tests {
     use super::*;
 
-    fn weak() -> Containment {
-        Containment {
+    #[test]
+    fn requirement_above_detection_is_refused() {
+        let weak = Containment {
             tree_kill: TreeKill::ProcessGroup,
             fs_view: false,
             private_network: false,
             seccomp: false,
             landlock_abi: 0,
             envelope: EnvelopeSupport::NONE,
-        }
-    }
-
-    #[test]
-    fn requirement_above_detection_is_refused() {
-        let weak = weak();
+        };
         assert!(matches!(
             weak.check(&Requirements::default()),
             Err(ConfigError::ContainmentUnavailable { .. })

@@ -192,16 +192,11 @@ fn shebang(line: &[u8]) -> Result<PathBuf, fn(PathBuf) -> Unrunnable> {
 /// `PT_INTERP` segment, if any. A malformed header is an error.
 fn elf_loader(file: &File, head: &[u8]) -> io::Result<Option<PathBuf>> {
     let bad = || io::Error::new(io::ErrorKind::InvalidData, "malformed ELF header");
-    let class64 = match head.get(4) {
-        Some(1) => false,
-        Some(2) => true,
-        _ => return Err(bad()),
+    // EI_CLASS (1: 32-bit, 2: 64-bit), EI_DATA (1: little-endian, 2: big).
+    let (Some(&class @ 1..=2), Some(&data @ 1..=2)) = (head.get(4), head.get(5)) else {
+        return Err(bad());
     };
-    let little = match head.get(5) {
-        Some(1) => true,
-        Some(2) => false,
-        _ => return Err(bad()),
-    };
+    let (class64, little) = (class == 2, data == 1);
     let num = |bytes: &[u8]| -> u64 {
         let mut v = 0u64;
         for (i, b) in bytes.iter().enumerate() {
@@ -337,31 +332,22 @@ mod tests {
     #[test]
     fn env_relative_missing_and_cut_interpreters_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        type Expect = fn(&Unrunnable) -> bool;
         let long = format!("#!/usr/bin/{}", "x".repeat(300));
-        let cases: [(&[u8], Expect); 5] = [
-            (b"#!/usr/bin/env bash\n", |w| {
-                matches!(w, Unrunnable::EnvInterpreter { .. })
-            }),
-            (b"#!python3\n", |w| {
-                matches!(w, Unrunnable::RelativeInterpreter { .. })
-            }),
-            (b"#!/usr/bin/no-such-interpreter\n", |w| {
-                matches!(w, Unrunnable::MissingInterpreter { .. })
-            }),
-            (b"#!   \n", |w| {
-                matches!(w, Unrunnable::BadInterpreterLine { .. })
-            }),
+        // Each body with the `Debug` start of its refusal.
+        let cases: [(&[u8], &str); 5] = [
+            (b"#!/usr/bin/env bash\n", "EnvInterpreter {"),
+            (b"#!python3\n", "RelativeInterpreter {"),
+            (b"#!/usr/bin/no-such-interpreter\n", "MissingInterpreter {"),
+            (b"#!   \n", "BadInterpreterLine {"),
             // An interpreter path longer than the kernel reads: cut.
-            (long.as_bytes(), |w| {
-                matches!(w, Unrunnable::BadInterpreterLine { .. })
-            }),
+            (long.as_bytes(), "BadInterpreterLine {"),
         ];
         for (i, (body, expected)) in cases.iter().enumerate() {
             let script = dir.path().join(format!("s{i}"));
             write_exec(&script, body);
             let w = check(&script, &system());
-            assert!(w.as_ref().is_some_and(expected), "{i}: {w:?}");
+            let named = w.as_ref().map(|w| format!("{w:?}"));
+            assert!(named.is_some_and(|n| n.starts_with(expected)), "{i}: {w:?}");
         }
     }
 

@@ -183,11 +183,9 @@ impl Limits {
             && self.disk_files <= ceilings.disk_files
             && self.tmp_size <= ceilings.tmp_size
             && self.shm_size <= ceilings.shm_size
-            && match (self.address_space, ceilings.address_space) {
-                (_, None) => true,
-                (Some(a), Some(c)) => a <= c,
-                (None, Some(_)) => false,
-            };
+            && ceilings
+                .address_space
+                .is_none_or(|c| self.address_space.is_some_and(|a| a <= c));
         if self.first_invalid().is_none() && within {
             Ok(())
         } else {
@@ -280,22 +278,16 @@ mod tests {
 
     #[test]
     fn ceilings_below_the_minimums_are_named() {
-        let c = Limits {
-            memory: 0,
-            ..Limits::default()
-        };
-        assert_eq!(
-            c.validate_ceilings(),
-            Err(ConfigError::InvalidLimit("memory"))
-        );
-        let c = Limits {
-            processes: 0,
-            ..Limits::default()
-        };
-        assert_eq!(
-            c.validate_ceilings(),
-            Err(ConfigError::InvalidLimit("processes"))
-        );
+        type Lower = fn(&mut Limits);
+        let cases: [(Lower, &str); 2] = [
+            (|c| c.memory = 0, "memory"),
+            (|c| c.processes = 0, "processes"),
+        ];
+        for (lower, name) in cases {
+            let mut c = Limits::default();
+            lower(&mut c);
+            assert_eq!(c.validate_ceilings(), Err(ConfigError::InvalidLimit(name)));
+        }
     }
 
     #[test]

@@ -97,18 +97,11 @@ impl LogBuffer {
             self.head.extend_from_slice(&chunk[..n]);
             chunk = &chunk[n..];
         }
-        if chunk.is_empty() || self.tail_max == 0 {
-            return;
-        }
-        if chunk.len() >= self.tail_max {
-            self.tail.clear();
-            self.tail
-                .extend(chunk[chunk.len() - self.tail_max..].iter().copied());
-            return;
-        }
+        // Only the chunk's last `tail_max` bytes can stay; room is made for them.
+        let chunk = &chunk[chunk.len().saturating_sub(self.tail_max)..];
         let overflow = (self.tail.len() + chunk.len()).saturating_sub(self.tail_max);
         self.tail.drain(..overflow);
-        self.tail.extend(chunk.iter().copied());
+        self.tail.extend(chunk);
     }
 
     /// Bytes seen so far.

@@ -49,16 +49,7 @@ pub enum LimitHit {
 impl LimitHit {
     /// The limit's stable token, as persisted in a job's status.
     pub const fn token(self) -> &'static str {
-        match self {
-            Self::CpuTime => "cpu_time",
-            Self::FileSize => "file_size",
-            Self::DiskFull => "disk_full",
-            Self::Memory => "memory",
-            Self::Processes => "processes",
-            Self::CpuShare => "cpu_share",
-            Self::DiskBytes => "disk_bytes",
-            Self::DiskFiles => "disk_files",
-        }
+        self.facts().0
     }
 
     /// The limit named by [`LimitHit::token`].
@@ -68,29 +59,26 @@ impl LimitHit {
 
     /// A short fixed description (`memory limit`).
     pub const fn describe(self) -> &'static str {
-        match self {
-            Self::CpuTime => "CPU-time limit",
-            Self::FileSize => "file-size limit",
-            Self::DiskFull => "disk full",
-            Self::Memory => "memory limit",
-            Self::Processes => "process limit",
-            Self::CpuShare => "CPU share",
-            Self::DiskBytes => "disk limit",
-            Self::DiskFiles => "file-count limit",
-        }
+        self.facts().1
     }
 
     /// The fixed error of a run that ended at this limit.
     pub const fn error(self) -> SandboxError {
+        self.facts().2
+    }
+
+    /// Token, description and error, one row per limit.
+    const fn facts(self) -> (&'static str, &'static str, SandboxError) {
+        use SandboxError as E;
         match self {
-            Self::CpuTime => SandboxError::CpuLimit,
-            Self::FileSize => SandboxError::FileSizeLimit,
-            Self::DiskFull => SandboxError::DiskFull,
-            Self::Memory => SandboxError::MemoryLimit,
-            Self::Processes => SandboxError::ProcessLimit,
-            Self::CpuShare => SandboxError::CpuShareLimit,
-            Self::DiskBytes => SandboxError::DiskLimit,
-            Self::DiskFiles => SandboxError::FileCountLimit,
+            Self::CpuTime => ("cpu_time", "CPU-time limit", E::CpuLimit),
+            Self::FileSize => ("file_size", "file-size limit", E::FileSizeLimit),
+            Self::DiskFull => ("disk_full", "disk full", E::DiskFull),
+            Self::Memory => ("memory", "memory limit", E::MemoryLimit),
+            Self::Processes => ("processes", "process limit", E::ProcessLimit),
+            Self::CpuShare => ("cpu_share", "CPU share", E::CpuShareLimit),
+            Self::DiskBytes => ("disk_bytes", "disk limit", E::DiskLimit),
+            Self::DiskFiles => ("disk_files", "file-count limit", E::FileCountLimit),
         }
     }
 
@@ -143,19 +131,13 @@ impl Outcome {
     /// Why this run did not succeed (`None` on success), first of: CPU share,
     /// timeout, cancellation, any other limit, failure.
     pub fn error(&self) -> Option<SandboxError> {
-        if self.limit == Some(LimitHit::CpuShare) {
-            return Some(SandboxError::CpuShareLimit);
+        match self.limit {
+            Some(LimitHit::CpuShare) => Some(SandboxError::CpuShareLimit),
+            _ if self.timed_out => Some(SandboxError::TimedOut),
+            _ if self.cancelled => Some(SandboxError::Cancelled),
+            Some(limit) => Some(limit.error()),
+            None => (!self.success()).then_some(SandboxError::SolverFailed),
         }
-        if self.timed_out {
-            return Some(SandboxError::TimedOut);
-        }
-        if self.cancelled {
-            return Some(SandboxError::Cancelled);
-        }
-        if let Some(limit) = self.limit {
-            return Some(limit.error());
-        }
-        (!self.success()).then_some(SandboxError::SolverFailed)
     }
 
     /// `Ok(self)` on success, else the fixed error of [`Outcome::error`].

@@ -64,7 +64,7 @@ impl Solver {
             m.file_type().is_file()
                 && m.dev() == self.dev
                 && m.ino() == self.ino
-                && m.permissions().mode() & 0o022 == 0
+                && !writable_by_others(&m)
         });
         if ok {
             Ok(())
@@ -223,11 +223,10 @@ fn check(id: &str, path: PathBuf) -> Result<Solver, ConfigError> {
         ConfigError::Missing(id.to_owned())
     })?;
     // The checks hold for the opened file only if it is the inode inspected.
-    match rustix::fs::fstat(&fd) {
-        Ok(st) if st.st_dev == meta.dev() && st.st_ino == meta.ino() => {}
-        _ => {
-            return fail(ConfigError::Missing, "replaced during the check");
-        }
+    let same =
+        rustix::fs::fstat(&fd).is_ok_and(|st| (st.st_dev, st.st_ino) == (meta.dev(), meta.ino()));
+    if !same {
+        return fail(ConfigError::Missing, "replaced during the check");
     }
     Ok(Solver {
         id: id.to_owned(),

@@ -234,12 +234,12 @@ impl Sandbox {
     /// to start when the configuration demands more than the host offers.
     pub fn new(registry: SolverRegistry, config: SandboxConfig) -> Result<Self, ConfigError> {
         config.ceilings.validate_ceilings()?;
-        if config.per_caller_runs == 0 {
-            return Err(ConfigError::InvalidLimit("per_caller_runs"));
-        }
-        if config.global_runs == Some(0) {
-            return Err(ConfigError::InvalidLimit("global_runs"));
-        }
+        let refuse = |bad: bool, name| match bad {
+            true => Err(ConfigError::InvalidLimit(name)),
+            false => Ok(()),
+        };
+        refuse(config.per_caller_runs == 0, "per_caller_runs")?;
+        refuse(config.global_runs == Some(0), "global_runs")?;
         let fixed_ok =
             |(k, v): &(String, OsString)| valid_env_name(k) && !v.as_bytes().contains(&0);
         if !config.fixed_env.iter().all(fixed_ok)
@@ -247,21 +247,14 @@ impl Sandbox {
         {
             return Err(ConfigError::InvalidEnvironment);
         }
-        if config.disk_check_interval.is_zero()
-            || config.disk_check_interval > Duration::from_secs(10)
-        {
-            return Err(ConfigError::InvalidLimit("disk_check_interval"));
-        }
-        if config.made_ahead > MAX_MADE_AHEAD {
-            return Err(ConfigError::InvalidLimit("made_ahead"));
-        }
-        let filter = match Filter::compile() {
-            Ok(f) => Some(Arc::new(f)),
-            Err(e) => {
-                tracing::warn!(error = %e, "no seccomp filter for this architecture");
-                None
-            }
-        };
+        let interval = config.disk_check_interval;
+        let interval_bad = interval.is_zero() || interval > Duration::from_secs(10);
+        refuse(interval_bad, "disk_check_interval")?;
+        refuse(config.made_ahead > MAX_MADE_AHEAD, "made_ahead")?;
+        let filter = Filter::compile()
+            .inspect_err(|e| tracing::warn!(error = %e, "no seccomp filter for this architecture"))
+            .ok()
+            .map(Arc::new);
         let host = probe_host(&config, filter.as_deref())?;
         let cgroups = if config.allow_cgroups {
             Cgroups::detect(CgroupSys::HOST).map(|c| CgroupPool::start(c, config.made_ahead))
@@ -385,7 +378,6 @@ impl Sandbox {
         Ok((permit, solver))
     }
 
-    /// The configuration this sandbox was started with.
     #[cfg(feature = "slurm")]
     pub(crate) fn config(&self) -> &SandboxConfig {
         &self.inner.config
@@ -421,6 +413,7 @@ impl Sandbox {
     ) -> Result<SandboxedRun, SandboxError> {
         let (permit, solver) = self.admit(caller, run_dir, &request)?;
         let inner = &*self.inner;
+        let limits = request.limits;
         let dir = dup_dir(run_dir.as_fd())?;
         let writable = match &request.write_subdir {
             Some(name) => Some(open_subdir(dir.as_fd(), name)?),
@@ -442,17 +435,10 @@ impl Sandbox {
                     _ => None,
                 };
                 let run = plan
-                    .run_mounts(
-                        file_id(&dir)?,
-                        w,
-                        request.limits.tmp_size,
-                        request.limits.shm_size,
-                    )
+                    .run_mounts(file_id(&dir)?, w, limits.tmp_size, limits.shm_size)
                     .map_err(internal)?;
-                let net = match &inner.net_pool {
-                    Some(pool) if plan.private_network() => pool.take(),
-                    _ => None,
-                };
+                let net = inner.net_pool.as_ref().filter(|_| plan.private_network());
+                let net = net.and_then(NetPool::take);
                 Some(ViewChild {
                     plan: Arc::clone(plan),
                     run,
@@ -464,20 +450,16 @@ impl Sandbox {
         };
         drop(writable);
         let exec = self.exec_plan(solver.id(), view.is_some(), &request)?;
-        let (control_rd, control_wr) = pipe_with(PipeFlags::CLOEXEC).map_err(internal)?;
-        let (status_rd, status_wr) =
-            pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map_err(internal)?;
-        let (reaped_rd, reaped_wr) =
-            pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map_err(internal)?;
-        let reaped =
-            tokio::net::unix::pipe::Receiver::from_owned_fd(reaped_rd).map_err(internal)?;
-        let status =
-            tokio::net::unix::pipe::Receiver::from_owned_fd(status_rd).map_err(internal)?;
-        let limits = request.limits;
-        let mut cgroup = match &inner.cgroups {
-            Some(c) => Some(c.take(&limits).map_err(internal)?),
-            None => None,
-        };
+        let pipe = |flags| pipe_with(PipeFlags::CLOEXEC | flags).map_err(internal);
+        let (control_rd, control_wr) = pipe(PipeFlags::empty())?;
+        let (status_rd, status_wr) = pipe(PipeFlags::NONBLOCK)?;
+        let (reaped_rd, reaped_wr) = pipe(PipeFlags::NONBLOCK)?;
+        let receiver = |fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).map_err(internal);
+        let reaped = receiver(reaped_rd)?;
+        let status = receiver(status_rd)?;
+        let cgroup = inner.cgroups.as_ref().map(|c| c.take(&limits));
+        let mut cgroup = cgroup.transpose().map_err(internal)?;
+        let join_fds = cgroup.as_mut().map(RunCgroup::take_join_fds);
         let plan = ChildPlan {
             run_dir: dir.try_clone().map_err(internal)?,
             solver: solver.fd().try_clone_to_owned().map_err(internal)?,
@@ -485,10 +467,7 @@ impl Sandbox {
             control: control_rd,
             status: status_wr,
             reaped: reaped_wr,
-            cgroup: cgroup
-                .as_mut()
-                .map(RunCgroup::take_join_fds)
-                .unwrap_or_default(),
+            cgroup: join_fds.unwrap_or_default(),
             pid_namespace: inner.containment.tree_kill == TreeKill::PidNamespace,
             id_maps: IdMaps::for_server(),
             view,
@@ -527,17 +506,14 @@ impl Sandbox {
         let stdout_log = SharedLog::new(limits.log_head, limits.log_tail);
         let stderr_log = SharedLog::new(limits.log_head, limits.log_tail);
         let (progress_tx, progress_rx) = watch::channel(None);
-        let readers = match (child.stdout.take(), child.stderr.take()) {
-            (Some(out), Some(err)) => [
-                AbortOnDropHandle::new(tokio::spawn(drain(
-                    out,
-                    stdout_log.clone(),
-                    Some(ProgressParser::new(progress_tx)),
-                ))),
-                AbortOnDropHandle::new(tokio::spawn(drain(err, stderr_log.clone(), None))),
-            ],
-            _ => return Err(SandboxError::Internal),
+        let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
+            return Err(SandboxError::Internal);
         };
+        let progress = Some(ProgressParser::new(progress_tx));
+        let readers = [
+            AbortOnDropHandle::new(tokio::spawn(drain(out, stdout_log.clone(), progress))),
+            AbortOnDropHandle::new(tokio::spawn(drain(err, stderr_log.clone(), None))),
+        ];
         Ok(SandboxedRun(Box::new(LocalRun {
             child,
             control: Some(control_wr),
@@ -669,7 +645,6 @@ struct LocalRun {
     /// Read end of the status pipe ([`ChildPlan::status`]); `None` once it
     /// gave its record or hung up.
     status: Option<tokio::net::unix::pipe::Receiver>,
-    /// The solver's exit record, once read.
     record: Option<ExitRecord>,
     /// Read end of the monitor's "tree dead" pipe ([`ChildPlan::reaped`]).
     reaped: tokio::net::unix::pipe::Receiver,
@@ -730,12 +705,8 @@ impl LocalRun {
             None if timed_out || cancelled || disk_hit.is_some() => (Termination::Killed, None),
             None => (Termination::Unknown, None),
         };
-        let events = self
-            .cgroup
-            .0
-            .as_ref()
-            .map(RunCgroup::events)
-            .unwrap_or_default();
+        let cgroup = self.cgroup.0.as_ref();
+        let events = cgroup.map(RunCgroup::events).unwrap_or_default();
         let limit = disk_hit.or_else(|| {
             envelope_limit(
                 Ended {
@@ -859,11 +830,9 @@ impl DiskWatch<'_> {
                 return std::future::pending().await;
             }
         };
-        let members = self.cgroup.map(RunCgroup::members);
+        let (found, monitor_pid, interval) = (self.found, self.monitor_pid, self.interval);
         let limits = (self.limits.disk_bytes, self.limits.disk_files);
-        let interval = self.interval;
-        let found = self.found;
-        let monitor_pid = self.monitor_pid;
+        let members = self.cgroup.map(RunCgroup::members);
         let killer = self.cgroup.map(RunCgroup::killer);
         let over = tokio::task::spawn_blocking(move || {
             let members = || members.as_ref().map(|m| m()).unwrap_or_default();
@@ -987,11 +956,7 @@ fn envelope_limit(
 /// (then it is left for the next start's sweep).
 async fn remove_cgroup(mut cgroup: RunCgroup) {
     for _ in 0..50 {
-        let done = tokio::task::spawn_blocking(move || {
-            let done = cgroup.remove();
-            (done, cgroup)
-        })
-        .await;
+        let done = tokio::task::spawn_blocking(move || (cgroup.remove(), cgroup)).await;
         match done {
             Ok((true, _)) => return,
             Ok((false, c)) => cgroup = c,
@@ -1112,17 +1077,15 @@ fn open_subdir(dir: std::os::fd::BorrowedFd<'_>, name: &FileName) -> Result<Owne
         Ok(()) | Err(rustix::io::Errno::EXIST) => {}
         Err(e) => return Err(unusable(e)),
     }
-    let fd = rustix::fs::openat(
+    rustix::fs::openat(
         dir,
         name.as_str(),
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::empty(),
     )
-    .map_err(unusable)?;
-    Ok(fd)
+    .map_err(unusable)
 }
 
-/// Device and inode of an open file.
 fn file_id(fd: &OwnedFd) -> Result<(u64, u64), SandboxError> {
     let st = rustix::fs::fstat(fd).map_err(internal)?;
     Ok((st.st_dev, st.st_ino))

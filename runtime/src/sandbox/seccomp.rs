@@ -1,10 +1,8 @@
 //! The seccomp-bpf filter every solver runs under: system calls a numerical
 //! solver never needs, refused with `EPERM` (an error return, not a
-//! signal). Compiled once at start and installed by the solver as its last
-//! step before `exec`, as one program: a fixed prefix (the architecture,
-//! x32 calls, and the two calls answered otherwise), then seccompiler's
-//! compilation of the rules refused with `EPERM` (a seccompiler program
-//! gives every call it matches the same answer).
+//! signal). Compiled once at start, installed by the solver as its last
+//! step before `exec`: a fixed prefix (the architecture, x32 calls, the two
+//! calls answered otherwise), then seccompiler's program of the `EPERM` rules.
 //!
 //! Refused (`EPERM`):
 //!
@@ -62,8 +60,7 @@ const SOCKET_FAMILIES: [u32; 3] =
 /// `socketpair` families a solver may use.
 const SOCKETPAIR_FAMILIES: [u32; 1] = [libc::AF_UNIX as u32];
 
-/// System calls refused whatever their arguments; each family of the module docs' table
-/// starts a line.
+/// Refused whatever the arguments; one line per family of the module docs' table.
 #[rustfmt::skip]
 const DENIED: &[libc::c_long] = { use libc::*; &[
     SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_process_madvise, SYS_kcmp,
@@ -112,11 +109,10 @@ impl Filter {
     }
 }
 
-/// The calls refused with `EPERM`, as seccompiler rules: a call matches
-/// when any of its rules does (always, without rules), a rule when all its
-/// conditions do. Arguments are compared on their low 32 bits (`Dword`):
-/// what the kernel reads of an `int` or `unsigned int`, and of `clone`'s
-/// flags.
+/// The calls refused with `EPERM`: a call matches when any of its rules
+/// does (always, without rules), a rule when all its conditions do.
+/// Arguments are compared on their low 32 bits (`Dword`): what the kernel
+/// reads of an `int` or `unsigned int`, and of `clone`'s flags.
 fn rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, FilterError> {
     let arg = |index: u8, op: SeccompCmpOp, value: u32| {
         SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, u64::from(value))
@@ -205,9 +201,8 @@ mod tests {
         audit_arch(std::env::consts::ARCH).unwrap()
     }
 
-    /// A classic-BPF interpreter for the program's instructions over a
-    /// `seccomp_data` (nr, arch, args): its answers without installing it
-    /// (the hostile suite's `refused_system_calls` installs it).
+    /// The program's answer for a `seccomp_data` (nr, arch, args), without
+    /// installing it (the hostile suite's `refused_system_calls` does).
     fn run(program: &[libc::sock_filter], nr: u32, arch: u32, args: [u64; 6]) -> u32 {
         let word = |offset: u32| -> u32 {
             match offset {
@@ -215,12 +210,8 @@ mod tests {
                 4 => arch,
                 8 | 12 => 0,
                 o if (16..64).contains(&o) => {
-                    let a = args[((o - 16) / 8) as usize];
-                    if (o - 16) % 8 == 0 {
-                        a as u32
-                    } else {
-                        (a >> 32) as u32
-                    }
+                    let shift = if (o - 16) % 8 == 0 { 0 } else { 32 };
+                    (args[((o - 16) / 8) as usize] >> shift) as u32
                 }
                 o => panic!("load at {o}"),
             }
@@ -272,50 +263,44 @@ mod tests {
         }
         assert_eq!(answer(libc::SYS_clone3, [0; 6]), errno(libc::ENOSYS));
         assert_eq!(answer(libc::SYS_fallocate, [0; 6]), errno(libc::EOPNOTSUPP));
-        for nr in [
-            libc::SYS_read,
-            libc::SYS_write,
-            libc::SYS_openat,
-            libc::SYS_exit_group,
-        ] {
-            assert_eq!(answer(nr, [0; 6]), libc::SECCOMP_RET_ALLOW, "{nr}");
-        }
-        let a = |a0: i64, a1: u64| [a0 as u64, a1, 0, 0, 0, 0];
+        use libc::{SYS_clone, SYS_ioctl, SYS_personality, SYS_socket, SYS_socketpair};
         let allow = libc::SECCOMP_RET_ALLOW;
-        let clone = libc::SYS_clone;
-        let sigchld = i64::from(libc::SIGCHLD);
-        assert_eq!(answer(clone, a(sigchld, 0)), allow);
-        let thread = i64::from(libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_SIGHAND);
-        assert_eq!(answer(clone, a(thread, 0)), allow);
-        for ns in [
-            libc::CLONE_NEWUSER,
-            libc::CLONE_NEWNS,
-            libc::CLONE_NEWNET,
-            0x80,
-        ] {
-            let flags = i64::from(ns) | sigchld;
-            assert_eq!(answer(clone, a(flags, 0)), eperm, "{ns:#x}");
+        let sigchld = libc::SIGCHLD as u64;
+        let thread = (libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_SIGHAND) as u64;
+        let ns = |flag: libc::c_int| flag as u64 | sigchld;
+        let family = |f: libc::c_int| f as u64;
+        // (call, first argument, second argument, answer)
+        let cases: &[(libc::c_long, u64, u64, u32)] = &[
+            (libc::SYS_read, 0, 0, allow),
+            (libc::SYS_write, 0, 0, allow),
+            (libc::SYS_openat, 0, 0, allow),
+            (libc::SYS_exit_group, 0, 0, allow),
+            (SYS_clone, sigchld, 0, allow),
+            (SYS_clone, thread, 0, allow),
+            (SYS_clone, ns(libc::CLONE_NEWUSER), 0, eperm),
+            (SYS_clone, ns(libc::CLONE_NEWNS), 0, eperm),
+            (SYS_clone, ns(libc::CLONE_NEWNET), 0, eperm),
+            (SYS_clone, ns(0x80), 0, eperm), // CLONE_NEWTIME
+            (SYS_socket, family(libc::AF_UNIX), 0, allow),
+            (SYS_socket, family(libc::AF_INET), 0, allow),
+            (SYS_socket, family(libc::AF_INET6), 0, allow),
+            (SYS_socket, family(libc::AF_NETLINK), 0, eperm),
+            (SYS_socket, family(libc::AF_PACKET), 0, eperm),
+            (SYS_socket, family(libc::AF_VSOCK), 0, eperm),
+            (SYS_socketpair, family(libc::AF_UNIX), 0, allow),
+            (SYS_socketpair, family(libc::AF_INET), 0, eperm),
+            (SYS_personality, 0, 0, allow),
+            (SYS_personality, 0xffff_ffff, 0, allow),
+            (SYS_personality, 0x0040_0000, 0, eperm), // READ_IMPLIES_EXEC
+            (SYS_ioctl, 1, libc::TCGETS, allow),
+            (SYS_ioctl, 1, libc::TIOCSTI, eperm),
+            (SYS_ioctl, 1, libc::TIOCLINUX, eperm),
+            // The upper half of a 64-bit argument is not what the kernel reads.
+            (SYS_ioctl, 1, libc::TIOCSTI | 1 << 32, eperm),
+        ];
+        for &(nr, a0, a1, expected) in cases {
+            let got = answer(nr, [a0, a1, 0, 0, 0, 0]);
+            assert_eq!(got, expected, "{nr}: {a0:#x} {a1:#x}");
         }
-        let socket = libc::SYS_socket;
-        for family in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6] {
-            assert_eq!(answer(socket, a(i64::from(family), 0)), allow, "{family}");
-        }
-        for family in [libc::AF_NETLINK, libc::AF_PACKET, libc::AF_VSOCK] {
-            assert_eq!(answer(socket, a(i64::from(family), 0)), eperm, "{family}");
-        }
-        let unix = i64::from(libc::AF_UNIX);
-        assert_eq!(answer(libc::SYS_socketpair, a(unix, 0)), allow);
-        let inet = i64::from(libc::AF_INET);
-        assert_eq!(answer(libc::SYS_socketpair, a(inet, 0)), eperm);
-        assert_eq!(answer(libc::SYS_personality, a(0, 0)), allow);
-        assert_eq!(answer(libc::SYS_personality, a(0xffff_ffff, 0)), allow);
-        // READ_IMPLIES_EXEC.
-        assert_eq!(answer(libc::SYS_personality, a(0x0040_0000, 0)), eperm);
-        let ioctl = libc::SYS_ioctl;
-        assert_eq!(answer(ioctl, a(1, libc::TCGETS)), allow);
-        assert_eq!(answer(ioctl, a(1, libc::TIOCSTI)), eperm);
-        assert_eq!(answer(ioctl, a(1, libc::TIOCLINUX)), eperm);
-        // The upper half of a 64-bit argument is not what the kernel reads.
-        assert_eq!(answer(ioctl, a(1, libc::TIOCSTI | 1 << 32)), eperm);
     }
 }

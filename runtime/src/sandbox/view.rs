@@ -99,11 +99,7 @@ impl ViewPlan {
             if meta.file_type().is_symlink() {
                 let target =
                     std::fs::read_link(p).map_err(|_| refused(p, ReadPathRule::Unreadable))?;
-                b.parents(p)?;
-                b.nodes.push(Node::Symlink {
-                    target: cstring(target.as_os_str().as_bytes())?,
-                    link: staged(p)?,
-                });
+                b.symlink(p, target.as_os_str().as_bytes())?;
             } else if meta.is_dir() {
                 b.dir(p)?;
                 b.bind(p, p, READ_ONLY, true, None)?;
@@ -124,10 +120,7 @@ impl ViewPlan {
             ("/dev/stdout", "/proc/self/fd/1"),
             ("/dev/stderr", "/proc/self/fd/2"),
         ] {
-            b.nodes.push(Node::Symlink {
-                target: cstring(target.as_bytes())?,
-                link: staged(Path::new(link))?,
-            });
+            b.symlink(Path::new(link), target.as_bytes())?;
         }
         let in_view = Path::new(VIEW_SOLVER_DIR).join(id);
         b.file(&in_view)?;
@@ -195,12 +188,9 @@ struct Builder {
 impl Builder {
     /// Adds `p`'s ancestors (not `p`) as directories, outermost first.
     fn parents(&mut self, p: &Path) -> Result<(), ConfigError> {
-        let mut chain: Vec<&Path> = p.ancestors().skip(1).collect();
-        chain.reverse();
-        for a in chain {
-            if a != Path::new("/") {
-                self.dir_only(a)?;
-            }
+        let chain: Vec<&Path> = p.ancestors().skip(1).collect();
+        for a in chain.into_iter().rev().filter(|a| *a != Path::new("/")) {
+            self.dir_only(a)?;
         }
         Ok(())
     }
@@ -220,6 +210,16 @@ impl Builder {
     fn file(&mut self, p: &Path) -> Result<(), ConfigError> {
         self.parents(p)?;
         self.nodes.push(Node::File(staged(p)?));
+        Ok(())
+    }
+
+    /// Adds `link`, and its ancestors as directories, pointing to `target`.
+    fn symlink(&mut self, link: &Path, target: &[u8]) -> Result<(), ConfigError> {
+        self.parents(link)?;
+        self.nodes.push(Node::Symlink {
+            target: cstring(target)?,
+            link: staged(link)?,
+        });
         Ok(())
     }
 

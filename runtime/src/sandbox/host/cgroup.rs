@@ -39,10 +39,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::super::limits::Limits;
 use super::ahead::MadeAhead;
 
-/// The directory beneath the server's cgroup holding the runs' cgroups.
 const RUNS_DIR: &str = "hardened-mcp.runs";
 
-/// The leaf the server moves itself into on cgroup v2 (see the module docs).
 const SERVER_LEAF: &str = "hardened-mcp.server";
 
 /// The sandbox's own processes in a run's cgroup: the monitor and the init.
@@ -102,29 +100,26 @@ impl EnvelopeSupport {
 
 impl fmt::Display for EnvelopeSupport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut parts = Vec::new();
-        if self.memory {
-            parts.push(if self.swap {
-                "memory (+swap)"
-            } else {
-                "memory (swap not accounted)"
-            });
-        }
-        if self.processes {
-            parts.push("processes");
-        }
-        if self.cpu {
-            parts.push("CPU share");
-        }
-        if parts.is_empty() {
-            write!(f, "{}: nothing", self.backend.name())
+        let memory = if self.swap {
+            "memory (+swap)"
         } else {
-            write!(f, "{}: {}", self.backend.name(), parts.join(", "))
-        }
+            "memory (swap not accounted)"
+        };
+        let bounded = [
+            (self.memory, memory),
+            (self.processes, "processes"),
+            (self.cpu, "CPU share"),
+        ];
+        let parts: Vec<&str> = bounded.iter().filter(|b| b.0).map(|b| b.1).collect();
+        let parts = if parts.is_empty() {
+            "nothing".to_owned()
+        } else {
+            parts.join(", ")
+        };
+        write!(f, "{}: {parts}", self.backend.name())
     }
 }
 
-/// A controller of the envelope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Controller {
     Memory,
@@ -144,16 +139,15 @@ impl Controller {
     }
 }
 
-/// The backend's places: where each controller's run cgroups are made.
+/// The backend's places: the `hardened-mcp.runs` directories run cgroups
+/// are made in, with their controllers (v2: one directory with all three;
+/// v1: one per hierarchy, in [`Controller::ALL`]'s order).
 #[derive(Debug)]
-enum Layout {
-    /// One directory (`<own>/hardened-mcp.runs`) with every controller.
-    V2 { runs: PathBuf, swap: bool },
-    /// One `hardened-mcp.runs` directory per hierarchy.
-    V1 {
-        dirs: Vec<(Controller, PathBuf)>,
-        memsw: bool,
-    },
+struct Layout {
+    v2: bool,
+    runs: Vec<(Vec<Controller>, PathBuf)>,
+    /// Whether swap has a file (`memory.swap.max`, `memory.memsw.limit_in_bytes`).
+    swap_file: bool,
 }
 
 /// The kernel interfaces the cgroup logic goes through, so that a test can
@@ -170,14 +164,12 @@ pub(crate) struct CgroupSys {
 }
 
 impl CgroupSys {
-    /// The host's.
     pub(crate) const HOST: Self = Self {
         proc: "/proc",
         make: |p| fs::create_dir(p),
         remove: |p| fs::remove_dir(p),
     };
 
-    /// Makes `dir` unless it exists.
     fn make_once(&self, dir: &Path) -> io::Result<()> {
         match (self.make)(dir) {
             Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(e),
@@ -259,26 +251,18 @@ impl Cgroups {
         Some(cgroups)
     }
 
-    /// What this backend enforces.
     pub(crate) fn support(&self) -> EnvelopeSupport {
-        match &self.layout {
-            Layout::V2 { swap, .. } => EnvelopeSupport {
-                backend: EnvelopeBackend::CgroupV2,
-                memory: true,
-                swap: *swap || !self.host_has_swap(),
-                processes: true,
-                cpu: true,
+        let has = |c| self.layout.runs.iter().any(|(cs, _)| cs.contains(&c));
+        EnvelopeSupport {
+            backend: if self.layout.v2 {
+                EnvelopeBackend::CgroupV2
+            } else {
+                EnvelopeBackend::CgroupV1
             },
-            Layout::V1 { dirs, memsw } => {
-                let has = |c| dirs.iter().any(|(d, _)| *d == c);
-                EnvelopeSupport {
-                    backend: EnvelopeBackend::CgroupV1,
-                    memory: has(Controller::Memory),
-                    swap: has(Controller::Memory) && (*memsw || !self.host_has_swap()),
-                    processes: has(Controller::Pids),
-                    cpu: has(Controller::Cpu),
-                }
-            }
+            memory: has(Controller::Memory),
+            swap: has(Controller::Memory) && (self.layout.swap_file || !self.host_has_swap()),
+            processes: has(Controller::Pids),
+            cpu: has(Controller::Cpu),
         }
     }
 
@@ -294,32 +278,19 @@ impl Cgroups {
     fn make(&self) -> io::Result<RunCgroup> {
         let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
         let name = format!("{}{n}", self.prefix);
-        let (v2, swap_file) = match &self.layout {
-            Layout::V2 { swap, .. } => (true, *swap),
-            Layout::V1 { memsw, .. } => (false, *memsw),
-        };
         let mut run = RunCgroup {
             remove_dir: self.sys.remove,
             dirs: Vec::new(),
             procs: Vec::new(),
-            v2,
-            swap_file,
+            v2: self.layout.v2,
+            swap_file: self.layout.swap_file,
             applied: None,
             counters: Counters::default(),
         };
-        match &self.layout {
-            Layout::V2 { runs, .. } => {
-                let dir = runs.join(&name);
-                (self.sys.make)(&dir)?;
-                run.dirs.push((Controller::ALL.to_vec(), dir));
-            }
-            Layout::V1 { dirs, .. } => {
-                for (c, base) in dirs {
-                    let dir = base.join(&name);
-                    (self.sys.make)(&dir)?;
-                    run.dirs.push((vec![*c], dir));
-                }
-            }
+        for (controllers, base) in &self.layout.runs {
+            let dir = base.join(&name);
+            (self.sys.make)(&dir)?;
+            run.dirs.push((controllers.clone(), dir));
         }
         // v1 `tasks`: `0` moves the writing thread alone (the whole
         // single-threaded monitor), the one migration that skips the global
@@ -361,7 +332,7 @@ impl Cgroups {
                     continue;
                 }
                 let dir = base.join(name);
-                kill_members(&dir, self.is_v2(), 16);
+                kill_members(&dir, self.layout.v2, 16);
                 match (self.sys.remove)(&dir) {
                     Ok(()) => tracing::info!(cgroup = %dir.display(), "removed a stale run cgroup"),
                     Err(e) => {
@@ -373,14 +344,7 @@ impl Cgroups {
     }
 
     fn bases(&self) -> Vec<&Path> {
-        match &self.layout {
-            Layout::V2 { runs, .. } => vec![runs.as_path()],
-            Layout::V1 { dirs, .. } => dirs.iter().map(|(_, d)| d.as_path()).collect(),
-        }
-    }
-
-    fn is_v2(&self) -> bool {
-        matches!(self.layout, Layout::V2 { .. })
+        self.layout.runs.iter().map(|(_, d)| d.as_path()).collect()
     }
 
     fn host_has_swap(&self) -> bool {
@@ -430,12 +394,10 @@ impl CgroupPool {
         Self { cgroups, ready }
     }
 
-    /// What the backend enforces.
     pub(crate) fn support(&self) -> EnvelopeSupport {
         self.cgroups.support()
     }
 
-    /// How many cgroups are ready now.
     #[cfg(test)]
     fn ready(&self) -> usize {
         self.ready.as_ref().map_or(0, MadeAhead::ready)
@@ -463,7 +425,6 @@ pub(crate) struct RunCgroup {
     /// The join file of each directory, open for the monitor to write `0`.
     procs: Vec<OwnedFd>,
     v2: bool,
-    /// Whether swap has a file (`memory.swap.max`, `memory.memsw.limit_in_bytes`).
     swap_file: bool,
     /// The limits written so far (`None`: none yet).
     applied: Option<Applied>,
@@ -524,53 +485,51 @@ impl RunCgroup {
         }
         let first = had.is_none();
         let changed = |f: fn(&Applied) -> u64| had.is_none_or(|h| f(&h) != f(&want));
-        for (controllers, dir) in &self.dirs {
-            for c in controllers {
-                match c {
-                    Controller::Memory if changed(|a| a.memory) => {
-                        if self.v2 {
-                            write(dir, "memory.max", want.memory)?;
-                            if first && self.swap_file {
-                                write(dir, "memory.swap.max", 0)?;
-                            }
-                        } else if self.swap_file {
-                            // v1 refuses memsw below memory: raise memsw first.
-                            let raise = had.is_some_and(|h| want.memory > h.memory);
-                            let order = if raise {
-                                ["memory.memsw.limit_in_bytes", "memory.limit_in_bytes"]
-                            } else {
-                                ["memory.limit_in_bytes", "memory.memsw.limit_in_bytes"]
-                            };
-                            for file in order {
-                                write(dir, file, want.memory)?;
-                            }
-                        } else {
-                            write(dir, "memory.limit_in_bytes", want.memory)?;
+        for c in Controller::ALL {
+            let Some(dir) = self.dir_of(c) else { continue };
+            match c {
+                Controller::Memory if changed(|a| a.memory) => {
+                    if self.v2 {
+                        write(dir, "memory.max", want.memory)?;
+                        if first && self.swap_file {
+                            write(dir, "memory.swap.max", 0)?;
                         }
-                    }
-                    Controller::Pids if changed(|a| a.pids) => {
-                        write(dir, "pids.max", want.pids)?;
-                    }
-                    Controller::Cpu if changed(|a| a.cpu_quota_us) => {
-                        if self.v2 {
-                            let max = format!("{} {CPU_PERIOD_US}", want.cpu_quota_us);
-                            write_str(dir, "cpu.max", &max)?;
+                    } else if self.swap_file {
+                        // v1 refuses memsw below memory: raise memsw first.
+                        let raise = had.is_some_and(|h| want.memory > h.memory);
+                        let order = if raise {
+                            ["memory.memsw.limit_in_bytes", "memory.limit_in_bytes"]
                         } else {
-                            if first {
-                                write(dir, "cpu.cfs_period_us", CPU_PERIOD_US)?;
-                            }
-                            write(dir, "cpu.cfs_quota_us", want.cpu_quota_us)?;
+                            ["memory.limit_in_bytes", "memory.memsw.limit_in_bytes"]
+                        };
+                        for file in order {
+                            write(dir, file, want.memory)?;
                         }
+                    } else {
+                        write(dir, "memory.limit_in_bytes", want.memory)?;
                     }
-                    _ => {}
                 }
+                Controller::Pids if changed(|a| a.pids) => {
+                    write(dir, "pids.max", want.pids)?;
+                }
+                Controller::Cpu if changed(|a| a.cpu_quota_us) => {
+                    if self.v2 {
+                        let max = format!("{} {CPU_PERIOD_US}", want.cpu_quota_us);
+                        write(dir, "cpu.max", max)?;
+                    } else {
+                        if first {
+                            write(dir, "cpu.cfs_period_us", CPU_PERIOD_US)?;
+                        }
+                        write(dir, "cpu.cfs_quota_us", want.cpu_quota_us)?;
+                    }
+                }
+                _ => {}
             }
         }
         self.applied = Some(want);
         Ok(())
     }
 
-    /// The join files' descriptors, handed to the child plan.
     pub(crate) fn take_join_fds(&mut self) -> Vec<OwnedFd> {
         std::mem::take(&mut self.procs)
     }
@@ -582,7 +541,6 @@ impl RunCgroup {
             .map(|(_, d)| d.as_path())
     }
 
-    /// The kernel's counters of the run's limits.
     pub(crate) fn events(&self) -> CgroupEvents {
         let key = |file: &Option<fs::File>, key: &str| {
             file.as_ref()
@@ -614,9 +572,7 @@ impl RunCgroup {
     pub(crate) fn killer(&self) -> impl Fn(Option<u32>) + Send + 'static {
         let dir = self.dirs.first().map(|(_, d)| d.clone());
         move |spare| {
-            let Some(dir) = dir.as_deref() else {
-                return;
-            };
+            let Some(dir) = dir.as_deref() else { return };
             let spare = spare.and_then(|p| i32::try_from(p).ok());
             let opened: Vec<(i32, OwnedFd)> = members(dir)
                 .into_iter()
@@ -667,14 +623,9 @@ impl Drop for RunCgroup {
     }
 }
 
-fn write(dir: &Path, file: &str, value: u64) -> io::Result<()> {
-    write_str(dir, file, &value.to_string())
-}
-
-fn write_str(dir: &Path, file: &str, value: &str) -> io::Result<()> {
-    fs::write(dir.join(file), value.as_bytes()).map_err(|e| {
+fn write(dir: &Path, file: &str, value: impl fmt::Display) -> io::Result<()> {
+    fs::write(dir.join(file), value.to_string()).inspect_err(|e| {
         tracing::error!(cgroup = %dir.display(), file, error = %e, "cgroup write refused");
-        e
     })
 }
 
@@ -730,7 +681,7 @@ fn kill_members(dir: &Path, v2: bool, passes: usize) {
         }
         for p in pids {
             if let Some(pid) = rustix::process::Pid::from_raw(p) {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                let _ = rustix::process::kill_process(pid, Signal::KILL);
             }
         }
     }
@@ -740,16 +691,13 @@ fn kill_members(dir: &Path, v2: bool, passes: usize) {
 /// may still run: `false` only for a name of PID namespace `pid_ns` whose
 /// pid is dead or started at another time (other names are not ours).
 fn owner_alive(sys: &CgroupSys, name: &str, pid_ns: u64) -> bool {
-    let mut parts = name.strip_prefix('r').unwrap_or("").splitn(4, '-');
-    let (Some(ns), Some(pid), Some(start)) = (parts.next(), parts.next(), parts.next()) else {
-        return true;
+    let parsed = || {
+        let mut parts = name.strip_prefix('r')?.splitn(4, '-');
+        let ns = parts.next()?.parse::<u64>().ok()?;
+        let pid = parts.next()?.parse::<u32>().ok()?;
+        Some((ns, pid, parts.next()?.parse::<u64>().ok()?))
     };
-    let (Ok(ns), Ok(pid), Ok(start)) =
-        (ns.parse::<u64>(), pid.parse::<u32>(), start.parse::<u64>())
-    else {
-        return true;
-    };
-    ns != pid_ns || start_time(sys, pid).is_some_and(|s| s == start)
+    parsed().is_none_or(|(ns, pid, start)| ns != pid_ns || start_time(sys, pid) == Some(start))
 }
 
 /// A process's start time (`/proc/<pid>/stat` field 22): with the pid, a name never reused.
@@ -882,10 +830,11 @@ fn v2_layout(
         return None;
     }
     match prepare_v2(sys, &own_dir) {
-        Ok(runs) => {
-            let swap = runs.join("memory.swap.max").exists();
-            Some(Layout::V2 { runs, swap })
-        }
+        Ok(runs) => Some(Layout {
+            v2: true,
+            swap_file: runs.join("memory.swap.max").exists(),
+            runs: vec![(Controller::ALL.to_vec(), runs)],
+        }),
         Err(why) => {
             tracing::warn!(cgroup = %own_dir.display(), why, "cgroup v2 offers the controllers, but the server cannot use them");
             None
@@ -953,7 +902,12 @@ fn v1_layout(
     let memsw = dirs
         .iter()
         .any(|(c, d)| *c == Controller::Memory && d.join("memory.memsw.limit_in_bytes").exists());
-    Some(Layout::V1 { dirs, memsw })
+    let runs = dirs.into_iter().map(|(c, d)| (vec![c], d)).collect();
+    Some(Layout {
+        v2: false,
+        runs,
+        swap_file: memsw,
+    })
 }
 
 #[cfg(test)]
@@ -1105,7 +1059,6 @@ mod tests {
         (tmp, sys)
     }
 
-    /// Limits narrower than the defaults.
     fn narrow() -> Limits {
         Limits {
             memory: 64 << 20,
@@ -1115,7 +1068,6 @@ mod tests {
         }
     }
 
-    /// The directories of `run`.
     fn dirs(run: &RunCgroup) -> Vec<PathBuf> {
         run.dirs.iter().map(|(_, d)| d.clone()).collect()
     }
@@ -1249,14 +1201,7 @@ mod tests {
             let pool = CgroupPool::start(cgroups, TARGET);
             fill(&pool);
             assert_eq!(pool.ready.as_ref().unwrap().ready(), TARGET);
-            let has = |c| {
-                pool.support().backend != EnvelopeBackend::None
-                    && match c {
-                        Controller::Memory => pool.support().memory,
-                        Controller::Pids => pool.support().processes,
-                        Controller::Cpu => pool.support().cpu,
-                    }
-            };
+            let support = pool.support();
             // Narrower and wider than the defaults the pool wrote ahead.
             let wide = Limits {
                 memory: 3 << 30,
@@ -1275,14 +1220,14 @@ mod tests {
                     run.members()().is_empty(),
                     "a pooled cgroup was joined before its run"
                 );
-                if has(Controller::Memory) {
-                    assert_eq!(read_limit(&run, Controller::Memory), memory.to_string());
-                }
-                if has(Controller::Pids) {
-                    assert_eq!(read_limit(&run, Controller::Pids), pids.to_string());
-                }
-                if has(Controller::Cpu) {
-                    assert_eq!(read_limit(&run, Controller::Cpu), quota.to_string());
+                for (c, has, value) in [
+                    (Controller::Memory, support.memory, memory),
+                    (Controller::Pids, support.processes, pids),
+                    (Controller::Cpu, support.cpu, quota),
+                ] {
+                    if has && support.backend != EnvelopeBackend::None {
+                        assert_eq!(read_limit(&run, c), value.to_string());
+                    }
                 }
                 taken.push(run);
             }
