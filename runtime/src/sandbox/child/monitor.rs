@@ -19,7 +19,7 @@ use super::record::{rusage_us, write_record};
 use super::solver::{EXIT_SPAWN_FAILED, spawn_solver};
 use super::sys::{
     ParentWatch, close_all_except, close_fd, enter_net, exit, interrupted, last_error_is,
-    reset_signals, unshare, wait_for, write_whole,
+    reset_signals, unshare, wait_for, write_maps,
 };
 
 /// Exit code of a monitor or init that lost track of its child (a kernel
@@ -294,9 +294,7 @@ pub(super) fn view_flags(plan: &ViewPlan, entered_net: bool) -> UnshareFlags {
 /// not: only a same-uid process could attach in that window).
 pub(super) fn write_id_maps(maps: &IdMaps) -> io::Result<()> {
     set_dumpable_behavior(DumpableBehavior::Dumpable)?;
-    let r = write_whole(c"/proc/self/setgroups", b"deny")
-        .and_then(|()| write_whole(c"/proc/self/uid_map", &maps.uid_map))
-        .and_then(|()| write_whole(c"/proc/self/gid_map", &maps.gid_map));
+    let r = write_maps(maps);
     set_dumpable_behavior(DumpableBehavior::NotDumpable)?;
     r
 }

@@ -16,7 +16,7 @@ use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use rustix::fs::{Mode, OFlags};
 
 use super::plan::{IdMaps, NetNs};
-use super::sys::{cvt, wait_for, write_whole};
+use super::sys::{cvt, wait_for, write_maps};
 
 /// Stack of the namespace-making child. It makes a handful of system calls
 /// through the C library; 64 KiB is far more than that needs.
@@ -87,9 +87,7 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
     // touched by the parent until this child exits (see `make`).
     let args = unsafe { &mut *arg.cast::<ChildArgs<'_>>() };
     let mut steps = || -> io::Result<()> {
-        write_whole(c"/proc/self/setgroups", b"deny")?;
-        write_whole(c"/proc/self/uid_map", &args.maps.uid_map)?;
-        write_whole(c"/proc/self/gid_map", &args.maps.gid_map)?;
+        write_maps(args.maps)?;
         args.user = open_ns(c"/proc/self/ns/user")?;
         args.net = open_ns(c"/proc/self/ns/net")?;
         Ok(())

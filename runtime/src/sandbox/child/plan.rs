@@ -120,21 +120,21 @@ pub(crate) struct IdMaps {
 impl IdMaps {
     /// A run's: the solver's ids ([`SOLVER_UID`], [`SOLVER_GID`]).
     pub(crate) fn for_server() -> Self {
-        Self::mapping(SOLVER_UID, SOLVER_GID)
+        Self::mapping(Some((SOLVER_UID, SOLVER_GID)))
     }
 
     /// The network-namespace pool's: the server's ids to themselves, so
     /// that a run's user namespace below it maps the solver's ids exactly
     /// as it would below the host's.
     pub(crate) fn identity() -> Self {
-        let uid = rustix::process::geteuid().as_raw();
-        let gid = rustix::process::getegid().as_raw();
-        Self::mapping(uid, gid)
+        Self::mapping(None)
     }
 
-    fn mapping(inside_uid: u32, inside_gid: u32) -> Self {
+    /// `inside` (uid, gid) mapped to the server's; `None`: to themselves.
+    fn mapping(inside: Option<(u32, u32)>) -> Self {
         let uid = rustix::process::geteuid().as_raw();
         let gid = rustix::process::getegid().as_raw();
+        let (inside_uid, inside_gid) = inside.unwrap_or((uid, gid));
         Self {
             uid_map: format!("{inside_uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{inside_gid} {gid} 1\n").into_bytes(),

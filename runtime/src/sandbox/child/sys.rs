@@ -7,7 +7,7 @@ use rustix::io::Errno;
 use rustix::process::{Pid, Signal, WaitOptions};
 use rustix::thread::UnshareFlags;
 
-use super::plan::NetNs;
+use super::plan::{IdMaps, NetNs};
 
 /// Exit code of a freshly forked init or solver whose parent had already
 /// died when it armed `PR_SET_PDEATHSIG` (so no signal would ever come).
@@ -113,9 +113,17 @@ pub(super) fn unshare(flags: UnshareFlags) -> io::Result<()> {
     Ok(())
 }
 
+/// Denies `setgroups` and writes `maps` in the user namespace this process
+/// just created.
+pub(super) fn write_maps(maps: &IdMaps) -> io::Result<()> {
+    write_whole(c"/proc/self/setgroups", b"deny")?;
+    write_whole(c"/proc/self/uid_map", &maps.uid_map)?;
+    write_whole(c"/proc/self/gid_map", &maps.gid_map)
+}
+
 /// Writes `bytes` to the file `path` in one write (the kernel takes an id
 /// map in a single write only).
-pub(super) fn write_whole(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
+fn write_whole(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
     let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC;
     let fd = rustix::fs::open(path, flags, rustix::fs::Mode::empty())?;
     if rustix::io::write(&fd, bytes)? == bytes.len() {
