@@ -126,7 +126,7 @@ impl Launcher {
         let (permit, solver) = self.sandbox.admit(caller, run_dir, &request)?;
         sandbox::check_run_dir_live(run_dir)?;
         let spec = slurm::RunSpec::new(solver, &request, self.sandbox.config(), run_dir)?;
-        sandbox::reserve_usage(run_dir, &request.run_limits())?;
+        sandbox::reserve_usage(run_dir, &request.limits)?;
         let run = slurm::submit(config, run_dir, spec, cancel.child_token(), permit)
             .inspect_err(|_| sandbox::unreserve_usage(run_dir))?;
         Ok(RunningSolver(Backend::Slurm(Box::new(run))))

@@ -363,12 +363,12 @@ impl RunSpec {
     ) -> Result<Self, SandboxError> {
         let text = |s: &std::ffi::OsStr, e: SandboxError| s.to_str().map(str::to_owned).ok_or(e);
         let args = request
-            .arguments()
+            .args
             .iter()
             .map(|a| text(a, SandboxError::InvalidArgument))
             .collect::<Result<Vec<_>, _>>()?;
         let env = request
-            .environment()
+            .env
             .iter()
             .map(|(k, v)| Ok((k.clone(), text(v, SandboxError::InvalidEnvironment)?)))
             .collect::<Result<Vec<_>, SandboxError>>()?;
@@ -397,8 +397,8 @@ impl RunSpec {
                 .collect::<Result<_, _>>()?,
             args,
             env,
-            limits: request.run_limits().into(),
-            write_subdir: request.writable_subdir().map(|n| n.as_str().to_owned()),
+            limits: request.limits.into(),
+            write_subdir: request.write_subdir.as_ref().map(|n| n.as_str().to_owned()),
             read_paths: config
                 .read_paths
                 .iter()

@@ -8,6 +8,12 @@ use std::fmt;
 use super::error::ConfigError;
 use super::host::cgroup::EnvelopeSupport;
 
+/// The layers [`Containment::check`] names when the host lacks them.
+const FS_VIEW: &str = "a private file-system view (user and mount namespaces)";
+const MEMORY: &str = "a memory limit for the run's whole process tree, swap included (the memory controller of a cgroup v2 subtree delegated to the server, or the cgroup v1 memory hierarchy, writable by the server, with swap accounting where the host swaps)";
+const PROCESSES: &str = "a process limit for the run's whole tree (the pids controller of a cgroup v2 subtree delegated to the server, or the cgroup v1 pids hierarchy, writable by the server)";
+const CPU_SHARE: &str = "a CPU share for the run's whole tree (the cpu controller of a cgroup v2 subtree delegated to the server, or the cgroup v1 cpu hierarchy, writable by the server)";
+
 /// How a run's process tree is killed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TreeKill {
@@ -113,14 +119,6 @@ impl Containment {
                 available: self.tree_kill.describe(),
             });
         }
-        if required.fs_view && !self.fs_view {
-            return Err(ConfigError::LayerUnavailable(
-                "a private file-system view (user and mount namespaces)",
-            ));
-        }
-        if required.seccomp && !self.seccomp {
-            return Err(ConfigError::LayerUnavailable("a seccomp filter"));
-        }
         if self.landlock_abi < required.landlock_abi {
             return Err(ConfigError::LandlockUnavailable {
                 required: required.landlock_abi,
@@ -128,20 +126,17 @@ impl Containment {
             });
         }
         let e = &self.envelope;
-        if required.memory && !(e.memory && e.swap) {
-            return Err(ConfigError::LayerUnavailable(
-                "a memory limit for the run's whole process tree, swap included (the memory controller of a cgroup v2 subtree delegated to the server, or the cgroup v1 memory hierarchy, writable by the server, with swap accounting where the host swaps)",
-            ));
-        }
-        if required.processes && !e.processes {
-            return Err(ConfigError::LayerUnavailable(
-                "a process limit for the run's whole tree (the pids controller of a cgroup v2 subtree delegated to the server, or the cgroup v1 pids hierarchy, writable by the server)",
-            ));
-        }
-        if required.cpu_share && !e.cpu {
-            return Err(ConfigError::LayerUnavailable(
-                "a CPU share for the run's whole tree (the cpu controller of a cgroup v2 subtree delegated to the server, or the cgroup v1 cpu hierarchy, writable by the server)",
-            ));
+        let layers = [
+            (required.fs_view, self.fs_view, FS_VIEW),
+            (required.seccomp, self.seccomp, "a seccomp filter"),
+            (required.memory, e.memory && e.swap, MEMORY),
+            (required.processes, e.processes, PROCESSES),
+            (required.cpu_share, e.cpu, CPU_SHARE),
+        ];
+        for (required, held, layer) in layers {
+            if required && !held {
+                return Err(ConfigError::LayerUnavailable(layer));
+            }
         }
         Ok(())
     }
@@ -149,22 +144,23 @@ impl Containment {
 
 impl fmt::Display for Containment {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "tree kill: {}; ", self.tree_kill.describe())?;
-        f.write_str(if self.fs_view {
-            "file system: private view (mount namespace, fresh root); "
-        } else {
-            "file system: the host's (no private view); "
-        })?;
-        f.write_str(if self.private_network {
-            "network: none (a namespace of its own); "
-        } else {
-            "network: the host's; "
-        })?;
-        f.write_str(if self.seccomp {
-            "seccomp: filter on; "
-        } else {
-            "seccomp: off; "
-        })?;
+        let pick = |on: bool, yes: &'static str, no: &'static str| if on { yes } else { no };
+        write!(
+            f,
+            "tree kill: {}; file system: {}; network: {}; seccomp: {}; ",
+            self.tree_kill.describe(),
+            pick(
+                self.fs_view,
+                "private view (mount namespace, fresh root)",
+                "the host's (no private view)"
+            ),
+            pick(
+                self.private_network,
+                "none (a namespace of its own)",
+                "the host's"
+            ),
+            pick(self.seccomp, "filter on", "off"),
+        )?;
         match self.landlock_abi {
             0 => f.write_str("Landlock: unavailable (no file-system or network confinement)")?,
             1..=3 => write!(
@@ -304,32 +300,26 @@ mod tests {
             },
         };
         assert_eq!(full.check(&Requirements::default()), Ok(()));
-        let mut no_view = full;
-        no_view.fs_view = false;
-        let e = no_view.check(&Requirements::default()).unwrap_err();
-        assert!(e.to_string().contains("file-system view"), "{e}");
-        assert!(e.to_string().contains("Requirements::none()"), "{e}");
-        let mut no_seccomp = full;
-        no_seccomp.seccomp = false;
-        let e = no_seccomp.check(&Requirements::default()).unwrap_err();
-        assert!(e.to_string().contains("seccomp"), "{e}");
-        let mut no_landlock = full;
-        no_landlock.landlock_abi = 0;
-        assert!(no_landlock.check(&Requirements::default()).is_err());
-        type Remove = fn(&mut EnvelopeSupport);
-        let cases: [(Remove, &str); 4] = [
-            (|e| e.memory = false, "memory limit"),
-            (|e| e.swap = false, "swap included"),
-            (|e| e.processes = false, "process limit"),
-            (|e| e.cpu = false, "CPU share"),
+        type Remove = fn(&mut Containment);
+        let cases: [(Remove, &str); 6] = [
+            (|c| c.fs_view = false, "file-system view"),
+            (|c| c.seccomp = false, "seccomp"),
+            (|c| c.envelope.memory = false, "memory limit"),
+            (|c| c.envelope.swap = false, "swap included"),
+            (|c| c.envelope.processes = false, "process limit"),
+            (|c| c.envelope.cpu = false, "CPU share"),
         ];
-        for (remove, word) in cases {
+        for (i, (remove, word)) in cases.into_iter().enumerate() {
             let mut c = full;
-            remove(&mut c.envelope);
+            remove(&mut c);
             let e = c.check(&Requirements::default()).unwrap_err();
             assert!(e.to_string().contains(word), "{e}");
             assert!(e.to_string().contains("Requirements::none()"), "{e}");
-            assert_eq!(c.check(&Requirements::without_envelope()), Ok(()));
+            let without = c.check(&Requirements::without_envelope());
+            assert_eq!(without.is_ok(), i >= 2, "{i}");
         }
+        let mut no_landlock = full;
+        no_landlock.landlock_abi = 0;
+        assert!(no_landlock.check(&Requirements::default()).is_err());
     }
 }

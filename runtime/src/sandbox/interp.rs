@@ -10,7 +10,7 @@
 //! the programs a script calls) is left to its view's read paths.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -135,31 +135,15 @@ fn read_head(path: &Path, expect: Option<(u64, u64)>) -> io::Result<Head> {
     if !meta.is_file() || expect.is_some_and(|id| id != (meta.dev(), meta.ino())) {
         return Err(io::Error::other("not the file checked"));
     }
-    let mut buf = [0u8; SHEBANG_MAX];
-    let n = read_at_most(&file, &mut buf, 0)?;
-    let buf = &buf[..n];
+    let mut buf = Vec::with_capacity(SHEBANG_MAX);
+    (&file).take(SHEBANG_MAX as u64).read_to_end(&mut buf)?;
     if let Some(line) = buf.strip_prefix(b"#!") {
         return Ok(Head::Script(line.to_vec()));
     }
     if buf.starts_with(b"\x7fELF") {
-        return elf_loader(&file, buf).map(Head::Elf);
+        return elf_loader(&file, &buf).map(Head::Elf);
     }
     Ok(Head::Other)
-}
-
-/// Reads until `buf` is full or the file ends.
-fn read_at_most(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        let at = offset.saturating_add(n as u64);
-        match file.read_at(&mut buf[n..], at) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// The interpreter a `#!` line names (the bytes after `#!` of a
@@ -223,9 +207,7 @@ fn elf_loader(file: &File, head: &[u8]) -> io::Result<Option<PathBuf>> {
         let at = phoff
             .checked_add(i.checked_mul(phentsize).ok_or_else(bad)?)
             .ok_or_else(bad)?;
-        if read_at_most(file, &mut ph[..len], at)? != len {
-            return Err(bad());
-        }
+        file.read_exact_at(&mut ph[..len], at).map_err(|_| bad())?;
         if num(&ph[0..4]) != PT_INTERP {
             continue;
         }
@@ -239,9 +221,7 @@ fn elf_loader(file: &File, head: &[u8]) -> io::Result<Option<PathBuf>> {
             return Err(bad());
         }
         let mut path = vec![0u8; usize::try_from(size).map_err(|_| bad())?];
-        if read_at_most(file, &mut path, offset)? != path.len() {
-            return Err(bad());
-        }
+        file.read_exact_at(&mut path, offset).map_err(|_| bad())?;
         // The segment ends in one NUL.
         let end = path.iter().position(|&b| b == 0).unwrap_or(path.len());
         path.truncate(end);

@@ -130,10 +130,10 @@ impl Default for SandboxConfig {
 #[derive(Debug, Clone)]
 pub struct RunRequest {
     solver: String,
-    args: Vec<OsString>,
-    env: Vec<(String, OsString)>,
-    limits: Limits,
-    write_subdir: Option<FileName>,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) env: Vec<(String, OsString)>,
+    pub(crate) limits: Limits,
+    pub(crate) write_subdir: Option<FileName>,
 }
 
 impl RunRequest {
@@ -180,26 +180,6 @@ impl RunRequest {
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
-    }
-
-    #[cfg(feature = "slurm")]
-    pub(crate) fn arguments(&self) -> &[OsString] {
-        &self.args
-    }
-
-    #[cfg(feature = "slurm")]
-    pub(crate) fn environment(&self) -> &[(String, OsString)] {
-        &self.env
-    }
-
-    #[cfg(feature = "slurm")]
-    pub(crate) fn run_limits(&self) -> Limits {
-        self.limits
-    }
-
-    #[cfg(feature = "slurm")]
-    pub(crate) fn writable_subdir(&self) -> Option<&FileName> {
-        self.write_subdir.as_ref()
     }
 }
 
@@ -414,6 +394,82 @@ impl Sandbox {
         let (permit, solver) = self.admit(caller, run_dir, &request)?;
         let inner = &*self.inner;
         let limits = request.limits;
+        let Planned {
+            plan,
+            control,
+            status,
+            reaped,
+            run_dir: dir,
+            cgroup,
+        } = self.plan(solver, run_dir, &request)?;
+        let receiver = |fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).map_err(internal);
+        let reaped = receiver(reaped)?;
+        let status = receiver(status)?;
+        // The child execs the solver from its descriptor with `exec`; std
+        // only sets up the standard streams and never reaches its own exec.
+        let mut cmd = tokio::process::Command::new(solver.path());
+        cmd.env_clear()
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(false);
+        child::install(cmd.as_std_mut(), plan);
+        reserve_usage(run_dir, &limits)?;
+        let started = Instant::now();
+        let spawned = cmd.spawn();
+        // Closes the server's copies of the child-side descriptors.
+        drop(cmd);
+        let mut child = spawned.map_err(|e| {
+            tracing::error!(solver = %solver.id(), error = %e, "solver spawn failed");
+            unreserve_usage(run_dir);
+            SandboxError::SpawnFailed
+        })?;
+        tracing::info!(solver = %solver.id(), caller = %caller, "solver run started");
+
+        let stdout_log = SharedLog::new(limits.log_head, limits.log_tail);
+        let stderr_log = SharedLog::new(limits.log_head, limits.log_tail);
+        let (progress_tx, progress_rx) = watch::channel(None);
+        let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
+            return Err(SandboxError::Internal);
+        };
+        let progress = Some(ProgressParser::new(progress_tx));
+        let readers = [
+            AbortOnDropHandle::new(tokio::spawn(drain(out, stdout_log.clone(), progress))),
+            AbortOnDropHandle::new(tokio::spawn(drain(err, stderr_log.clone(), None))),
+        ];
+        Ok(SandboxedRun(Box::new(LocalRun {
+            child,
+            control: Some(control),
+            status: Some(status),
+            record: None,
+            reaped,
+            run_dir: dir,
+            readers,
+            stdout: stdout_log,
+            stderr: stderr_log,
+            progress: progress_rx,
+            cancel: cancel.child_token(),
+            started,
+            limits,
+            cgroup: CgroupGuard(cgroup),
+            disk_interval: inner.config.disk_check_interval,
+            kill_grace: inner.config.kill_grace,
+            log_grace: inner.config.log_grace,
+            _permit: permit,
+        })))
+    }
+
+    /// Everything a launch of `request` by `solver` in `run_dir` prepares
+    /// before the fork: the child's plan (descriptors opened, strings
+    /// encoded, the run's cgroup taken) and the server's ends of its pipes.
+    fn plan(
+        &self,
+        solver: &Solver,
+        run_dir: &RunDir,
+        request: &RunRequest,
+    ) -> Result<Planned, SandboxError> {
+        let inner = &*self.inner;
+        let limits = request.limits;
         let dir = dup_dir(run_dir.as_fd())?;
         let writable = match &request.write_subdir {
             Some(name) => Some(open_subdir(dir.as_fd(), name)?),
@@ -449,14 +505,11 @@ impl Sandbox {
             None => None,
         };
         drop(writable);
-        let exec = self.exec_plan(solver.id(), view.is_some(), &request)?;
+        let exec = self.exec_plan(solver.id(), view.is_some(), request)?;
         let pipe = |flags| pipe_with(PipeFlags::CLOEXEC | flags).map_err(internal);
-        let (control_rd, control_wr) = pipe(PipeFlags::empty())?;
-        let (status_rd, status_wr) = pipe(PipeFlags::NONBLOCK)?;
-        let (reaped_rd, reaped_wr) = pipe(PipeFlags::NONBLOCK)?;
-        let receiver = |fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).map_err(internal);
-        let reaped = receiver(reaped_rd)?;
-        let status = receiver(status_rd)?;
+        let (control_rd, control) = pipe(PipeFlags::empty())?;
+        let (status, status_wr) = pipe(PipeFlags::NONBLOCK)?;
+        let (reaped, reaped_wr) = pipe(PipeFlags::NONBLOCK)?;
         let cgroup = inner.cgroups.as_ref().map(|c| c.take(&limits));
         let mut cgroup = cgroup.transpose().map_err(internal)?;
         let join_fds = cgroup.as_mut().map(RunCgroup::take_join_fds);
@@ -472,68 +525,24 @@ impl Sandbox {
             id_maps: IdMaps::for_server(),
             view,
             seccomp: inner.filter.clone(),
-            rlimits: RlimitPlan::new(
-                limits.cpu_seconds(),
-                limits.file_size_rlimit(),
-                limits.open_files,
-                limits.address_space,
-            ),
+            rlimits: RlimitPlan {
+                cpu: (limits.cpu_seconds(), limits.cpu_seconds().saturating_add(1)),
+                file_size: limits.file_size_rlimit(),
+                open_files: limits.open_files,
+                address_space: limits.address_space,
+            },
             exec,
             stacks: Arc::clone(&inner.stacks),
             server: inner.server,
         };
-        // The child execs the solver from its descriptor with `exec`; std
-        // only sets up the standard streams and never reaches its own exec.
-        let mut cmd = tokio::process::Command::new(solver.path());
-        cmd.env_clear()
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(false);
-        child::install(cmd.as_std_mut(), plan);
-        reserve_usage(run_dir, &limits)?;
-        let started = Instant::now();
-        let spawned = cmd.spawn();
-        // Closes the server's copies of the child-side descriptors.
-        drop(cmd);
-        let mut child = spawned.map_err(|e| {
-            tracing::error!(solver = %solver.id(), error = %e, "solver spawn failed");
-            unreserve_usage(run_dir);
-            SandboxError::SpawnFailed
-        })?;
-        tracing::info!(solver = %solver.id(), caller = %caller, "solver run started");
-
-        let stdout_log = SharedLog::new(limits.log_head, limits.log_tail);
-        let stderr_log = SharedLog::new(limits.log_head, limits.log_tail);
-        let (progress_tx, progress_rx) = watch::channel(None);
-        let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
-            return Err(SandboxError::Internal);
-        };
-        let progress = Some(ProgressParser::new(progress_tx));
-        let readers = [
-            AbortOnDropHandle::new(tokio::spawn(drain(out, stdout_log.clone(), progress))),
-            AbortOnDropHandle::new(tokio::spawn(drain(err, stderr_log.clone(), None))),
-        ];
-        Ok(SandboxedRun(Box::new(LocalRun {
-            child,
-            control: Some(control_wr),
-            status: Some(status),
-            record: None,
+        Ok(Planned {
+            plan,
+            control,
+            status,
             reaped,
             run_dir: dir,
-            readers,
-            stdout: stdout_log,
-            stderr: stderr_log,
-            progress: progress_rx,
-            cancel: cancel.child_token(),
-            started,
-            limits,
-            cgroup: CgroupGuard(cgroup),
-            disk_interval: inner.config.disk_check_interval,
-            kill_grace: inner.config.kill_grace,
-            log_grace: inner.config.log_grace,
-            _permit: permit,
-        })))
+            cgroup,
+        })
     }
 
     /// Launches a run (as [`Sandbox::launch`]), waits for its outcome, then
@@ -635,6 +644,17 @@ impl SandboxedRun {
     pub async fn wait(self) -> Outcome {
         self.0.wait().await
     }
+}
+
+/// A launch up to the fork ([`Sandbox::plan`]): the child's plan, and the
+/// server's ends of the control, status and reaped pipes.
+struct Planned {
+    plan: ChildPlan,
+    control: OwnedFd,
+    status: OwnedFd,
+    reaped: OwnedFd,
+    run_dir: OwnedFd,
+    cgroup: Option<RunCgroup>,
 }
 
 /// A run of the local sandbox.
@@ -1103,6 +1123,59 @@ fn internal(e: impl std::fmt::Display) -> SandboxError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_launch_is_planned_from_its_request_and_the_host_without_a_fork() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = crate::runs::RunRoot::open(tmp.path().join("runs")).unwrap();
+        let (_, dir) = runs.create(&CallerId::local()).unwrap();
+        let registry = SolverRegistry::builder().solver("t", "/usr/bin/true");
+        let config = SandboxConfig {
+            require: Requirements::none(),
+            allow_cgroups: false,
+            made_ahead: 0,
+            ..SandboxConfig::default()
+        };
+        let sandbox = Sandbox::new(registry.build().unwrap(), config).unwrap();
+        let c = sandbox.containment();
+        let limits = Limits {
+            cpu_time: Duration::from_millis(1500),
+            disk_bytes: 1 << 20,
+            tmp_size: 1 << 16,
+            ..Limits::default()
+        };
+        let request = RunRequest::new("t")
+            .arg("-x")
+            .env("OMP_NUM_THREADS", "2")
+            .limits(limits);
+        let solver = sandbox.registry().get("t").unwrap();
+        let Planned { plan, .. } = sandbox.plan(solver, &dir, &request).unwrap();
+        let text = |a: &CStrArray| -> Vec<String> {
+            a.entries()
+                .iter()
+                .map(|s| s.to_str().unwrap().to_owned())
+                .collect()
+        };
+        let argv0 = if c.fs_view { "/sandbox/bin/t" } else { "t" };
+        assert_eq!(text(&plan.exec.argv), [argv0, "-x"]);
+        let envp = text(&plan.exec.envp);
+        let fixed = ["LANG=C.UTF-8", "OMP_NUM_THREADS=2"];
+        assert_eq!(envp[..2], fixed, "sorted, the run's over the fixed");
+        assert!(envp[2].starts_with("PATH=/usr/local/bin:"), "{envp:?}");
+        assert_eq!(plan.rlimits.cpu, (2, 3), "rounded up, then one more");
+        assert_eq!(plan.rlimits.file_size, 1 << 20, "no file past the disk");
+        assert_eq!(plan.pid_namespace, c.tree_kill == TreeKill::PidNamespace);
+        assert_eq!(plan.seccomp.is_some(), c.seccomp);
+        assert_eq!(plan.ruleset.is_some(), c.landlock_abi > 0);
+        assert!(plan.cgroup.is_empty());
+        let tmp_options = plan.view.as_ref().map(|v| v.run.tmp_options.to_bytes());
+        assert_eq!(tmp_options.is_some(), c.fs_view);
+        assert!(tmp_options.is_none_or(|o| o.starts_with(b"mode=0700,size=65536,")));
+        // Refused before a plan: an argument with a NUL byte.
+        let nul = RunRequest::new("t").arg("a\0b");
+        let refused = sandbox.plan(solver, &dir, &nul).err();
+        assert_eq!(refused, Some(SandboxError::InvalidArgument));
+    }
 
     fn ended(termination: Termination, timed_out: bool, cancelled: bool) -> Ended {
         Ended {

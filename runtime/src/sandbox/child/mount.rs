@@ -14,7 +14,7 @@ use rustix::mount::{
 };
 use rustix::process::{chdir, pivot_root};
 
-use super::sys::cvt_long;
+use super::sys::cvt;
 
 /// The run directory in the view ([`VIEW_RUN_DIR`](super::super::VIEW_RUN_DIR)),
 /// the solver's working directory.
@@ -295,7 +295,7 @@ fn setattr(
     };
     let flags = flags | if recursive { libc::AT_RECURSIVE } else { 0 };
     // SAFETY: mount_setattr with a live attribute struct of its declared size.
-    cvt_long(unsafe {
+    cvt(unsafe {
         libc::syscall(
             libc::SYS_mount_setattr,
             dirfd,

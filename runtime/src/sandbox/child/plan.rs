@@ -10,31 +10,14 @@ use std::sync::Arc;
 use super::mount::{RunMounts, SOLVER_GID, SOLVER_UID, ViewPlan};
 use super::stack::CloneStack;
 
-/// Resource limits as ready-made values.
+/// The solver's rlimits; soft = hard but for the CPU time's (seconds): at
+/// the soft limit `SIGXCPU`, at the hard one (a second later) `SIGKILL`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RlimitPlan {
     pub(crate) cpu: (u64, u64),
     pub(crate) file_size: u64,
     pub(crate) open_files: u64,
     pub(crate) address_space: Option<u64>,
-}
-
-impl RlimitPlan {
-    /// Soft CPU limit `cpu_s` seconds (the solver gets `SIGXCPU`), hard limit
-    /// one second later (`SIGKILL`); the others are soft = hard.
-    pub(crate) fn new(
-        cpu_s: u64,
-        file_size: u64,
-        open_files: u64,
-        address_space: Option<u64>,
-    ) -> Self {
-        Self {
-            cpu: (cpu_s, cpu_s.saturating_add(1)),
-            file_size,
-            open_files,
-            address_space,
-        }
-    }
 }
 
 /// A null-terminated array of C strings (an `argv` or `envp`), built before
@@ -82,6 +65,12 @@ impl CStrArray {
 
     pub(super) fn as_ptr(&self) -> *const *const libc::c_char {
         self.ptrs.as_ptr()
+    }
+
+    /// The entries, for tests of a plan.
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> &[CString] {
+        &self._strings
     }
 }
 

@@ -8,7 +8,7 @@ use rustix::fs::{Mode, OFlags};
 
 use super::mount::{self, VIEW_RUN_DIR_C};
 use super::plan::{ChildPlan, Filter, RlimitPlan, ViewRules};
-use super::sys::{ParentWatch, cvt, cvt_long, wait_for};
+use super::sys::{ParentWatch, cvt, wait_for};
 
 /// Exit code of a solver that could not harden itself or `exec`.
 pub(super) const EXIT_SPAWN_FAILED: libc::c_int = 127;
@@ -107,12 +107,10 @@ fn harden(plan: &ChildPlan) -> io::Result<RawFd> {
             add_view_rules(ruleset.as_raw_fd(), v.rules)?;
         }
         // SAFETY: landlock_restrict_self on a ruleset descriptor of `plan`.
-        cvt_long(unsafe {
-            libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0)
-        })?;
+        cvt(unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) })?;
     }
     // SAFETY: close_range with integer arguments.
-    cvt_long(unsafe {
+    cvt(unsafe {
         libc::syscall(
             libc::SYS_close_range,
             3 as libc::c_uint,
@@ -213,7 +211,7 @@ fn add_view_rules(ruleset: RawFd, rules: ViewRules) -> io::Result<()> {
             parent_fd: fd.as_raw_fd(),
         };
         // SAFETY: landlock_add_rule with a live attribute struct.
-        cvt_long(unsafe {
+        cvt(unsafe {
             libc::syscall(
                 libc::SYS_landlock_add_rule,
                 ruleset,
@@ -273,7 +271,7 @@ pub(super) fn install_filter(filter: &Filter) -> io::Result<()> {
     };
     // SAFETY: seccomp(SET_MODE_FILTER) with a live program; the kernel
     // copies it.
-    cvt_long(unsafe {
+    cvt(unsafe {
         libc::syscall(
             libc::SYS_seccomp,
             libc::SECCOMP_SET_MODE_FILTER,

@@ -205,7 +205,7 @@ pub(super) fn raw_fork() -> io::Result<libc::pid_t> {
             0 as libc::c_ulong,
         )
     };
-    cvt_long(r).map(|p| p as libc::pid_t)
+    cvt(r).map(|p| p as libc::pid_t)
 }
 
 pub(super) fn exit(code: libc::c_int) -> ! {
@@ -239,18 +239,10 @@ pub(super) fn last_error_is(code: libc::c_int) -> bool {
     io::Error::last_os_error().raw_os_error() == Some(code)
 }
 
-/// A C-library return value as a result: negative means `errno`.
-pub(super) fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
-}
-
-/// A raw system call's return value as a result: negative means `errno`.
-pub(super) fn cvt_long(r: libc::c_long) -> io::Result<libc::c_long> {
-    if r < 0 {
+/// A C-library or raw system call's return value as a result: negative
+/// means `errno`.
+pub(super) fn cvt<T: Ord + Default>(r: T) -> io::Result<T> {
+    if r < T::default() {
         Err(io::Error::last_os_error())
     } else {
         Ok(r)

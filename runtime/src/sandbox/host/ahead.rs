@@ -126,13 +126,13 @@ impl<T> Shared<T> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::{Duration, Instant};
 
     /// Waits until `done`, 10 s at most.
-    fn wait_until(done: impl Fn() -> bool) {
+    pub(crate) fn wait_until(done: impl Fn() -> bool) {
         let t0 = Instant::now();
         while !done() && t0.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(2));
