@@ -58,7 +58,7 @@ pub fn ngspice_data_dirs(exe: &Path) -> Vec<PathBuf> {
 pub fn build(setup: &mut Setup<'_>, o: &SpiceOptions) -> Result<Server<SpiceServer>, BoxError> {
     let runs = setup.run_root(PREFIX)?;
     let sandbox = setup.sandbox_with(registry(o)?, config())?;
-    Ok(SpiceServer::new(runs, sandbox).into_mcp()?)
+    SpiceServer::new(runs, sandbox).into_mcp()
 }
 
 /// The server over the run root at `root` with every other option at its

@@ -15,6 +15,7 @@ use hardened_mcp::prelude::*;
 use hardened_mcp::rmcp::handler::server::router::tool::ToolRouter;
 use hardened_mcp::runs::FileName;
 use hardened_mcp::sandbox::{Containment, Limits, RunRequest, Sandbox};
+use hardened_mcp::server::resources::{Resources, RunFile, RunFileContent};
 use hardened_mcp::untrusted::{TextLimits, Untrusted};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -36,6 +37,43 @@ pub const RAW_FILE: FileName = FileName::fixed("result.raw");
 pub const RUN_WALL_TIME: Duration = Duration::from_secs(30);
 /// Lines of the solver's log returned with a result.
 const LOG_LINES: u32 = 20;
+/// A run's raw file as a resource (linked from the analyses' answers).
+pub const RAW_RESOURCE: RunFile = RunFile {
+    uri: "spice://runs/{run_handle}/result.raw",
+    name: "raw",
+    description: "A SPICE run's whole result: ngspice's ASCII raw file (untrusted text).",
+    mime_type: "text/plain",
+    dir: Some("out"),
+    file: "result.raw",
+    // The most a run-file resource serves: a larger raw file is refused.
+    max_bytes: 16 << 20,
+    content: RunFileContent::Text,
+    scopes: &[],
+};
+/// A run's netlist as a resource (written by the server).
+pub const NETLIST_RESOURCE: RunFile = RunFile {
+    uri: "spice://runs/{run_handle}/circuit.cir",
+    name: "netlist",
+    description: "The netlist a SPICE run simulated.",
+    mime_type: "text/plain",
+    dir: None,
+    file: "circuit.cir",
+    max_bytes: 64 << 10,
+    content: RunFileContent::Text,
+    scopes: &[],
+};
+/// A run's ngspice output as a resource (untrusted text).
+pub const LOG_RESOURCE: RunFile = RunFile {
+    uri: "spice://runs/{run_handle}/stdout.log",
+    name: "log",
+    description: "A SPICE run's ngspice output (untrusted text).",
+    mime_type: "text/plain",
+    dir: None,
+    file: "stdout.log",
+    max_bytes: 1 << 20,
+    content: RunFileContent::Text,
+    scopes: &[],
+};
 
 /// The SPICE server: the ngspice job's service (a run root and a sandbox
 /// holding ngspice).
@@ -92,7 +130,8 @@ pub struct AcResult {
     pub template: Template,
     /// Gain figures of the sweep.
     pub figures: AcFigures,
-    /// The sweep, decimated to at most `max_points` points.
+    /// The sweep, decimated to at most `max_points` points (every point:
+    /// the raw file, linked as a resource).
     pub points: Vec<AcPoint>,
     /// Points ngspice computed.
     pub total_points: u64,
@@ -111,7 +150,8 @@ pub struct TranResult {
     pub template: Template,
     /// Step-response figures.
     pub figures: TranFigures,
-    /// The waveforms, decimated to at most `max_points` points.
+    /// The waveforms, decimated to at most `max_points` points (every
+    /// point: the raw file, linked as a resource).
     pub points: Vec<TranPoint>,
     /// Points ngspice computed.
     pub total_points: u64,
@@ -181,13 +221,23 @@ impl SpiceServer {
             .into_router()
     }
 
-    /// The MCP server: these tools, under this server's name and
-    /// instructions; or every startup fault of the tool declarations.
-    pub fn into_mcp(self) -> Result<Server<Self>, RouterError> {
+    /// The MCP server: these tools, and each run's raw file, netlist and
+    /// log as resources (read by the run's owner only), under this server's
+    /// name and instructions; or every startup fault of the declarations.
+    pub fn into_mcp(self) -> Result<Server<Self>, Box<dyn std::error::Error + Send + Sync>> {
         let tools = Self::tools()?;
+        fn runs(s: &SpiceServer) -> &RunRoot {
+            s.jobs.runs()
+        }
+        let resources = Resources::new()
+            .run_file(RAW_RESOURCE, runs)
+            .run_file(NETLIST_RESOURCE, runs)
+            .run_file(LOG_RESOURCE, runs)
+            .build()?;
         Ok(
             Server::new("spice-server", env!("CARGO_PKG_VERSION"), self, tools)
-                .instructions(INSTRUCTIONS),
+                .instructions(INSTRUCTIONS)
+                .resources(resources),
         )
     }
 
@@ -217,6 +267,13 @@ impl SpiceServer {
             Untrusted::lines_tail(out, TextLimits::new(paging::DEFAULT_TEXT_BYTES, LOG_LINES));
         Ok((run, plot, log))
     }
+}
+
+/// The URI of `run`'s raw file ([`RAW_RESOURCE`]): every point of it.
+fn raw_uri(run: &RunDir) -> String {
+    RAW_RESOURCE
+        .uri
+        .replace("{run_handle}", run.handle().as_str())
 }
 
 fn figures_error(e: circuit::MissingVectors) -> ToolError {
@@ -307,7 +364,8 @@ impl SpiceServer {
             decimated: d.truncated,
             points: d.points,
             log,
-        }))
+        })
+        .with_resource_link(raw_uri(&run), "result.raw", "text/plain"))
     }
 
     /// Transient of a circuit template with ngspice: a step of `amplitude`
@@ -383,7 +441,8 @@ impl SpiceServer {
             decimated: d.truncated,
             points: d.points,
             log,
-        }))
+        })
+        .with_resource_link(raw_uri(&run), "result.raw", "text/plain"))
     }
 
     /// DC operating point of a circuit template with ngspice, the source at

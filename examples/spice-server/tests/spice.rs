@@ -245,6 +245,68 @@ async fn the_plot_is_a_png_and_delete_forgets_the_run() {
     assert_eq!(r.is_error, Some(true));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runs_files_are_resources_of_its_caller_and_linked_from_its_answer() {
+    if !support::ngspice_present() {
+        return;
+    }
+    use rmcp::model::{ReadResourceRequestParams, ResourceContents};
+    let s = session().await;
+    let templates = s.client.list_all_resource_templates().await.unwrap();
+    let mut uris: Vec<&str> = templates.iter().map(|t| t.uri_template.as_str()).collect();
+    uris.sort_unstable();
+    assert_eq!(
+        uris,
+        [
+            "spice://runs/{run_handle}/circuit.cir",
+            "spice://runs/{run_handle}/result.raw",
+            "spice://runs/{run_handle}/stdout.log"
+        ]
+    );
+    let r = call(
+        &s,
+        "spice_ac",
+        json!({"template": "rc_lowpass", "resistance": 1e3, "f_start": 10.0, "f_stop": 1e6,
+               "max_points": 5}),
+    )
+    .await;
+    let data = &r.structured_content.as_ref().unwrap()["data"];
+    let handle = data["run_handle"].as_str().unwrap();
+    let link = r
+        .content
+        .iter()
+        .find_map(|c| c.as_resource_link())
+        .expect("a resource link");
+    assert_eq!(link.uri, format!("spice://runs/{handle}/result.raw"));
+    let text = |uri: String| async {
+        let read = s
+            .client
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await;
+        match read.map(|r| r.contents.into_iter().next()) {
+            Ok(Some(ResourceContents::TextResourceContents { text, .. })) => Ok(text),
+            other => Err(format!("{other:?}")),
+        }
+    };
+    // Every point of the sweep, where the answer holds five.
+    let raw = text(link.uri.clone()).await.unwrap();
+    assert!(raw.contains("AC Analysis"), "{raw:.200}");
+    let points = raw.lines().find_map(|l| l.strip_prefix("No. Points:"));
+    assert_eq!(
+        points.map(str::trim),
+        Some(data["total_points"].to_string().as_str())
+    );
+    let netlist = text(format!("spice://runs/{handle}/circuit.cir"))
+        .await
+        .unwrap();
+    assert!(netlist.contains(".ac dec"), "{netlist}");
+    // A run that is not there: the one unknown-resource answer.
+    let forged = format!("spice://runs/{}/result.raw", "A".repeat(handle.len()));
+    assert!(text(forged).await.is_err());
+    ok(&s, "spice_delete", json!({"run": handle})).await;
+    assert!(text(link.uri.clone()).await.is_err(), "deleted");
+}
+
 /// Hostile values: each refused with a fixed error that echoes nothing of
 /// the caller, and no simulation runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

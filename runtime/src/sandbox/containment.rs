@@ -234,9 +234,7 @@ impl Requirements {
             fs_view: false,
             seccomp: false,
             landlock_abi: 0,
-            memory: false,
-            processes: false,
-            cpu_share: false,
+            ..Self::without_envelope()
         }
     }
 

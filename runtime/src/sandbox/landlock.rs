@@ -50,10 +50,9 @@ const READABLE_DEVICES: &[&str] = &["/dev/random", "/dev/urandom"];
 /// Directories and files opened (`O_PATH`) at start, to which rules refer.
 #[derive(Debug)]
 pub(crate) struct FsPolicy {
-    /// Read paths (without the view only).
+    /// Read paths, `/proc` and the readable devices (without the view only).
     read: Vec<OwnedFd>,
     writable_devices: Vec<OwnedFd>,
-    readable_devices: Vec<OwnedFd>,
     view: bool,
     abi: ABI,
 }
@@ -66,33 +65,27 @@ impl FsPolicy {
         view: bool,
         kernel_abi: u32,
     ) -> Result<Self, ConfigError> {
+        if let Some(p) = read_paths.iter().find(|p| !p.is_absolute()) {
+            return Err(super::view::refused(p, ReadPathRule::Relative));
+        }
+        let open_all = |list: &'static [&str]| list.iter().map(Path::new).filter_map(open_path);
         let mut read = Vec::new();
-        for p in read_paths {
-            if !p.is_absolute() {
-                return Err(super::view::refused(p, ReadPathRule::Relative));
-            }
-            if !view {
-                match open_path(p) {
-                    Some(fd) => read.push(fd),
-                    None => {
-                        tracing::debug!(path = %p.display(), "sandbox read path absent, skipped")
-                    }
-                }
-            }
-        }
         if !view {
+            for p in read_paths {
+                let fd = open_path(p);
+                if fd.is_none() {
+                    tracing::debug!(path = %p.display(), "sandbox read path absent, skipped");
+                }
+                read.extend(fd);
+            }
             read.extend(open_path(Path::new("/proc")));
+            read.extend(open_all(READABLE_DEVICES));
         }
-        let open_all = |list: &[&str]| -> Vec<OwnedFd> {
-            list.iter().map(Path::new).filter_map(open_path).collect()
-        };
-        let abi = ABI::from(i32::try_from(kernel_abi).unwrap_or(i32::MAX)).min(POLICY_ABI);
         Ok(Self {
             read,
-            writable_devices: open_all(WRITABLE_DEVICES),
-            readable_devices: open_all(if view { &[] } else { READABLE_DEVICES }),
+            writable_devices: open_all(WRITABLE_DEVICES).collect(),
             view,
-            abi,
+            abi: ABI::from(i32::try_from(kernel_abi).unwrap_or(i32::MAX)).min(POLICY_ABI),
         })
     }
 
@@ -138,7 +131,7 @@ impl FsPolicy {
             }
             if !self.view {
                 rs = rs.add_rule(PathBeneath::new(solver, file_read))?;
-                for fd in self.read.iter().chain(grants).chain(&self.readable_devices) {
+                for fd in self.read.iter().chain(grants) {
                     rs = rs.add_rule(PathBeneath::new(fd.as_fd(), read))?;
                 }
             }

@@ -170,7 +170,8 @@ impl Limits {
     /// Checks these limits against `ceilings` and the minimums. When the
     /// ceilings set an address-space limit, a run must set one within it.
     pub fn check_within(&self, ceilings: &Limits) -> Result<(), SandboxError> {
-        let within = self.wall_time <= ceilings.wall_time
+        let within = self.first_invalid().is_none()
+            && self.wall_time <= ceilings.wall_time
             && self.cpu_time <= ceilings.cpu_time
             && self.file_size <= ceilings.file_size
             && self.open_files <= ceilings.open_files
@@ -186,11 +187,7 @@ impl Limits {
             && ceilings
                 .address_space
                 .is_none_or(|c| self.address_space.is_some_and(|a| a <= c));
-        if self.first_invalid().is_none() && within {
-            Ok(())
-        } else {
-            Err(SandboxError::LimitOutOfBounds)
-        }
+        within.then_some(()).ok_or(SandboxError::LimitOutOfBounds)
     }
 
     /// Validates limits used as server ceilings.
@@ -211,10 +208,7 @@ impl Limits {
             ("processes", self.processes >= 1),
             ("disk_bytes", self.disk_bytes >= MIN_DISK_BYTES),
             ("disk_files", self.disk_files >= MIN_DISK_FILES),
-            (
-                "tmp_size",
-                self.tmp_size >= MIN_TMPFS && self.shm_size >= MIN_TMPFS,
-            ),
+            ("tmp_size", self.tmp_size.min(self.shm_size) >= MIN_TMPFS),
         ];
         checks.iter().find(|(_, ok)| !ok).map(|(name, _)| *name)
     }
@@ -235,6 +229,13 @@ impl Limits {
 mod tests {
     use super::*;
 
+    /// The default limits, changed by `change`.
+    fn changed(change: impl FnOnce(&mut Limits)) -> Limits {
+        let mut l = Limits::default();
+        change(&mut l);
+        l
+    }
+
     #[test]
     fn defaults_fit_default_ceilings() {
         let ceilings = Limits::default_ceilings();
@@ -244,7 +245,6 @@ mod tests {
 
     #[test]
     fn each_field_above_its_ceiling_is_refused() {
-        let c = Limits::default();
         let cases: [fn(&mut Limits); 21] = [
             |l| l.wall_time += Duration::from_millis(1),
             |l| l.cpu_time += Duration::from_secs(1),
@@ -269,47 +269,32 @@ mod tests {
             |l| l.shm_size = 0,
         ];
         for f in cases {
-            let mut l = c;
-            f(&mut l);
-            let r = l.check_within(&c);
+            let l = changed(f);
+            let r = l.check_within(&Limits::default());
             assert_eq!(r, Err(SandboxError::LimitOutOfBounds), "{l:?}");
         }
     }
 
     #[test]
     fn ceilings_below_the_minimums_are_named() {
-        type Lower = fn(&mut Limits);
-        let cases: [(Lower, &str); 2] = [
-            (|c| c.memory = 0, "memory"),
-            (|c| c.processes = 0, "processes"),
-        ];
-        for (lower, name) in cases {
-            let mut c = Limits::default();
-            lower(&mut c);
-            assert_eq!(c.validate_ceilings(), Err(ConfigError::InvalidLimit(name)));
-        }
+        let invalid = ConfigError::InvalidLimit;
+        let c = changed(|c| c.memory = 0);
+        assert_eq!(c.validate_ceilings(), Err(invalid("memory")));
+        let c = changed(|c| c.processes = 0);
+        assert_eq!(c.validate_ceilings(), Err(invalid("processes")));
     }
 
     #[test]
     fn address_space_ceiling_requires_a_limit() {
-        let c = Limits {
-            address_space: Some(1 << 30),
-            ..Limits::default()
-        };
+        let c = changed(|c| c.address_space = Some(1 << 30));
         assert!(Limits::default().check_within(&c).is_err());
-        let l = Limits {
-            address_space: Some(1 << 29),
-            ..Limits::default()
-        };
+        let l = changed(|l| l.address_space = Some(1 << 29));
         assert!(l.check_within(&c).is_ok());
     }
 
     #[test]
     fn cpu_seconds_round_up() {
-        let l = Limits {
-            cpu_time: Duration::from_millis(1500),
-            ..Limits::default()
-        };
+        let l = changed(|l| l.cpu_time = Duration::from_millis(1500));
         assert_eq!(l.cpu_seconds(), 2);
     }
 
@@ -318,20 +303,16 @@ mod tests {
         assert_eq!(CpuShare::cores(1.5), CpuShare::millicores(1500));
         let quota = CpuShare::cores(1.5).map(|c| c.quota_us(100_000));
         assert_eq!(quota, Some(150_000));
-        assert_eq!(CpuShare::cores(0.001), None);
-        assert_eq!(CpuShare::cores(f64::NAN), None);
-        assert_eq!(CpuShare::cores(-1.0), None);
-        assert_eq!(CpuShare::cores(f64::INFINITY), None);
+        for nonsense in [0.001, f64::NAN, -1.0, f64::INFINITY] {
+            assert_eq!(CpuShare::cores(nonsense), None, "{nonsense}");
+        }
         assert_eq!(CpuShare::millicores(9), None);
         assert_eq!(CpuShare(1500).to_string(), "1.500 cores");
     }
 
     #[test]
     fn no_file_exceeds_the_disk_budget() {
-        let l = Limits {
-            disk_bytes: 1 << 20,
-            ..Limits::default()
-        };
+        let l = changed(|l| l.disk_bytes = 1 << 20);
         assert_eq!(l.file_size_rlimit(), 1 << 20);
         assert_eq!(Limits::default().file_size_rlimit(), 256 << 20);
     }

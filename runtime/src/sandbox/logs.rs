@@ -89,19 +89,15 @@ impl LogBuffer {
     }
 
     /// Appends bytes read from the stream.
-    pub fn push(&mut self, mut chunk: &[u8]) {
+    pub fn push(&mut self, chunk: &[u8]) {
         self.total = self.total.saturating_add(chunk.len() as u64);
-        let room = self.head_max - self.head.len();
-        if room > 0 {
-            let n = room.min(chunk.len());
-            self.head.extend_from_slice(&chunk[..n]);
-            chunk = &chunk[n..];
-        }
-        // Only the chunk's last `tail_max` bytes can stay; room is made for them.
-        let chunk = &chunk[chunk.len().saturating_sub(self.tail_max)..];
-        let overflow = (self.tail.len() + chunk.len()).saturating_sub(self.tail_max);
+        let (head, rest) = chunk.split_at(chunk.len().min(self.head_max - self.head.len()));
+        self.head.extend_from_slice(head);
+        // Only the rest's last `tail_max` bytes can stay; room is made for them.
+        let rest = &rest[rest.len().saturating_sub(self.tail_max)..];
+        let overflow = (self.tail.len() + rest.len()).saturating_sub(self.tail_max);
         self.tail.drain(..overflow);
-        self.tail.extend(chunk);
+        self.tail.extend(rest);
     }
 
     /// Bytes seen so far.
@@ -167,10 +163,9 @@ pub(crate) async fn drain<R: AsyncRead + Unpin>(
         match stream.read_buf(&mut buf).await {
             Ok(0) => return,
             Ok(_) => {
-                let chunk = buf.as_slice();
-                log.with(|b| b.push(chunk));
+                log.with(|b| b.push(&buf));
                 if let Some(p) = progress.as_mut() {
-                    p.feed(chunk);
+                    p.feed(&buf);
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -230,14 +225,10 @@ mod tests {
     #[test]
     fn byte_by_byte_equals_one_chunk() {
         let data: Vec<u8> = (0..=255u8).cycle().take(5000).collect();
-        let mut a = LogBuffer::new(100, 300);
-        for b in &data {
-            a.push(std::slice::from_ref(b));
-        }
-        let mut b = LogBuffer::new(100, 300);
-        b.push(&data);
-        assert_eq!(a.snapshot(), b.snapshot());
-        assert_eq!(a.snapshot().tail.as_untrusted_bytes(), &data[4700..]);
+        let bytes: Vec<&[u8]> = data.iter().map(std::slice::from_ref).collect();
+        let byte_by_byte = feed(100, 300, &bytes);
+        assert_eq!(byte_by_byte, feed(100, 300, &[&data]));
+        assert_eq!(byte_by_byte.tail.as_untrusted_bytes(), &data[4700..]);
     }
 
     #[test]

@@ -122,10 +122,7 @@ pub struct Outcome {
 impl Outcome {
     /// Whether the solver exited with code 0 within its limits.
     pub fn success(&self) -> bool {
-        self.termination == Termination::Exited(0)
-            && !self.timed_out
-            && !self.cancelled
-            && self.limit.is_none()
+        self.error().is_none()
     }
 
     /// Why this run did not succeed (`None` on success), first of: CPU share,
@@ -136,7 +133,8 @@ impl Outcome {
             _ if self.timed_out => Some(SandboxError::TimedOut),
             _ if self.cancelled => Some(SandboxError::Cancelled),
             Some(limit) => Some(limit.error()),
-            None => (!self.success()).then_some(SandboxError::SolverFailed),
+            None if self.termination == Termination::Exited(0) => None,
+            None => Some(SandboxError::SolverFailed),
         }
     }
 
@@ -157,17 +155,14 @@ pub(crate) fn termination_of(wait_status: i32) -> Termination {
     }
 }
 
-/// Which limit a termination points to (`SIGKILL` only once CPU time reached the limit).
-pub(crate) fn limit_of(
-    t: Termination,
-    cpu: Option<Duration>,
-    cpu_limit_s: u64,
-) -> Option<LimitHit> {
+/// Which limit a termination points to (`SIGKILL` only once the CPU time
+/// `cpu` reached the limit, `limit_s` seconds).
+pub(crate) fn limit_of(t: Termination, cpu: Option<Duration>, limit_s: u64) -> Option<LimitHit> {
     match t {
         Termination::Signaled(libc::SIGXCPU) => Some(LimitHit::CpuTime),
         Termination::Signaled(libc::SIGXFSZ) => Some(LimitHit::FileSize),
         Termination::Signaled(libc::SIGKILL)
-            if cpu.is_some_and(|c| c >= Duration::from_secs(cpu_limit_s)) =>
+            if cpu.is_some_and(|c| c >= Duration::from_secs(limit_s)) =>
         {
             Some(LimitHit::CpuTime)
         }

@@ -8,8 +8,6 @@ use tokio::sync::watch;
 /// Longest progress line considered; longer lines are skipped whole.
 pub const MAX_PROGRESS_LINE: usize = 96;
 
-const KEYWORD: &[u8] = b"PROGRESS ";
-
 /// The latest progress a solver reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProgressReport {
@@ -23,17 +21,17 @@ pub struct ProgressReport {
 #[derive(Debug)]
 pub(crate) struct ProgressParser {
     line: [u8; MAX_PROGRESS_LINE],
+    /// Bytes of the current line; past the buffer, too long (not kept).
     len: usize,
-    overlong: bool,
     tx: watch::Sender<Option<ProgressReport>>,
 }
 
 impl ProgressParser {
+    /// A parser publishing on `tx`.
     pub(crate) fn new(tx: watch::Sender<Option<ProgressReport>>) -> Self {
         Self {
             line: [0; MAX_PROGRESS_LINE],
             len: 0,
-            overlong: false,
             tx,
         }
     }
@@ -42,19 +40,15 @@ impl ProgressParser {
     pub(crate) fn feed(&mut self, chunk: &[u8]) {
         for &b in chunk {
             if b == b'\n' {
-                if !self.overlong
-                    && let Some(r) = parse_line(&self.line[..self.len])
-                {
+                if let Some(r) = self.line.get(..self.len).and_then(parse_line) {
                     self.tx.send_replace(Some(r));
                 }
                 self.len = 0;
-                self.overlong = false;
-            } else if self.overlong {
-            } else if self.len == MAX_PROGRESS_LINE {
-                self.overlong = true;
             } else {
-                self.line[self.len] = b;
-                self.len += 1;
+                if let Some(slot) = self.line.get_mut(self.len) {
+                    *slot = b;
+                }
+                self.len = self.len.saturating_add(1);
             }
         }
     }
@@ -64,23 +58,19 @@ impl ProgressParser {
 /// digits only, `done <= total`, `total > 0`.
 pub fn parse_line(line: &[u8]) -> Option<ProgressReport> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let rest = line.strip_prefix(KEYWORD)?;
+    let rest = line.strip_prefix(b"PROGRESS ")?;
     let mut parts = rest.split(|&b| b == b' ');
     let done = parse_u64(parts.next()?)?;
     let total = parse_u64(parts.next()?)?;
-    if parts.next().is_some() || total == 0 || done > total {
-        return None;
-    }
-    Some(ProgressReport { done, total })
+    (parts.next().is_none() && total > 0 && done <= total).then_some(ProgressReport { done, total })
 }
 
+/// Digits only: `str::parse` alone would take a leading `+`.
 fn parse_u64(s: &[u8]) -> Option<u64> {
-    if s.is_empty() || s.len() > 20 || !s.iter().all(u8::is_ascii_digit) {
+    if s.len() > 20 || !s.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    s.iter().try_fold(0u64, |acc, &d| {
-        acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-    })
+    std::str::from_utf8(s).ok()?.parse().ok()
 }
 
 #[cfg(test)]
@@ -118,10 +108,9 @@ mod tests {
         assert_eq!(*rx.borrow(), None);
         p.feed(b"ESS 1 4\n");
         assert_eq!(*rx.borrow(), Some(ProgressReport { done: 1, total: 4 }));
-        let mut long = b"PROGRESS 2 4".to_vec();
-        long.extend(std::iter::repeat_n(b' ', MAX_PROGRESS_LINE));
-        long.push(b'\n');
-        p.feed(&long);
+        p.feed(b"PROGRESS 2 4");
+        p.feed(&[b' '; MAX_PROGRESS_LINE]);
+        p.feed(b"\n");
         assert_eq!(*rx.borrow(), Some(ProgressReport { done: 1, total: 4 }));
         p.feed(b"PROGRESS 3 4\n");
         assert_eq!(*rx.borrow(), Some(ProgressReport { done: 3, total: 4 }));

@@ -20,8 +20,7 @@ pub const MAX_SOLVER_ID_LEN: usize = 64;
 pub struct Solver {
     id: String,
     path: PathBuf,
-    dev: u64,
-    ino: u64,
+    file_id: (u64, u64),
     fd: OwnedFd,
     grants: Vec<PathBuf>,
     grant_fds: Vec<OwnedFd>,
@@ -45,7 +44,7 @@ impl Solver {
 
     /// Device and inode of the executable checked at start.
     pub(crate) fn file_id(&self) -> (u64, u64) {
-        (self.dev, self.ino)
+        self.file_id
     }
 
     /// The extra host paths this solver may read ([`SolverRegistryBuilder::grant_read`]).
@@ -61,17 +60,13 @@ impl Solver {
     /// Re-checks before a launch that the path names the checked file, not writable by others.
     pub(crate) fn verify_unchanged(&self) -> Result<(), SandboxError> {
         let ok = std::fs::symlink_metadata(&self.path).is_ok_and(|m| {
-            m.file_type().is_file()
-                && m.dev() == self.dev
-                && m.ino() == self.ino
-                && !writable_by_others(&m)
+            m.file_type().is_file() && (m.dev(), m.ino()) == self.file_id && !writable_by_others(&m)
         });
-        if ok {
-            Ok(())
-        } else {
+        if !ok {
             tracing::error!(solver = %self.id, "solver executable changed since start");
-            Err(SandboxError::SolverChanged)
+            return Err(SandboxError::SolverChanged);
         }
+        Ok(())
     }
 }
 
@@ -154,12 +149,11 @@ impl SolverRegistryBuilder {
                 return Err(ConfigError::GrantForUnknownSolver(id));
             };
             super::view::check_read_path(&path)?;
-            match super::landlock::open_path(&path) {
-                Some(fd) => solver.grant_fds.push(fd),
-                None => {
-                    tracing::warn!(solver = %id, path = %path.display(), "granted path absent")
-                }
+            let fd = super::landlock::open_path(&path);
+            if fd.is_none() {
+                tracing::warn!(solver = %id, path = %path.display(), "granted path absent");
             }
+            solver.grant_fds.extend(fd);
             tracing::info!(solver = %id, path = %path.display(), "solver may read");
             solver.grants.push(path);
         }
@@ -168,11 +162,10 @@ impl SolverRegistryBuilder {
 }
 
 fn valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= MAX_SOLVER_ID_LEN
+    (1..=MAX_SOLVER_ID_LEN).contains(&id.len())
         && id
             .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+            .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-'))
 }
 
 fn check(id: &str, path: PathBuf) -> Result<Solver, ConfigError> {
@@ -206,15 +199,12 @@ fn check(id: &str, path: PathBuf) -> Result<Solver, ConfigError> {
     for dir in path.ancestors().skip(1) {
         // Followed: what counts is who can replace entries in the directory
         // traversed. A sticky one (/tmp) does not let others replace ours.
-        match std::fs::metadata(dir) {
-            Ok(m) if writable_by_others(&m) && m.permissions().mode() & 0o1000 == 0 => {
-                return fail(ConfigError::Writable, "group/other-writable directory");
-            }
-            Ok(_) => {}
-            Err(e) => {
-                tracing::error!(solver = %id, error = %e, "solver directory not inspectable");
-                return Err(ConfigError::Missing(id.to_owned()));
-            }
+        let m = std::fs::metadata(dir).map_err(|e| {
+            tracing::error!(solver = %id, error = %e, "solver directory not inspectable");
+            ConfigError::Missing(id.to_owned())
+        })?;
+        if writable_by_others(&m) && m.permissions().mode() & 0o1000 == 0 {
+            return fail(ConfigError::Writable, "group/other-writable directory");
         }
     }
     let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -223,16 +213,14 @@ fn check(id: &str, path: PathBuf) -> Result<Solver, ConfigError> {
         ConfigError::Missing(id.to_owned())
     })?;
     // The checks hold for the opened file only if it is the inode inspected.
-    let same =
-        rustix::fs::fstat(&fd).is_ok_and(|st| (st.st_dev, st.st_ino) == (meta.dev(), meta.ino()));
-    if !same {
+    let file_id = (meta.dev(), meta.ino());
+    if !rustix::fs::fstat(&fd).is_ok_and(|st| (st.st_dev, st.st_ino) == file_id) {
         return fail(ConfigError::Missing, "replaced during the check");
     }
     Ok(Solver {
         id: id.to_owned(),
         path,
-        dev: meta.dev(),
-        ino: meta.ino(),
+        file_id,
         fd,
         grants: Vec::new(),
         grant_fds: Vec::new(),

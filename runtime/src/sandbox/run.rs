@@ -2,7 +2,7 @@
 //! layer the host offers, and the wait for its end (timeout, cancel, tree kill).
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -344,14 +344,8 @@ impl Sandbox {
         let solver = inner.registry.get(&request.solver)?;
         request.limits.check_within(&inner.config.ceilings)?;
         self.check_arguments(request)?;
-        let host = run_dir.host_path();
-        if inner
-            .config
-            .read_paths
-            .iter()
-            .chain(solver.grants())
-            .any(|p| host.starts_with(p))
-        {
+        let (host, readable) = (run_dir.host_path(), inner.config.read_paths.iter());
+        if readable.chain(solver.grants()).any(|p| host.starts_with(p)) {
             tracing::error!(solver = %solver.id(), "a read path of the sandbox holds the run root; refused");
             return Err(SandboxError::RunDirUnusable);
         }
@@ -392,7 +386,6 @@ impl Sandbox {
         cancel: &CancellationToken,
     ) -> Result<SandboxedRun, SandboxError> {
         let (permit, solver) = self.admit(caller, run_dir, &request)?;
-        let inner = &*self.inner;
         let limits = request.limits;
         let Planned {
             plan,
@@ -452,9 +445,7 @@ impl Sandbox {
             started,
             limits,
             cgroup: CgroupGuard(cgroup),
-            disk_interval: inner.config.disk_check_interval,
-            kill_grace: inner.config.kill_grace,
-            log_grace: inner.config.log_grace,
+            sandbox: Arc::clone(&self.inner),
             _permit: permit,
         })))
     }
@@ -471,10 +462,8 @@ impl Sandbox {
         let inner = &*self.inner;
         let limits = request.limits;
         let dir = dup_dir(run_dir.as_fd())?;
-        let writable = match &request.write_subdir {
-            Some(name) => Some(open_subdir(dir.as_fd(), name)?),
-            None => None,
-        };
+        let writable = request.write_subdir.as_ref();
+        let writable = writable.map(|n| open_subdir(dir.as_fd(), n)).transpose()?;
         solver.verify_unchanged()?;
         let ruleset = if inner.containment.landlock_abi > 0 {
             let w = writable.as_ref().map(AsFd::as_fd);
@@ -484,26 +473,26 @@ impl Sandbox {
         } else {
             None
         };
-        let view = match inner.views.get(solver.id()) {
-            Some(plan) => {
-                let w = match (&request.write_subdir, &writable) {
-                    (Some(name), Some(fd)) => Some((name.as_str(), file_id(fd)?)),
-                    _ => None,
-                };
-                let run = plan
-                    .run_mounts(file_id(&dir)?, w, limits.tmp_size, limits.shm_size)
-                    .map_err(internal)?;
-                let net = inner.net_pool.as_ref().filter(|_| plan.private_network());
-                let net = net.and_then(NetPool::take);
-                Some(ViewChild {
-                    plan: Arc::clone(plan),
-                    run,
-                    rules: inner.policy.view_rules(),
-                    net,
-                })
-            }
-            None => None,
-        };
+        let mut view = None;
+        if let Some(plan) = inner.views.get(solver.id()) {
+            let w = request.write_subdir.as_ref().zip(writable.as_ref());
+            let w = w.map(|(n, fd)| file_id(fd).map(|id| (n.as_str(), id)));
+            let run = plan
+                .run_mounts(
+                    file_id(&dir)?,
+                    w.transpose()?,
+                    limits.tmp_size,
+                    limits.shm_size,
+                )
+                .map_err(internal)?;
+            let net = inner.net_pool.as_ref().filter(|_| plan.private_network);
+            view = Some(ViewChild {
+                plan: Arc::clone(plan),
+                run,
+                rules: inner.policy.view_rules(),
+                net: net.and_then(NetPool::take),
+            });
+        }
         drop(writable);
         let exec = self.exec_plan(solver.id(), view.is_some(), request)?;
         let pipe = |flags| pipe_with(PipeFlags::CLOEXEC | flags).map_err(internal);
@@ -578,17 +567,14 @@ impl Sandbox {
             std::iter::once(argv0.as_os_str()).chain(request.args.iter().map(|a| a.as_os_str())),
         )
         .ok_or(SandboxError::InvalidArgument)?;
-        let mut env: BTreeMap<&str, &std::ffi::OsStr> = BTreeMap::new();
-        for (k, v) in self.inner.config.fixed_env.iter().chain(&request.env) {
-            env.insert(k, v);
-        }
-        let envp = CStrArray::new(env.into_iter().map(|(k, v)| {
-            let mut kv = OsString::from(k);
-            kv.push("=");
-            kv.push(v);
-            kv
-        }))
-        .ok_or(SandboxError::InvalidEnvironment)?;
+        // The run's value of a name replaces the fixed one.
+        let env: BTreeMap<&str, &OsStr> = (self.inner.config.fixed_env.iter())
+            .chain(&request.env)
+            .map(|(k, v)| (k.as_str(), v.as_os_str()))
+            .collect();
+        let entry = |(k, v)| OsString::from_iter([OsStr::new(k), OsStr::new("="), v]);
+        let envp =
+            CStrArray::new(env.into_iter().map(entry)).ok_or(SandboxError::InvalidEnvironment)?;
         Ok(ExecPlan { argv, envp })
     }
 
@@ -678,17 +664,15 @@ struct LocalRun {
     limits: Limits,
     /// The run's cgroup, removed once the monitor is reaped.
     cgroup: CgroupGuard,
-    disk_interval: Duration,
-    kill_grace: Duration,
-    log_grace: Duration,
+    /// The sandbox's configuration (grace periods, the disk interval).
+    sandbox: Arc<Inner>,
     _permit: Permit,
 }
 
 impl LocalRun {
     async fn wait(mut self) -> Outcome {
         let deadline = self.started + self.limits.wall_time;
-        let mut timed_out = false;
-        let mut cancelled = false;
+        let (mut timed_out, mut cancelled) = (false, false);
         let found = Arc::new(OnceLock::new());
         let watch = DiskWatch {
             monitor_pid: self.child.id(),
@@ -696,7 +680,7 @@ impl LocalRun {
             control: self.control.as_ref(),
             run_dir: &self.run_dir,
             limits: &self.limits,
-            interval: self.disk_interval,
+            interval: self.sandbox.config.disk_check_interval,
             cgroup: self.cgroup.0.as_ref(),
         };
         let ended = tokio::select! {
@@ -784,7 +768,10 @@ impl LocalRun {
             &mut self.record,
             &mut self.child,
         );
-        if tokio::time::timeout(self.kill_grace, dead).await.is_err() {
+        if tokio::time::timeout(self.sandbox.config.kill_grace, dead)
+            .await
+            .is_err()
+        {
             tracing::error!("sandbox monitor did not end after a kill; killing it");
             if let Err(e) = self.child.start_kill() {
                 tracing::error!(error = %e, "killing the sandbox monitor failed");
@@ -801,7 +788,7 @@ impl LocalRun {
             let _ = out.await;
             let _ = err.await;
         };
-        match tokio::time::timeout(self.log_grace, both).await {
+        match tokio::time::timeout(self.sandbox.config.log_grace, both).await {
             Ok(()) => true,
             Err(_) => {
                 tracing::warn!("solver log readers abandoned after the grace period");
@@ -843,12 +830,9 @@ impl DiskWatch<'_> {
             let (stop_rd, stop_wr) = pipe_with(PipeFlags::CLOEXEC)?;
             Ok::<_, rustix::io::Errno>((control, dup(self.run_dir)?, stop_rd, stop_wr))
         })();
-        let (control, dir, stop_rd, _stop) = match started {
-            Ok(fds) => fds,
-            Err(e) => {
-                tracing::error!(error = %e, "disk monitor not started");
-                return std::future::pending().await;
-            }
+        let not_started = |e: &_| tracing::error!(error = %e, "disk monitor not started");
+        let Ok((control, dir, stop_rd, _stop)) = started.inspect_err(not_started) else {
+            return std::future::pending().await;
         };
         let (found, monitor_pid, interval) = (self.found, self.monitor_pid, self.interval);
         let limits = (self.limits.disk_bytes, self.limits.disk_files);
@@ -876,13 +860,11 @@ impl DiskWatch<'_> {
         })
         .await;
         // `_stop` lives until here: dropping this future hangs it up.
-        match over {
-            Ok(Some(())) => {}
-            Ok(None) => std::future::pending().await,
-            Err(e) => {
-                tracing::error!(error = %e, "disk monitor failed");
-                std::future::pending().await
-            }
+        if let Err(e) = &over {
+            tracing::error!(error = %e, "disk monitor failed");
+        }
+        if !matches!(over, Ok(Some(()))) {
+            std::future::pending::<()>().await;
         }
     }
 }
@@ -1130,12 +1112,15 @@ mod tests {
         let runs = crate::runs::RunRoot::open(tmp.path().join("runs")).unwrap();
         let (_, dir) = runs.create(&CallerId::local()).unwrap();
         let registry = SolverRegistry::builder().solver("t", "/usr/bin/true");
-        let config = SandboxConfig {
+        let mut config = SandboxConfig {
             require: Requirements::none(),
             allow_cgroups: false,
             made_ahead: 0,
             ..SandboxConfig::default()
         };
+        config
+            .fixed_env
+            .push(("OMP_NUM_THREADS".to_owned(), "1".into()));
         let sandbox = Sandbox::new(registry.build().unwrap(), config).unwrap();
         let c = sandbox.containment();
         let limits = Limits {

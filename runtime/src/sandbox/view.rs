@@ -84,7 +84,7 @@ impl ViewPlan {
     ) -> Result<Self, ConfigError> {
         let mut b = Builder::default();
         for p in ["/proc", "/tmp", VIEW_RUN_DIR, "/dev", "/dev/shm", "/etc"] {
-            b.dir(Path::new(p))?;
+            b.dirs(Path::new(p), true)?;
         }
         let mut shown: Vec<PathBuf> = Vec::new();
         for p in read_paths.iter().chain(grants) {
@@ -101,7 +101,7 @@ impl ViewPlan {
                     std::fs::read_link(p).map_err(|_| refused(p, ReadPathRule::Unreadable))?;
                 b.symlink(p, target.as_os_str().as_bytes())?;
             } else if meta.is_dir() {
-                b.dir(p)?;
+                b.dirs(p, true)?;
                 b.bind(p, p, READ_ONLY, true, None)?;
             } else {
                 b.file(p)?;
@@ -186,36 +186,27 @@ struct Builder {
 }
 
 impl Builder {
-    /// Adds `p`'s ancestors (not `p`) as directories, outermost first.
-    fn parents(&mut self, p: &Path) -> Result<(), ConfigError> {
-        let chain: Vec<&Path> = p.ancestors().skip(1).collect();
+    /// Adds `p`'s ancestors, and `p` itself if `with_p`, as directories,
+    /// outermost first (each once).
+    fn dirs(&mut self, p: &Path, with_p: bool) -> Result<(), ConfigError> {
+        let chain: Vec<&Path> = p.ancestors().skip(usize::from(!with_p)).collect();
         for a in chain.into_iter().rev().filter(|a| *a != Path::new("/")) {
-            self.dir_only(a)?;
+            if self.dirs.insert(a.to_path_buf()) {
+                self.nodes.push(Node::Dir(staged(a)?));
+            }
         }
         Ok(())
-    }
-
-    fn dir_only(&mut self, p: &Path) -> Result<(), ConfigError> {
-        if self.dirs.insert(p.to_path_buf()) {
-            self.nodes.push(Node::Dir(staged(p)?));
-        }
-        Ok(())
-    }
-
-    fn dir(&mut self, p: &Path) -> Result<(), ConfigError> {
-        self.parents(p)?;
-        self.dir_only(p)
     }
 
     fn file(&mut self, p: &Path) -> Result<(), ConfigError> {
-        self.parents(p)?;
+        self.dirs(p, false)?;
         self.nodes.push(Node::File(staged(p)?));
         Ok(())
     }
 
     /// Adds `link`, and its ancestors as directories, pointing to `target`.
     fn symlink(&mut self, link: &Path, target: &[u8]) -> Result<(), ConfigError> {
-        self.parents(link)?;
+        self.dirs(link, false)?;
         self.nodes.push(Node::Symlink {
             target: cstring(target)?,
             link: staged(link)?,
@@ -383,6 +374,6 @@ mod tests {
             .iter()
             .filter(|b| b.source.as_bytes().starts_with(b"/usr"));
         assert_eq!(usr.count(), 2); // /usr and the solver /usr/bin/true
-        assert_eq!(plan.solver_path(), c"/sandbox/bin/heat");
+        assert_eq!(plan.solver.as_c_str(), c"/sandbox/bin/heat");
     }
 }

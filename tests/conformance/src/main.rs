@@ -110,6 +110,15 @@ pub struct Sum {
 
 #[hardened_tools]
 impl Fixture {
+    /// Names this fixture (scenario http-header-validation calls the first
+    /// tool listed, in name order, with no arguments).
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
+    async fn about(&self) -> Result<Output<String>, ToolError> {
+        Ok(Output::new(
+            "The hardened-mcp conformance fixture.".to_owned(),
+        ))
+    }
+
     /// Answers a fixed text (scenario tools-call-simple-text).
     #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
     async fn test_simple_text(&self) -> Result<Output<String>, ToolError> {

@@ -3,7 +3,7 @@
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, IntoRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use rustix::event::{PollFd, PollFlags, Timespec};
@@ -15,11 +15,11 @@ use rustix::thread::UnshareFlags;
 
 use super::mount::{self, ViewPlan};
 use super::plan::{ChildPlan, IdMaps, ServerStrings};
-use super::record::{rusage_us, write_record};
+use super::record::write_record;
 use super::solver::{EXIT_SPAWN_FAILED, spawn_solver};
 use super::sys::{
-    ParentWatch, close_all_except, close_fd, enter_net, exit, interrupted, last_error_is,
-    reset_signals, unshare, wait_for, write_maps,
+    ParentWatch, close_all_except, close_fd, enter_net, exit, last_error_is, reset_signals,
+    unshare, wait_for, wait4, write_maps,
 };
 
 /// Exit code of a monitor or init that lost track of its child (a kernel
@@ -27,12 +27,13 @@ use super::sys::{
 const EXIT_LOST_CHILD: libc::c_int = 125;
 
 /// How often the monitor polls its child when `pidfd_open` is unavailable.
-const POLL_FALLBACK_MS: libc::c_int = 10;
+const POLL_FALLBACK: Timespec = Timespec {
+    tv_sec: 0,
+    tv_nsec: 10_000_000,
+};
 
-/// The name (`comm`) of a run's monitor, in place of the server's.
+/// The names (`comm`) of a run's monitor and init, in place of the server's.
 const MONITOR_NAME: &CStr = c"sandbox-monitor";
-
-/// The name (`comm`) of a run's init, pid 1 of its PID namespace.
 const INIT_NAME: &CStr = c"sandbox-init";
 
 /// Installs the child-side code of `plan` on `cmd`.
@@ -79,20 +80,26 @@ fn child_main(plan: &mut ChildPlan) -> io::Result<()> {
         unshare(flags)?;
         write_id_maps(&plan.id_maps)?;
     }
-    // With a PID namespace the child is pid 1 of it, and its parent (this
-    // process) is outside: its `getppid()` is 0 whether we live or not.
     let watch = ParentWatch::prepare(plan.pid_namespace)?;
-    let fds = MonitorFds::of(plan);
-    if !plan.pid_namespace {
-        // The process-group level: this process (the monitor) starts the
-        // solver itself.
-        let pid = spawn_solver(plan, watch)?;
-        monitor(pid, fds, watch.parent());
-    }
+    let fds = MonitorFds {
+        control: plan.control.as_raw_fd(),
+        status: if plan.pid_namespace {
+            -1
+        } else {
+            plan.status.as_raw_fd()
+        },
+        reaped: plan.reaped.as_raw_fd(),
+        pid_namespace: plan.pid_namespace,
+    };
     // From the init's start on, this process and the init share their
     // memory: this process no longer touches `plan`, and makes its system
-    // calls without the C library's `errno` (see `spawn_init`).
-    let pid = spawn_init(plan, watch)?;
+    // calls without the C library's `errno` (see `spawn_init`). At the
+    // process-group level this process starts the solver itself.
+    let pid = if plan.pid_namespace {
+        spawn_init(plan, watch)?
+    } else {
+        spawn_solver(plan, watch)?
+    };
     monitor(pid, fds, watch.parent())
 }
 
@@ -138,21 +145,6 @@ struct MonitorFds {
     pid_namespace: bool,
 }
 
-impl MonitorFds {
-    fn of(plan: &ChildPlan) -> Self {
-        Self {
-            control: plan.control.as_raw_fd(),
-            status: if plan.pid_namespace {
-                -1
-            } else {
-                plan.status.as_raw_fd()
-            },
-            reaped: plan.reaped.as_raw_fd(),
-            pid_namespace: plan.pid_namespace,
-        }
-    }
-}
-
 /// What the init's `clone` child reads and writes; lives in the monitor's
 /// frame of [`spawn_init`], which does not return before the init has
 /// either failed (and said so in `errno`) or closed its copy of the
@@ -167,12 +159,10 @@ struct InitArgs {
 }
 
 /// Starts the init, pid 1 of the namespace this process created, as a
-/// `clone(CLONE_VM)` child on the init's half of [`ChildPlan::stacks`]: it
-/// shares this process's memory, so the server's page tables (which this
-/// process inherited) are not copied again, nor torn down again at the
-/// init's exit. Waits until the init has started the solver (which has
-/// `exec`ed) or failed; returns its pid, or its error (the init has exited
-/// and is reaped; the error reaches the server as the spawn's error).
+/// `clone(CLONE_VM)` child on the init's half of [`ChildPlan::stacks`].
+/// Waits until the init has started the solver (which has `exec`ed) or
+/// failed; returns its pid, or its error (the init has exited and is
+/// reaped; the error reaches the server as the spawn's error).
 ///
 /// The two processes run side by side after the `clone`, each on its own
 /// stack, with descriptor tables, credentials, namespaces and signal
@@ -281,7 +271,7 @@ pub(super) fn join_cgroup(procs: &[OwnedFd]) -> io::Result<()> {
 /// process already entered a fresh one from the pool).
 pub(super) fn view_flags(plan: &ViewPlan, entered_net: bool) -> UnshareFlags {
     let base = UnshareFlags::NEWNS | UnshareFlags::NEWIPC | UnshareFlags::NEWUTS;
-    if plan.private_network() && !entered_net {
+    if plan.private_network && !entered_net {
         base | UnshareFlags::NEWNET
     } else {
         base
@@ -324,7 +314,12 @@ fn monitor(child: libc::pid_t, fds: MonitorFds, alive: RawFd) -> ! {
     loop {
         let (failed, hung_up) = wait_for_word(control, pidfd.as_ref(), killed);
         if !killed && (failed || hung_up) {
-            kill_tree(pid, fds.pid_namespace);
+            // `pid` is our unreaped child, so its pid (and, after its
+            // setsid, its process-group id) is not reused.
+            if !fds.pid_namespace {
+                let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+            }
+            let _ = rustix::process::kill_process(pid, Signal::KILL);
             killed = true;
         }
         let Some(ended) = reap(pid, fds.pid_namespace) else {
@@ -355,26 +350,16 @@ fn monitor(child: libc::pid_t, fds: MonitorFds, alive: RawFd) -> ! {
 /// have ended. Returns whether the wait failed (the caller kills rather
 /// than run unwatched) and whether the control pipe said to kill.
 fn wait_for_word(control: BorrowedFd<'_>, pidfd: Option<&OwnedFd>, killed: bool) -> (bool, bool) {
-    let poll_ms = Timespec {
-        tv_sec: 0,
-        tv_nsec: i64::from(POLL_FALLBACK_MS) * 1_000_000,
-    };
-    let from = usize::from(killed);
-    let (r, hung_up) = match pidfd {
-        Some(p) => {
-            let mut set = [
-                PollFd::from_borrowed_fd(control, PollFlags::IN),
-                PollFd::new(p, PollFlags::IN),
-            ];
-            let r = rustix::event::poll(&mut set[from..], None);
-            (r, !killed && !set[0].revents().is_empty())
-        }
-        None => {
-            let mut set = [PollFd::from_borrowed_fd(control, PollFlags::IN)];
-            let r = rustix::event::poll(&mut set[from..], Some(&poll_ms));
-            (r, !killed && !set[0].revents().is_empty())
-        }
-    };
+    let mut set = [
+        PollFd::from_borrowed_fd(control, PollFlags::IN),
+        PollFd::from_borrowed_fd(pidfd.map_or(control, AsFd::as_fd), PollFlags::IN),
+    ];
+    // Without a pidfd the set ends at the control pipe, and the wait at
+    // the fallback interval.
+    let end = if pidfd.is_some() { 2 } else { 1 };
+    let timeout = pidfd.is_none().then_some(&POLL_FALLBACK);
+    let r = rustix::event::poll(&mut set[usize::from(killed)..end], timeout);
+    let hung_up = !killed && !set[0].revents().is_empty();
     (matches!(r, Err(e) if e != Errno::INTR), hung_up)
 }
 
@@ -392,15 +377,11 @@ fn reap(pid: Pid, pid_namespace: bool) -> Option<Option<(libc::c_int, u64)>> {
             Err(_) => None,
         };
     }
-    let mut ws: libc::c_int = 0;
-    // SAFETY: an all-zero rusage is a valid value.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     let raw = pid.as_raw_nonzero().get();
-    // SAFETY: pointers to live locals.
-    let r = unsafe { libc::wait4(raw, &mut ws, libc::WNOHANG, &mut ru) };
+    let (r, ws, cpu_us) = wait4(raw, libc::WNOHANG);
     if r == raw {
-        Some(Some((ws, rusage_us(&ru))))
-    } else if r >= 0 || interrupted() {
+        Some(Some((ws, cpu_us)))
+    } else if r >= 0 || last_error_is(libc::EINTR) {
         Some(None)
     } else {
         None
@@ -420,13 +401,9 @@ fn init(solver: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
     let mut cpu_us: u64 = 0;
     let mut solver_status: Option<libc::c_int> = None;
     loop {
-        let mut ws: libc::c_int = 0;
-        // SAFETY: an all-zero rusage is a valid value.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: pointers to live locals.
-        let r = unsafe { libc::wait4(-1, &mut ws, 0, &mut ru) };
+        let (r, ws, us) = wait4(-1, 0);
         if r > 0 {
-            cpu_us = cpu_us.saturating_add(rusage_us(&ru));
+            cpu_us = cpu_us.saturating_add(us);
             if r == solver {
                 solver_status = Some(ws);
                 // Every process of the namespace but this one. A process
@@ -437,7 +414,7 @@ fn init(solver: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
                 // SAFETY: kill with integer arguments.
                 unsafe { libc::kill(-1, libc::SIGKILL) };
             }
-        } else if !interrupted() {
+        } else if !last_error_is(libc::EINTR) {
             match solver_status {
                 // No child left: every process the run started has exited
                 // and been reaped.
@@ -449,13 +426,4 @@ fn init(solver: libc::pid_t, plan: &ChildPlan, alive: RawFd) -> ! {
             }
         }
     }
-}
-
-fn kill_tree(child: Pid, pid_namespace: bool) {
-    // `child` is our unreaped child, so its pid (and, after its setsid, its
-    // process-group id) is not reused.
-    if !pid_namespace {
-        let _ = rustix::process::kill_process_group(child, Signal::KILL);
-    }
-    let _ = rustix::process::kill_process(child, Signal::KILL);
 }

@@ -4,7 +4,7 @@
 
 use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 use rustix::fs::{CWD, Mode, OFlags, mkdirat, openat, symlinkat};
 use rustix::io::Errno;
@@ -112,7 +112,7 @@ pub(crate) struct RunMounts {
     pub(crate) run_dir: (u64, u64),
     /// The writable subdirectory: its name, staged target, device and inode.
     pub(crate) writable: Option<(CString, CString, (u64, u64))>,
-    /// Mount options of the private `/tmp` and `/dev/shm` (their sizes).
+    /// Mount options of the private `/tmp` (its size).
     pub(crate) tmp_options: CString,
     /// Mount options of the private `/dev/shm`.
     pub(crate) shm_options: CString,
@@ -121,23 +121,6 @@ pub(crate) struct RunMounts {
     /// does not allocate). The init fills them in memory it shares with
     /// the monitor; neither drops a plan (both end with `_exit`).
     pub(crate) slots: Vec<Option<OwnedFd>>,
-}
-
-impl ViewPlan {
-    /// The solver executable's path inside the view.
-    pub(crate) fn solver_path(&self) -> &CStr {
-        &self.solver
-    }
-
-    /// Whether the run gets a network namespace of its own.
-    pub(crate) fn private_network(&self) -> bool {
-        self.private_network
-    }
-
-    /// Device and inode the solver executable must have.
-    pub(crate) fn solver_id(&self) -> (u64, u64) {
-        self.solver_id
-    }
 }
 
 /// Builds the view and enters it: on success the calling process's root is
@@ -151,31 +134,16 @@ pub(crate) fn enter(plan: &ViewPlan, run: &mut RunMounts) -> io::Result<()> {
     // Clone every source before the stage covers anything.
     let n = plan.binds.len();
     for (i, b) in plan.binds.iter().enumerate() {
-        let fd = clone_tree(&b.source, b.recursive, false)?;
-        if let Some(id) = b.expect {
-            same_file(fd.as_fd(), id)?;
-        }
-        set_attrs(fd.as_fd(), b.attrs, b.recursive)?;
+        let fd = clone_tree(&b.source, b.recursive, false, b.expect, b.attrs)?;
         run.slots[i] = Some(fd);
     }
-    let run_attrs = MOUNT_ATTR_NOSUID
-        | MOUNT_ATTR_NODEV
-        | if run.writable.is_some() {
-            MOUNT_ATTR_RDONLY
-        } else {
-            0
-        };
+    let writable = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    let run_attrs = writable | run.writable.as_ref().map_or(0, |_| MOUNT_ATTR_RDONLY);
     // Recursive clones: a non-recursive clone of a directory with mounts
     // beneath it (locked in this less privileged namespace) is refused.
-    let fd = clone_tree(c".", true, false)?;
-    same_file(fd.as_fd(), run.run_dir)?;
-    set_attrs(fd.as_fd(), run_attrs, true)?;
-    run.slots[n] = Some(fd);
+    run.slots[n] = Some(clone_tree(c".", true, false, Some(run.run_dir), run_attrs)?);
     if let Some((name, _, id)) = &run.writable {
-        let fd = clone_tree(name, true, true)?;
-        same_file(fd.as_fd(), *id)?;
-        set_attrs(fd.as_fd(), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true)?;
-        run.slots[n + 1] = Some(fd);
+        run.slots[n + 1] = Some(clone_tree(name, true, true, Some(*id), writable)?);
     }
 
     // The new root.
@@ -223,7 +191,7 @@ pub(crate) fn enter(plan: &ViewPlan, run: &mut RunMounts) -> io::Result<()> {
             Err(Errno::NOENT) => continue,
             r => r?,
         }
-        set_attrs_at(p, READ_ONLY, true)?;
+        set_attrs(CWD, p, READ_ONLY, true)?;
     }
     mount_fs(c"tmpfs", c"/tmp/tmp", hidden, &run.tmp_options)?;
     // POSIX shared memory and semaphores (Python's multiprocessing):
@@ -235,7 +203,7 @@ pub(crate) fn enter(plan: &ViewPlan, run: &mut RunMounts) -> io::Result<()> {
         &run.shm_options,
     )?;
     // Nothing more is created on the root: make it read-only.
-    set_attrs_at(c"/tmp", READ_ONLY | MOUNT_ATTR_NOEXEC, false)?;
+    set_attrs(CWD, c"/tmp", READ_ONLY | MOUNT_ATTR_NOEXEC, false)?;
 
     // Swap roots: stack the old root on the new one, then detach it.
     chdir(c"/tmp")?;
@@ -246,8 +214,15 @@ pub(crate) fn enter(plan: &ViewPlan, run: &mut RunMounts) -> io::Result<()> {
 }
 
 /// Clones the mount tree at `path` (relative to the working directory)
-/// into a detached mount; `recursive` takes its submounts along.
-fn clone_tree(path: &CStr, recursive: bool, nofollow: bool) -> io::Result<OwnedFd> {
+/// into a detached mount (`recursive`: with its submounts), refused unless
+/// it is the file `expect`, with `attrs` set on it.
+fn clone_tree(
+    path: &CStr,
+    recursive: bool,
+    nofollow: bool,
+    expect: Option<(u64, u64)>,
+    attrs: u64,
+) -> io::Result<OwnedFd> {
     let mut flags = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC;
     if recursive {
         flags |= OpenTreeFlags::AT_RECURSIVE;
@@ -255,7 +230,12 @@ fn clone_tree(path: &CStr, recursive: bool, nofollow: bool) -> io::Result<OwnedF
     if nofollow {
         flags |= OpenTreeFlags::AT_SYMLINK_NOFOLLOW;
     }
-    Ok(open_tree(CWD, path, flags)?)
+    let fd = open_tree(CWD, path, flags)?;
+    if let Some(id) = expect {
+        same_file(fd.as_fd(), id)?;
+    }
+    set_attrs(fd.as_fd(), c"", attrs, recursive)?;
+    Ok(fd)
 }
 
 /// Refuses a descriptor that is not the expected file (device, inode).
@@ -268,22 +248,9 @@ pub(crate) fn same_file(fd: BorrowedFd<'_>, (dev, ino): (u64, u64)) -> io::Resul
     }
 }
 
-fn set_attrs(fd: BorrowedFd<'_>, attrs: u64, recursive: bool) -> io::Result<()> {
-    setattr(fd.as_raw_fd(), c"", libc::AT_EMPTY_PATH, attrs, recursive)
-}
-
-fn set_attrs_at(path: &CStr, attrs: u64, recursive: bool) -> io::Result<()> {
-    setattr(libc::AT_FDCWD, path, 0, attrs, recursive)
-}
-
-/// `mount_setattr(2)`: the one mount call rustix does not offer.
-fn setattr(
-    dirfd: RawFd,
-    path: &CStr,
-    flags: libc::c_int,
-    attrs: u64,
-    recursive: bool,
-) -> io::Result<()> {
+/// `mount_setattr(2)`, the one mount call rustix does not offer: on
+/// `dirfd` itself when `path` is empty.
+fn set_attrs(dirfd: BorrowedFd<'_>, path: &CStr, attrs: u64, recursive: bool) -> io::Result<()> {
     if attrs == 0 {
         return Ok(());
     }
@@ -293,12 +260,15 @@ fn setattr(
         propagation: 0,
         userns_fd: 0,
     };
-    let flags = flags | if recursive { libc::AT_RECURSIVE } else { 0 };
+    let mut flags = if recursive { libc::AT_RECURSIVE } else { 0 };
+    if path.is_empty() {
+        flags |= libc::AT_EMPTY_PATH;
+    }
     // SAFETY: mount_setattr with a live attribute struct of its declared size.
     cvt(unsafe {
         libc::syscall(
             libc::SYS_mount_setattr,
-            dirfd,
+            dirfd.as_raw_fd(),
             path.as_ptr(),
             flags as libc::c_uint,
             &attr as *const MountAttr,

@@ -16,6 +16,7 @@ use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use rustix::fs::{Mode, OFlags};
 
 use super::plan::{IdMaps, NetNs};
+use super::stack::stack_top;
 use super::sys::{cvt, wait_for, write_maps};
 
 /// Stack of the namespace-making child. It makes a handful of system calls
@@ -35,12 +36,6 @@ struct ChildArgs<'a> {
 /// Makes one namespace pair (see the module documentation).
 pub(crate) fn make(maps: &IdMaps) -> io::Result<NetNs> {
     let mut stack = vec![0u8; CHILD_STACK];
-    // The stack grows down on every architecture this crate builds for;
-    // the C library's `clone` wants its top, 16-byte aligned.
-    let top = {
-        let end = stack.as_mut_ptr_range().end as usize;
-        (end & !15) as *mut libc::c_void
-    };
     let mut args = ChildArgs {
         maps,
         user: -1,
@@ -62,7 +57,7 @@ pub(crate) fn make(maps: &IdMaps) -> io::Result<NetNs> {
     let pid = cvt(unsafe {
         libc::clone(
             child,
-            top,
+            stack_top(stack.as_mut_ptr_range().end as usize),
             flags,
             std::ptr::from_mut(&mut args).cast::<libc::c_void>(),
         )
@@ -112,18 +107,11 @@ fn open_ns(path: &CStr) -> io::Result<RawFd> {
 mod tests {
     use super::*;
 
-    fn ns_id(fd: &OwnedFd) -> (u64, u64) {
-        let st = rustix::fs::fstat(fd).unwrap();
-        (st.st_dev as u64, st.st_ino as u64)
-    }
-
-    fn own(kind: &str) -> (u64, u64) {
-        let st = rustix::fs::stat(format!("/proc/self/ns/{kind}")).unwrap();
-        (st.st_dev as u64, st.st_ino as u64)
-    }
-
     #[test]
     fn made_namespaces_are_new_and_distinct() {
+        let id = |st: rustix::fs::Stat| (st.st_dev, st.st_ino);
+        let ns_id = |fd: &OwnedFd| id(rustix::fs::fstat(fd).unwrap());
+        let own = |kind| id(rustix::fs::stat(format!("/proc/self/ns/{kind}")).unwrap());
         let Ok(a) = make(&IdMaps::identity()) else {
             // A host without unprivileged user namespaces: nothing to test,
             // and the pool is simply not used there.

@@ -1,6 +1,5 @@
 //! What the host supports, found by doing it in a throwaway child.
 
-use std::io;
 use std::os::fd::OwnedFd;
 
 use rustix::thread::UnshareFlags;
@@ -9,7 +8,13 @@ use super::monitor::{join_cgroup, view_flags, write_id_maps};
 use super::mount::{self, RunMounts, ViewPlan};
 use super::plan::{Filter, IdMaps, NetNs};
 use super::solver::install_filter;
-use super::sys::{enter_net, exit, raw_fork, unshare, wait_for};
+use super::sys::{enter_net, exit, last_error_is, raw_fork, unshare, wait_for};
+
+// The bits of `probe_host`'s exit code; `MARK`: the probe itself ran.
+const PID_NS: libc::c_int = 1;
+const VIEW: libc::c_int = 2;
+const SECCOMP: libc::c_int = 4;
+const MARK: libc::c_int = 64;
 
 /// Whether a process can join the cgroup whose join files are `procs`,
 /// found by doing it in a throwaway child (which then exits: the cgroup is
@@ -42,10 +47,6 @@ pub(crate) fn probe_host(
     maps: &IdMaps,
     filter: Option<&Filter>,
 ) -> (bool, bool, bool) {
-    const PID_NS: libc::c_int = 1;
-    const VIEW: libc::c_int = 2;
-    const SECCOMP: libc::c_int = 4;
-    const MARK: libc::c_int = 64;
     let Ok(pid) = raw_fork() else {
         return (false, false, false);
     };
@@ -78,19 +79,17 @@ pub(crate) fn probe_host(
             Err(_) => exit(MARK | probe_seccomp(filter)),
         }
     }
-    let Ok(ws) = wait_for(pid) else {
-        return (false, false, false);
+    let bits = match wait_for(pid) {
+        Ok(ws) if libc::WIFEXITED(ws) => libc::WEXITSTATUS(ws),
+        _ => 0,
     };
-    if !libc::WIFEXITED(ws) || libc::WEXITSTATUS(ws) & MARK == 0 {
-        return (false, false, false);
-    }
-    let bits = libc::WEXITSTATUS(ws);
-    (bits & PID_NS != 0, bits & VIEW != 0, bits & SECCOMP != 0)
+    let has = |bit| bits & MARK != 0 && bits & bit != 0;
+    (has(PID_NS), has(VIEW), has(SECCOMP))
 }
 
 /// In a throwaway child: installs `filter` and checks that it refuses a
-/// nested user namespace and a netlink socket with `EPERM`. Returns the
-/// seccomp bit of [`probe_host`] or 0.
+/// nested user namespace and a netlink socket with `EPERM`. Returns
+/// `SECCOMP` or 0.
 fn probe_seccomp(filter: Option<&Filter>) -> libc::c_int {
     let Some(filter) = filter else {
         return 0;
@@ -105,8 +104,8 @@ fn probe_seccomp(filter: Option<&Filter>) -> libc::c_int {
     // SAFETY: socket with constant arguments (the throwaway child exits
     // with whatever it opened).
     let netlink = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_RAW, 0) } == -1
-        && io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    if userns && netlink { 4 } else { 0 }
+        && last_error_is(libc::EPERM);
+    if userns && netlink { SECCOMP } else { 0 }
 }
 
 /// The Landlock ABI version the kernel offers, 0 when Landlock is absent or

@@ -36,16 +36,12 @@ impl ExitRecord {
     /// Decodes a record; `None` unless `buf` is exactly one well-formed record.
     pub(crate) fn decode(buf: &[u8]) -> Option<Self> {
         let buf: &[u8; RECORD_LEN] = buf.try_into().ok()?;
-        let magic = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]);
-        if magic != RECORD_MAGIC {
+        if u32::from_le_bytes(buf[0..4].try_into().ok()?) != RECORD_MAGIC {
             return None;
         }
-        let wait_status = i32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]);
-        let mut us = [0u8; 8];
-        us.copy_from_slice(&buf[8..16]);
         Some(Self {
-            wait_status,
-            cpu: Duration::from_micros(u64::from_le_bytes(us)),
+            wait_status: i32::from_le_bytes(buf[4..8].try_into().ok()?),
+            cpu: Duration::from_micros(u64::from_le_bytes(buf[8..16].try_into().ok()?)),
         })
     }
 }
@@ -60,15 +56,6 @@ pub(super) fn write_record(fd: RawFd, wait_status: libc::c_int, cpu_us: u64) {
     // A record is smaller than PIPE_BUF, so the write is atomic; a failure
     // leaves no record, which the server reads as "killed".
     let _ = rustix::io::write(fd, &rec);
-}
-
-pub(super) fn rusage_us(ru: &libc::rusage) -> u64 {
-    let tv = |t: &libc::timeval| {
-        (t.tv_sec.max(0) as u64)
-            .saturating_mul(1_000_000)
-            .saturating_add(t.tv_usec.max(0) as u64)
-    };
-    tv(&ru.ru_utime).saturating_add(tv(&ru.ru_stime))
 }
 
 #[cfg(test)]

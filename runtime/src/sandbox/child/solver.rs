@@ -8,7 +8,7 @@ use rustix::fs::{Mode, OFlags};
 
 use super::mount::{self, VIEW_RUN_DIR_C};
 use super::plan::{ChildPlan, Filter, RlimitPlan, ViewRules};
-use super::sys::{ParentWatch, cvt, wait_for};
+use super::sys::{ParentWatch, close_range, cvt, last_error_is, wait_for};
 
 /// Exit code of a solver that could not harden itself or `exec`.
 pub(super) const EXIT_SPAWN_FAILED: libc::c_int = 127;
@@ -24,20 +24,17 @@ struct SolverArgs<'a> {
 }
 
 /// Starts the solver as a `clone(CLONE_VM | CLONE_VFORK)` child on the
-/// plan's [`CloneStack`](super::CloneStack): it shares this process's memory until its `exec`,
-/// so none of the server's page tables (which this process inherited) are
-/// copied, and this process is suspended until then. The child hardens
-/// itself and `exec`s. Returns its pid once it has, or the error that
-/// stopped it (the child has exited and is reaped; the caller's error
-/// reaches the server as the spawn's error, as the child's own did when it
-/// was forked).
+/// plan's [`CloneStack`](super::CloneStack), which hardens itself and
+/// `exec`s while this process is suspended. Returns its pid once it has, or
+/// the error that stopped it (the child has exited and is reaped; the error
+/// reaches the server as the spawn's error).
 ///
 /// The child changes only what is its own (session, working directory,
 /// credentials, Landlock domain, seccomp filter, rlimits, descriptor table:
 /// `CLONE_VM` shares none of these) and writes nothing of the shared memory
 /// but its own stack, `args` and `errno`, which this process does not read
 /// while it is suspended. Every signal has its default disposition here
-/// ([`reset_signals`](super::sys::reset_signals)), so no handler runs in the child.
+/// ([`reset_signals`](super::sys::reset_signals)): no handler runs in it.
 pub(super) fn spawn_solver(plan: &ChildPlan, watch: ParentWatch) -> io::Result<libc::pid_t> {
     let mut args = SolverArgs {
         plan,
@@ -109,15 +106,7 @@ fn harden(plan: &ChildPlan) -> io::Result<RawFd> {
         // SAFETY: landlock_restrict_self on a ruleset descriptor of `plan`.
         cvt(unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) })?;
     }
-    // SAFETY: close_range with integer arguments.
-    cvt(unsafe {
-        libc::syscall(
-            libc::SYS_close_range,
-            3 as libc::c_uint,
-            libc::c_uint::MAX,
-            libc::CLOSE_RANGE_CLOEXEC,
-        )
-    })?;
+    cvt(close_range(3, u32::MAX, libc::CLOSE_RANGE_CLOEXEC))?;
     let fd = executable(plan)?;
     set_rlimits(&plan.rlimits)?;
     Ok(fd)
@@ -149,8 +138,8 @@ fn executable(plan: &ChildPlan) -> io::Result<RawFd> {
     match &plan.view {
         Some(v) => {
             let flags = OFlags::PATH | OFlags::CLOEXEC;
-            let fd = rustix::fs::open(v.plan.solver_path(), flags, Mode::empty())?;
-            mount::same_file(fd.as_fd(), v.plan.solver_id())?;
+            let fd = rustix::fs::open(v.plan.solver.as_c_str(), flags, Mode::empty())?;
+            mount::same_file(fd.as_fd(), v.plan.solver_id)?;
             Ok(fd.into_raw_fd())
         }
         // A `dup` is not close-on-exec; 0 to 2 are the standard streams.
@@ -172,7 +161,7 @@ fn drop_capabilities() -> io::Result<()> {
         // there is nothing to drop at all).
         // SAFETY: prctl with integer arguments only.
         if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0
-            && io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
+            && last_error_is(libc::EINVAL)
         {
             break;
         }
@@ -230,35 +219,25 @@ fn exec(plan: &ChildPlan, fd: RawFd) -> io::Result<()> {
     if let Some(filter) = &plan.seccomp {
         install_filter(filter)?;
     }
-    match &plan.view {
+    let (dirfd, path, flags) = match &plan.view {
         // In the view the path names the file just checked through `fd`:
         // the view is this process's private, read-only mount tree, and
         // nothing else runs in it yet.
-        // SAFETY: execveat with a C string and null-terminated arrays owned
-        // by `plan`; returns only on failure.
-        Some(v) => unsafe {
-            libc::syscall(
-                libc::SYS_execveat,
-                libc::AT_FDCWD,
-                v.plan.solver_path().as_ptr(),
-                plan.exec.argv.as_ptr(),
-                plan.exec.envp.as_ptr(),
-                0,
-            );
-        },
-        // SAFETY: execveat with null-terminated arrays owned by `plan`;
-        // returns only on failure.
-        None => unsafe {
-            libc::syscall(
-                libc::SYS_execveat,
-                fd,
-                c"".as_ptr(),
-                plan.exec.argv.as_ptr(),
-                plan.exec.envp.as_ptr(),
-                libc::AT_EMPTY_PATH,
-            );
-        },
-    }
+        Some(v) => (libc::AT_FDCWD, v.plan.solver.as_c_str(), 0),
+        None => (fd, c"", libc::AT_EMPTY_PATH),
+    };
+    // SAFETY: execveat with a C string and null-terminated arrays owned by
+    // `plan`; returns only on failure.
+    unsafe {
+        libc::syscall(
+            libc::SYS_execveat,
+            dirfd,
+            path.as_ptr(),
+            plan.exec.argv.as_ptr(),
+            plan.exec.envp.as_ptr(),
+            flags,
+        )
+    };
     Err(io::Error::last_os_error())
 }
 

@@ -57,21 +57,22 @@ impl CloneStack {
         Ok(stacks)
     }
 
-    /// The top of the init's stack (see [`CloneStack::solver_top`]).
+    /// The top of the init's stack ([`stack_top`]).
     pub(super) fn init_top(&self) -> *mut libc::c_void {
-        Self::aligned((self.base as usize).saturating_add(self.len / 2))
+        stack_top((self.base as usize).saturating_add(self.len / 2))
     }
 
-    /// The top of the solver's stack, 16-byte aligned, as the C library's
-    /// `clone` wants it (the stack grows down on every architecture this
-    /// crate builds for).
+    /// The top of the solver's stack ([`stack_top`]).
     pub(super) fn solver_top(&self) -> *mut libc::c_void {
-        Self::aligned((self.base as usize).saturating_add(self.len))
+        stack_top((self.base as usize).saturating_add(self.len))
     }
+}
 
-    fn aligned(end: usize) -> *mut libc::c_void {
-        (end & !15) as *mut libc::c_void
-    }
+/// The top of a stack whose memory ends at `end`, 16-byte aligned, as the
+/// C library's `clone` wants it (the stack grows down on every architecture
+/// this crate builds for).
+pub(super) fn stack_top(end: usize) -> *mut libc::c_void {
+    (end & !15) as *mut libc::c_void
 }
 
 impl Drop for CloneStack {

@@ -9,12 +9,13 @@
 //! level), a directory the solver made unreadable, and a process whose
 //! descriptors cannot be listed.
 //!
-//! Around the measurement: [`monitor()`] (one thread per run, asleep in
-//! `poll(2)` between measurements) and the [`floor`] that follows the
-//! entries between walks from what inotify reports.
+//! Around the measurement: the [`monitor()`] loop, and the [`floor`] that
+//! follows the entries between walks from what inotify reports.
 
 use std::collections::BTreeSet;
+use std::fs::DirEntry;
 use std::os::fd::BorrowedFd;
+use std::path::Path;
 
 use rustix::fs::FileType;
 use rustix::io::Errno;
@@ -76,30 +77,22 @@ pub(crate) fn measure(
     let dev = rustix::fs::fstat(dir)?.st_dev;
     let mut usage = Usage::default();
     let walked = walk_tree(dir, MAX_DEPTH - 1, &mut |step| {
-        let (st, kind, depth) = match step {
-            Step::Enter(d) => {
-                if let Some(f) = floor.as_deref_mut() {
-                    f.watch(d);
-                }
-                return Walk::Continue;
-            }
-            Step::Entry(st, kind, depth) => (st, kind, depth),
+        if let (Step::Enter(d), Some(f)) = (step, floor.as_deref_mut()) {
+            f.watch(d);
+        }
+        let Step::Entry(st, kind, depth) = step else {
+            return Walk::Continue;
         };
         usage.entries += 1;
-        if let Some(st) = st {
-            usage.bytes = usage.bytes.saturating_add(allocated_bytes(st));
-        }
+        usage.bytes = usage.bytes.saturating_add(st.map_or(0, allocated_bytes));
         // A directory at the walk's last level is too deep: flagged, not walked.
-        if depth + 1 >= MAX_DEPTH && kind == FileType::Directory {
-            usage.too_deep = true;
-        }
+        usage.too_deep |= depth + 1 >= MAX_DEPTH && kind == FileType::Directory;
         if let Some(f) = floor.as_deref_mut()
             && usage.entries.is_multiple_of(FLOOR_EVERY)
         {
             f.read();
             if let Some(held) = f.get().filter(|&n| n > max_entries) {
                 usage.entries = held;
-                return Walk::Stop;
             }
         }
         if usage.over_entries(max_entries) || usage.over_bytes(max_bytes) {
@@ -127,42 +120,37 @@ pub(crate) fn measure(
 fn deleted_open_bytes(pids: &[i32], dev: u64) -> Option<u64> {
     let mut seen = BTreeSet::new();
     let mut total = 0u64;
-    let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
-    let mut fd_dirs = Vec::new();
     for pid in pids {
-        match std::fs::read_dir(format!("/proc/{pid}/task")) {
-            Ok(tasks) => fd_dirs.extend(tasks.filter_map(Result::ok).map(|t| t.path().join("fd"))),
-            Err(e) if gone(&e) => {}
-            Err(e) => {
-                tracing::warn!(error = %e, "disk monitor: a run process's tasks cannot be listed");
-                return None;
-            }
-        }
-    }
-    for dir in fd_dirs {
-        let fds = match std::fs::read_dir(&dir) {
-            Ok(fds) => fds,
-            Err(e) if gone(&e) => continue,
-            Err(e) => {
-                tracing::warn!(error = %e, "disk monitor: a run process's descriptors cannot be listed");
-                return None;
-            }
-        };
-        for fd in fds.filter_map(Result::ok).take(MAX_FDS_PER_PROCESS) {
-            // Follows the descriptor's link to the open file itself.
-            let Ok(st) = rustix::fs::stat(fd.path()) else {
-                continue;
-            };
-            if st.st_nlink == 0
-                && st.st_dev == dev
-                && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
-                && seen.insert(st.st_ino)
-            {
-                total = total.saturating_add(allocated_bytes(&st));
+        let tasks = entries(format!("/proc/{pid}/task")).inspect_err(
+            |e| tracing::warn!(error = %e, "disk monitor: a run process's tasks cannot be listed"),
+        );
+        for task in tasks.ok()? {
+            let fds = entries(task.path().join("fd")).inspect_err(|e| {
+                tracing::warn!(error = %e, "disk monitor: a run process's descriptors cannot be listed")
+            });
+            for fd in fds.ok()?.take(MAX_FDS_PER_PROCESS) {
+                // Follows the descriptor's link to the open file itself.
+                if let Ok(st) = rustix::fs::stat(fd.path())
+                    && st.st_nlink == 0
+                    && st.st_dev == dev
+                    && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
+                    && seen.insert(st.st_ino)
+                {
+                    total = total.saturating_add(allocated_bytes(&st));
+                }
             }
         }
     }
     Some(total)
+}
+
+/// The entries of the `/proc` directory `dir`; none when its process is gone.
+fn entries(dir: impl AsRef<Path>) -> std::io::Result<impl Iterator<Item = DirEntry>> {
+    let listed = match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        listed => Some(listed?),
+    };
+    Ok(listed.into_iter().flatten().filter_map(Result::ok))
 }
 
 #[cfg(test)]
@@ -201,17 +189,13 @@ mod tests {
 
     #[test]
     fn a_tree_deeper_than_the_walk_is_a_violation() {
-        let t = tempfile::tempdir().unwrap();
-        let mut p = t.path().to_path_buf();
-        for _ in 0..MAX_DEPTH + 1 {
-            p.push("d");
-        }
-        std::fs::create_dir_all(&p).unwrap();
-        assert!(unlimited(&open(t.path()), &[]).too_deep);
         // Control: a tree within the depth is not.
-        let t2 = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(t2.path().join("d/d/d")).unwrap();
-        assert!(!unlimited(&open(t2.path()), &[]).too_deep);
+        for (depth, too_deep) in [(MAX_DEPTH + 1, true), (3, false)] {
+            let t = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(t.path().join("d/".repeat(depth))).unwrap();
+            let u = unlimited(&open(t.path()), &[]);
+            assert_eq!(u.too_deep, too_deep, "{depth}: {u:?}");
+        }
     }
 
     #[test]
@@ -241,8 +225,7 @@ mod tests {
         f.sync_all().unwrap();
         std::fs::remove_file(&path).unwrap();
         let d = open(t.path());
-        let me = std::process::id() as i32;
-        let with = unlimited(&d, &[me]);
+        let with = unlimited(&d, &[std::process::id() as i32]);
         assert!(!with.unmeasurable);
         assert!(with.bytes >= 1 << 20, "{with:?}");
         // Control: without the process's descriptors, nothing is seen.

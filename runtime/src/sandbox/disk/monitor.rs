@@ -1,6 +1,7 @@
 //! The disk monitor's loop: one thread per run, asleep in `poll(2)` on the
 //! run's inotify instance and a stop pipe between measurements.
 
+use std::ops::ControlFlow::{self, Break, Continue};
 use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
 
@@ -43,17 +44,16 @@ pub(crate) fn monitor(
     // (which can write no more than an interval's worth) is not walked.
     let (mut wait, mut rest) = (interval / 4, Duration::ZERO);
     loop {
-        match sleep(stop, floor.as_mut(), wait, rest, limits.1) {
-            Wake::Stop => return None,
-            Wake::Over(held) => return Some(Over::Entries(held)),
-            Wake::Measure => {}
+        if let Break(over) = sleep(stop, floor.as_mut(), wait, rest, limits.1) {
+            return over;
         }
         if let Some(f) = floor.as_mut() {
             f.begin_walk();
         }
         let t0 = Instant::now();
         let measured = measure(dir, &members(), limits, floor.as_mut());
-        let took = t0.elapsed();
+        rest = t0.elapsed().saturating_mul(4);
+        wait = interval.max(rest);
         match measured {
             Ok(u) if u.over_entries(limits.1) => return Some(Over::Entries(u.entries)),
             Ok(u) if u.over_bytes(limits.0) => return Some(Over::Bytes(u.bytes)),
@@ -64,31 +64,19 @@ pub(crate) fn monitor(
             }
             Err(e) => tracing::error!(error = %e, "disk monitor: measurement failed"),
         }
-        rest = took.saturating_mul(4);
-        wait = interval.max(rest);
     }
 }
 
-/// Why [`sleep`] returned.
-#[derive(Debug, PartialEq, Eq)]
-enum Wake {
-    /// `stop` hung up.
-    Stop,
-    /// The floor passed the entries limit: the run holds at least this.
-    Over(u64),
-    /// Time to measure.
-    Measure,
-}
-
-/// Waits `wait`, or until `stop` hangs up, `floor` passes `max_entries`,
-/// or (after `rest` at least) the run made a directory.
+/// Waits `wait`, or until `stop` hangs up (`Break(None)`), `floor` passes
+/// `max_entries` (`Break` with what the run holds at least), or (after
+/// `rest` at least) the run made a directory. `Continue`: time to measure.
 fn sleep(
     stop: BorrowedFd<'_>,
     mut floor: Option<&mut Floor>,
     wait: Duration,
     rest: Duration,
     max_entries: u64,
-) -> Wake {
+) -> ControlFlow<Option<Over>> {
     let start = Instant::now();
     loop {
         // A directory made is followed from the next walk on: due sooner.
@@ -100,19 +88,17 @@ fn sleep(
         let timeout = Timespec::try_from(left).unwrap_or_default();
         let (polled, stopped) = {
             let mut set = vec![PollFd::new(&stop, PollFlags::IN)];
-            if let Some(f) = floor.as_deref() {
-                set.push(PollFd::new(f, PollFlags::IN));
-            }
+            set.extend(floor.as_deref().map(|f| PollFd::new(f, PollFlags::IN)));
             let polled = rustix::event::poll(&mut set, Some(&timeout));
             (polled, !set[0].revents().is_empty())
         };
         match polled {
-            _ if stopped => return Wake::Stop,
-            Ok(0) => return Wake::Measure,
+            _ if stopped => return Break(None),
+            Ok(0) => return Continue(()),
             Ok(_) | Err(Errno::INTR) => {}
             Err(e) => {
                 tracing::error!(error = %e, "disk monitor: poll failed");
-                return Wake::Measure;
+                return Continue(());
             }
         }
         let Some(f) = floor.as_deref_mut() else {
@@ -120,8 +106,8 @@ fn sleep(
         };
         f.read();
         match f.get() {
-            Some(held) if held > max_entries => return Wake::Over(held),
-            _ if f.dirs_made() && start.elapsed() >= rest => return Wake::Measure,
+            Some(held) if held > max_entries => return Break(Some(Over::Entries(held))),
+            _ if f.dirs_made() && start.elapsed() >= rest => return Continue(()),
             // Within the last tenth, every event counts.
             Some(held) if held >= max_entries - max_entries / 10 => {}
             _ => std::thread::sleep(EVENT_GAP.min(left)),
