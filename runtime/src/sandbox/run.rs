@@ -387,17 +387,10 @@ impl Sandbox {
     ) -> Result<SandboxedRun, SandboxError> {
         let (permit, solver) = self.admit(caller, run_dir, &request)?;
         let limits = request.limits;
-        let Planned {
-            plan,
-            control,
-            status,
-            reaped,
-            run_dir: dir,
-            cgroup,
-        } = self.plan(solver, run_dir, &request)?;
+        let planned = self.plan(solver, run_dir, &request)?;
         let receiver = |fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).map_err(internal);
-        let reaped = receiver(reaped)?;
-        let status = receiver(status)?;
+        let reaped = receiver(planned.reaped)?;
+        let status = receiver(planned.status)?;
         // The child execs the solver from its descriptor with `exec`; std
         // only sets up the standard streams and never reaches its own exec.
         let mut cmd = tokio::process::Command::new(solver.path());
@@ -406,7 +399,7 @@ impl Sandbox {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(false);
-        child::install(cmd.as_std_mut(), plan);
+        child::install(cmd.as_std_mut(), planned.plan);
         reserve_usage(run_dir, &limits)?;
         let started = Instant::now();
         let spawned = cmd.spawn();
@@ -432,11 +425,11 @@ impl Sandbox {
         ];
         Ok(SandboxedRun(Box::new(LocalRun {
             child,
-            control: Some(control),
+            control: Some(planned.control),
             status: Some(status),
             record: None,
             reaped,
-            run_dir: dir,
+            run_dir: planned.run_dir,
             readers,
             stdout: stdout_log,
             stderr: stderr_log,
@@ -444,7 +437,7 @@ impl Sandbox {
             cancel: cancel.child_token(),
             started,
             limits,
-            cgroup: CgroupGuard(cgroup),
+            cgroup: CgroupGuard(planned.cgroup),
             sandbox: Arc::clone(&self.inner),
             _permit: permit,
         })))
