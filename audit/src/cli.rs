@@ -130,7 +130,8 @@ struct AuditArgs {
     #[arg(long, value_name = "FILE")]
     suppress: Option<String>,
     /// Also send one schema-valid call to each tool annotated read-only and not
-    /// destructive (off by default: only calls the schema forbids are sent)
+    /// destructive, with a ping beside it to see whether the call blocks the
+    /// server (off by default: only calls the schema forbids are sent)
     #[arg(long)]
     allow_valid_calls: bool,
     /// The stdio server to start, and its arguments (after `--`)

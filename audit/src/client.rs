@@ -90,6 +90,19 @@ impl Trace {
     }
 }
 
+/// What [`Client::overlapped`] saw: each answer with when it came, and
+/// when the second request was sent, both counted from the first's
+/// sending.
+#[derive(Debug)]
+pub struct Overlap {
+    /// The answer to the first request.
+    pub first: Result<(Value, Duration), ClientError>,
+    /// The answer to the second.
+    pub second: Result<(Value, Duration), ClientError>,
+    /// When the second was sent.
+    pub second_sent: Duration,
+}
+
 enum Wire {
     Stdio(StdioClient),
     Http(HttpClient),
@@ -159,14 +172,7 @@ impl Client {
     /// Sends one raw message (`message` need not be valid JSON) and waits
     /// for the response whose id is `id` (or `null`).
     pub async fn exchange(&mut self, message: &[u8], id: &Value) -> Result<Value, ClientError> {
-        if let Some(t) = &mut self.trace {
-            let cut = &message[..message.len().min(TRACE_MESSAGE_BYTES)];
-            let mut record = json!({"sent": String::from_utf8_lossy(cut)});
-            if cut.len() < message.len() {
-                record["bytes"] = json!(message.len());
-            }
-            t.write(record);
-        }
+        self.trace_sent(message);
         let deadline = self.deadline();
         self.set_timeout(deadline);
         let started = Instant::now();
@@ -179,16 +185,67 @@ impl Client {
         };
         self.set_timeout(self.ceiling);
         if answer.is_ok() {
-            self.answered = self.answered.saturating_add(1);
-            self.slowest = self.slowest.max(started.elapsed());
+            self.timed(started.elapsed());
         }
+        self.trace_answer(&answer);
+        answer
+    }
+
+    /// Two requests in flight at once: `first`, then `second` `gap` later
+    /// (over stdio two lines whose answers are read in whatever order they
+    /// come; over HTTP two `POST`s). Both are bounded by the deadline given,
+    /// not the adapted one, from the first's sending: this is how a call
+    /// that runs long is seen.
+    pub async fn overlapped(&mut self, first: &Value, second: &Value, gap: Duration) -> Overlap {
+        let texts = [first.to_string(), second.to_string()];
+        let ids = [first, second].map(|m| m.get("id").cloned().unwrap_or(Value::Null));
+        for text in &texts {
+            self.trace_sent(text.as_bytes());
+        }
+        let lines = [texts[0].as_bytes(), texts[1].as_bytes()];
+        let o = match &mut self.wire {
+            Wire::Stdio(c) => c.overlapped(lines, [&ids[0], &ids[1]], gap).await,
+            Wire::Http(c) => c.overlapped(lines, [&ids[0], &ids[1]], gap).await,
+        };
+        if let Ok((_, took)) = &o.first {
+            self.timed(*took);
+        }
+        if let Ok((_, at)) = &o.second {
+            self.timed(at.saturating_sub(o.second_sent));
+        }
+        // Recorded in the order the answers came, the missing ones last.
+        let mut answers = [&o.first, &o.second];
+        answers.sort_by_key(|a| a.as_ref().map_or(Duration::MAX, |(_, at)| *at));
+        for answer in answers {
+            self.trace_answer(&answer.as_ref().map(|(reply, _)| reply));
+        }
+        o
+    }
+
+    /// One more answer, which took `took`.
+    fn timed(&mut self, took: Duration) {
+        self.answered = self.answered.saturating_add(1);
+        self.slowest = self.slowest.max(took);
+    }
+
+    fn trace_sent(&mut self, message: &[u8]) {
         if let Some(t) = &mut self.trace {
-            t.write(match &answer {
+            let cut = &message[..message.len().min(TRACE_MESSAGE_BYTES)];
+            let mut record = json!({"sent": String::from_utf8_lossy(cut)});
+            if cut.len() < message.len() {
+                record["bytes"] = json!(message.len());
+            }
+            t.write(record);
+        }
+    }
+
+    fn trace_answer<V: serde::Serialize, E: std::fmt::Display>(&mut self, answer: &Result<V, E>) {
+        if let Some(t) = &mut self.trace {
+            t.write(match answer {
                 Ok(reply) => json!({"received": reply}),
                 Err(e) => json!({"failed": e.to_string()}),
             });
         }
-        answer
     }
 
     /// Sends a notification (no answer expected).

@@ -10,7 +10,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 use tokio::time::{Instant, timeout_at};
 
-use crate::client::ClientError;
+use crate::client::{ClientError, Overlap};
 
 /// Most bytes read from one HTTP answer; a longer one is cut there.
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -76,31 +76,65 @@ impl HttpClient {
     /// still sees a reflected canary.
     pub async fn exchange(&mut self, body: &[u8], id: &Value) -> Result<Value, ClientError> {
         let deadline = Instant::now() + self.timeout;
+        let (answer, session) = self.answer(body, id, deadline).await?;
+        if self.session.is_none() {
+            self.session = session;
+        }
+        Ok(answer)
+    }
+
+    /// Posts `bodies[0]`, then `bodies[1]` `gap` later, each on its own
+    /// connection, and reads both answers until the deadline; each with
+    /// when it came, from the first's sending.
+    pub async fn overlapped(&self, bodies: [&[u8]; 2], ids: [&Value; 2], gap: Duration) -> Overlap {
+        let start = Instant::now();
+        let deadline = start + self.timeout;
+        let timed = |answer: Result<(Value, _), ClientError>| {
+            answer.map(|(reply, _)| (reply, start.elapsed()))
+        };
+        let first = async { timed(self.answer(bodies[0], ids[0], deadline).await) };
+        let second = async {
+            tokio::time::sleep(gap).await;
+            let sent = start.elapsed();
+            (sent, timed(self.answer(bodies[1], ids[1], deadline).await))
+        };
+        let (first, (second_sent, second)) = tokio::join!(first, second);
+        Overlap {
+            first,
+            second,
+            second_sent,
+        }
+    }
+
+    /// The answer to `body`, with the session id the server gave, if any.
+    async fn answer(
+        &self,
+        body: &[u8],
+        id: &Value,
+        deadline: Instant,
+    ) -> Result<(Value, Option<HeaderValue>), ClientError> {
         let response = self.post(body, deadline).await?;
         let status = response.status();
         if status == reqwest::StatusCode::UNAUTHORIZED {
             return Err(ClientError::Unauthorized);
         }
-        if let Some(s) = response.headers().get(SESSION)
-            && self.session.is_none()
-        {
-            self.session = Some(s.clone());
-        }
+        let session = response.headers().get(SESSION).cloned();
         let sse = response
             .headers()
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if sse {
-            return read_events(response, id, deadline).await;
+            return Ok((read_events(response, id, deadline).await?, session));
         }
         let bytes = read_body(response, deadline).await?;
-        match serde_json::from_slice::<Value>(&bytes) {
-            Ok(v) if v.get("result").is_some() || v.get("error").is_some() => Ok(v),
-            _ => Ok(json!({"jsonrpc": "2.0", "id": Value::Null, "error": {
+        let answer = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(v) if v.get("result").is_some() || v.get("error").is_some() => v,
+            _ => json!({"jsonrpc": "2.0", "id": Value::Null, "error": {
                 "code": i64::from(status.as_u16()),
-                "message": String::from_utf8_lossy(&bytes)}})),
-        }
+                "message": String::from_utf8_lossy(&bytes)}}),
+        };
+        Ok((answer, session))
     }
 
     /// Posts a notification; any status is accepted (the audit does not

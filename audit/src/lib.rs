@@ -14,7 +14,8 @@
 //! - [`mutate`]: calls derived from each input schema, one mutation at a
 //!   time at every depth from the baseline, each checked to be forbidden by
 //!   the schema before it is sent, a canary in every string and key and a
-//!   numeric canary in every bounded number;
+//!   numeric canary in every bounded number, and each number and boolean's
+//!   own value in the types lax parsers coerce (`"7"`, `[7]`, `"true"`);
 //! - [`pin`]: digests of each tool, against a pin file and between two
 //!   `tools/list` of a session;
 //! - [`auth`]: over HTTP, the authorization and origin surface;
@@ -31,7 +32,9 @@
 //! By default the audit sends only calls the schema forbids: a correct
 //! server refuses them all, so auditing a production server changes
 //! nothing. `--allow-valid-calls` adds one schema-valid call per tool, only
-//! to tools annotated read-only and not destructive.
+//! to tools annotated read-only and not destructive, with a `ping` in
+//! flight beside it: a server that leaves the ping waiting for the call
+//! is blocked by it ([`client::Client::overlapped`]).
 
 pub mod auth;
 pub mod client;

@@ -165,6 +165,24 @@ fn beyond(edge: f64, up: bool, integer: bool, number: u32) -> Option<(Value, Str
     }
 }
 
+/// The valid scalar `v` itself in another JSON type that lax parsers take
+/// back (JavaScript's `Number("7")` and `Number([7])`, pydantic's lax
+/// mode): as a string (`"7"`, `"true"`) and in a one-element array. It
+/// holds no canary: the value is the baseline's own.
+fn coerced(
+    v: &Value,
+    here: &dyn Fn(&'static str, Value, Option<String>) -> Candidate,
+    out: &mut Vec<Candidate>,
+) {
+    let what = if v.is_boolean() {
+        "wrong type (boolean string)"
+    } else {
+        "wrong type (numeric string)"
+    };
+    out.push(here(what, json!(v.to_string()), None));
+    out.push(here("wrong type (one-element array)", json!([v]), None));
+}
+
 /// Whether a node constrains a value by its own keywords (not only through
 /// `anyOf`/`oneOf`/`allOf`).
 fn has_own(node: &Value) -> bool {
@@ -312,6 +330,7 @@ impl Gen<'_> {
                     None,
                 ));
                 out.push(here("wrong type (bool)", json!(true), None));
+                coerced(v, here, out);
                 if integer {
                     // `<valid>.<nine digits>`: at most 15 significant
                     // digits, so any float printer gives the digits back.
@@ -360,7 +379,10 @@ impl Gen<'_> {
                 out.push(here("shell metacharacters", json!(shell), None));
                 out.push(here("outside the enum", json!(canary), None));
             }
-            Value::Bool(_) => out.push(here("wrong type (string)", json!(canary), None)),
+            Value::Bool(_) => {
+                out.push(here("wrong type (string)", json!(canary), None));
+                coerced(v, here, out);
+            }
             Value::Array(items) => self.array(node, items, pointer, at, depth, here, out),
             Value::Object(map) => self.object(node, map, pointer, at, depth, here, out),
             Value::Null => {}
@@ -722,6 +744,76 @@ mod tests {
             above.arguments.contains("\"x\":739104862"),
             "{}",
             above.arguments
+        );
+    }
+
+    #[test]
+    fn scalars_are_sent_as_the_types_lax_parsers_coerce_where_forbidden() {
+        let s = json!({"type": "object", "required": ["n", "inner", "loose"],
+            "properties": {
+                "n": {"type": "integer", "minimum": 7, "maximum": 9},
+                "inner": {"type": "object", "required": ["x", "on"], "properties": {
+                    "x": {"type": "number", "minimum": 0.5, "maximum": 2},
+                    "on": {"type": "boolean", "const": true}}},
+                "loose": {"type": ["integer", "string", "array"]}}});
+        let base = baseline(&s).unwrap();
+        let c = test_canary();
+        let ms = mutations(&s, &base, &c);
+        let coerced: Vec<&Mutation> = ms
+            .iter()
+            .filter(|m| {
+                matches!(
+                    m.what,
+                    "wrong type (numeric string)"
+                        | "wrong type (boolean string)"
+                        | "wrong type (one-element array)"
+                )
+            })
+            .collect();
+        // The baseline's own value: no canary, no digits to look for.
+        for m in &coerced {
+            assert!(m.echo.is_none() && !m.arguments.contains(&c.text), "{m:?}");
+        }
+        let mut got: Vec<(&str, &str, &str)> = coerced
+            .iter()
+            .map(|m| (m.what, m.argument.as_str(), m.arguments.as_str()))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                (
+                    "wrong type (boolean string)",
+                    "/inner/on",
+                    r#"{"inner":{"on":"true","x":1.25},"loose":0,"n":7}"#
+                ),
+                (
+                    "wrong type (numeric string)",
+                    "/inner/x",
+                    r#"{"inner":{"on":true,"x":"1.25"},"loose":0,"n":7}"#
+                ),
+                (
+                    "wrong type (numeric string)",
+                    "/n",
+                    r#"{"inner":{"on":true,"x":1.25},"loose":0,"n":"7"}"#
+                ),
+                (
+                    "wrong type (one-element array)",
+                    "/inner/on",
+                    r#"{"inner":{"on":[true],"x":1.25},"loose":0,"n":7}"#
+                ),
+                (
+                    "wrong type (one-element array)",
+                    "/inner/x",
+                    r#"{"inner":{"on":true,"x":[1.25]},"loose":0,"n":7}"#
+                ),
+                (
+                    "wrong type (one-element array)",
+                    "/n",
+                    r#"{"inner":{"on":true,"x":1.25},"loose":0,"n":[7]}"#
+                ),
+            ],
+            "`loose` takes strings and arrays: nothing coerced is forbidden there"
         );
     }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::client::{Client, ClientError};
+use crate::client::{Client, ClientError, Overlap};
 use crate::finding::{Finding, Severity};
 use crate::mutate::{self, Canary};
 use crate::pin::{self, PinFile};
@@ -71,9 +71,10 @@ enum Answer {
 }
 
 /// How much an accepted forbidden call matters, by what it broke: a value
-/// of another type (a string for a number, a non-finite literal, a
-/// fraction for an integer), a path or a command where the schema forbids
-/// one is acted on as if valid: high. A value outside its declared range,
+/// of another type (a string for a number, the valid value itself as a
+/// string or in an array, a non-finite literal, a fraction for an
+/// integer), a path or a command where the schema forbids one is acted on
+/// as if valid: high. A value outside its declared range,
 /// length, pattern or set, a missing or an extra key: medium.
 fn accepted_severity(what: &str) -> Severity {
     let wrong_kind = what.starts_with("wrong type")
@@ -334,6 +335,7 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
             .findings
             .extend(pin::compare(&listed, &pin::pins(&again), pin::IN_SESSION));
     }
+    blocked_is_one_cause(&mut report);
     report.pins = Some(listed);
     if opts.wire && !client.exited() {
         wire_checks(&mut client, &canary.text, &mut report).await;
@@ -442,7 +444,27 @@ async fn valid_calls(
     let id = client.id();
     let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                       "params": {"name": name, "arguments": Value::Object(baseline.clone())}});
-    match client.request(&call).await {
+    // A ping alone, for the server's own pace; then one sent while the
+    // call runs.
+    let started = std::time::Instant::now();
+    let pace = client.alive().await.then(|| started.elapsed());
+    let ping = json!({"jsonrpc": "2.0", "id": client.id(), "method": "ping"});
+    let overlap = client.overlapped(&call, &ping, PING_GAP).await;
+    if let Some(evidence) = pace.and_then(|p| held_ping(&overlap, p, client.timeout()))
+        && !client.exited()
+    {
+        report.findings.push(
+            Finding::new(
+                Severity::Medium,
+                BLOCKED,
+                "while a schema-valid call ran, the server left a ping unanswered for seconds: \
+                 one slow call stalls every request of every caller (a synchronous handler)",
+            )
+            .tool(name)
+            .evidence(&evidence),
+        );
+    }
+    match overlap.first.map(|(reply, _)| reply) {
         Err(ClientError::Timeout) => report.findings.push(
             Finding::new(
                 Severity::Medium,
@@ -499,6 +521,63 @@ async fn valid_calls(
             .tool(name)
             .property("/"),
         );
+    }
+}
+
+/// The rule of a server that leaves a ping unanswered while a call runs.
+const BLOCKED: &str = "server-blocked-by-call";
+
+/// How long after a call its ping is sent.
+const PING_GAP: Duration = Duration::from_millis(50);
+
+/// The least wait of a ping held behind a call that counts (and at least
+/// ten times a ping's own time, so that a server slow at everything is not
+/// called blocked).
+const HELD: Duration = Duration::from_secs(2);
+
+/// Whether the ping of `o` was held while the call ran: sent before the
+/// call's answer, it waited at least [`HELD`] and ten times `pace` (or got
+/// no answer within `deadline`). The evidence: how long each took.
+fn held_ping(o: &Overlap, pace: Duration, deadline: Duration) -> Option<String> {
+    let secs = |d: Duration| format!("{:.1} s", d.as_secs_f64());
+    let within = format!("was not answered within {}", secs(deadline));
+    let (waited, ping) = match &o.second {
+        Ok((_, at)) => {
+            let waited = at.saturating_sub(o.second_sent);
+            (waited, format!("was answered after {}", secs(waited)))
+        }
+        Err(ClientError::Timeout) => (deadline.saturating_sub(o.second_sent), within.clone()),
+        Err(_) => return None,
+    };
+    let call = match &o.first {
+        Ok((_, took)) if *took <= o.second_sent => return None,
+        Ok((_, took)) => format!("took {}", secs(*took)),
+        Err(ClientError::Timeout) => within,
+        Err(_) => return None,
+    };
+    let sent = o.second_sent.as_millis();
+    (waited >= HELD.max(pace.saturating_mul(10)))
+        .then(|| format!("the call {call}; a ping sent {sent} ms into it {ping}"))
+}
+
+/// A server blocked by one call is blocked by any: one cause, whose
+/// evidence gives each tool's times (the first eight).
+fn blocked_is_one_cause(report: &mut Report) {
+    let times: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == BLOCKED)
+        .map(|f| {
+            let tool = crate::text::escape(f.tool.as_deref().unwrap_or_default());
+            format!("{tool}: {}", f.evidence.as_deref().unwrap_or_default())
+        })
+        .collect();
+    let mut evidence = times[..times.len().min(8)].join("; ");
+    if times.len() > 8 {
+        evidence.push_str(&format!("; ... ({} tools in all)", times.len()));
+    }
+    for f in report.findings.iter_mut().filter(|f| f.rule == BLOCKED) {
+        f.evidence = Some(evidence.clone());
     }
 }
 
@@ -661,5 +740,51 @@ async fn wire_checks(client: &mut Client, canary: &str, report: &mut Report) {
             );
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn overlap(call: Option<u64>, ping: Option<u64>) -> Overlap {
+        let ms = |at: Option<u64>| {
+            at.map(|ms| (json!({}), Duration::from_millis(ms)))
+                .ok_or(ClientError::Timeout)
+        };
+        Overlap {
+            first: ms(call),
+            second: ms(ping),
+            second_sent: Duration::from_millis(50),
+        }
+    }
+
+    #[test]
+    fn a_ping_held_while_the_call_ran_is_told_from_a_slow_call_or_server() {
+        let (fast, ten) = (Duration::from_millis(2), Duration::from_secs(10));
+        let held = |call, ping, pace| held_ping(&overlap(call, ping), pace, ten);
+        // Answered after the call, or just before its answer: held.
+        assert_eq!(
+            held(Some(3000), Some(3001), fast).as_deref(),
+            Some("the call took 3.0 s; a ping sent 50 ms into it was answered after 3.0 s")
+        );
+        assert!(held(Some(3001), Some(3000), fast).is_some());
+        assert_eq!(
+            held(None, None, fast).as_deref(),
+            Some(
+                "the call was not answered within 10.0 s; \
+                 a ping sent 50 ms into it was not answered within 10.0 s"
+            )
+        );
+        // A long call while pings are answered; a call done before the
+        // ping; a server slow at everything: not held.
+        assert_eq!(held(Some(3000), Some(60), fast), None);
+        assert_eq!(held(None, Some(60), fast), None);
+        assert_eq!(held(Some(20), Some(3000), fast), None);
+        assert_eq!(
+            held(Some(3000), Some(3001), Duration::from_millis(400)),
+            None
+        );
+        assert_eq!(held(Some(1000), Some(1001), fast), None);
     }
 }

@@ -10,7 +10,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, Buf
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::{Instant, timeout_at};
 
-use crate::client::ClientError;
+use crate::client::{ClientError, Overlap};
 
 /// Longest line read from the server; a longer one counts as a broken
 /// answer.
@@ -107,14 +107,69 @@ impl StdioClient {
     pub async fn response_to(&mut self, id: &Value) -> Result<Value, ClientError> {
         let deadline = Instant::now() + self.timeout;
         loop {
-            let message = self.read_message(deadline).await?;
-            let is_response = message.get("result").is_some() || message.get("error").is_some();
-            if is_response {
-                let got = message.get("id").cloned().unwrap_or(Value::Null);
-                if &got == id || got.is_null() {
-                    return Ok(message);
+            let message = self.next_response(deadline).await?;
+            let got = message.get("id").cloned().unwrap_or(Value::Null);
+            if &got == id || got.is_null() {
+                return Ok(message);
+            }
+        }
+    }
+
+    /// Sends `lines[0]`, then `lines[1]` `gap` later, and reads the answers
+    /// to both (matched by `ids`, in whatever order they come) until the
+    /// deadline; each with when it came, from the first's sending.
+    pub async fn overlapped(
+        &mut self,
+        lines: [&[u8]; 2],
+        ids: [&Value; 2],
+        gap: Duration,
+    ) -> Overlap {
+        let start = Instant::now();
+        let deadline = start + self.timeout;
+        let mut second_sent = Duration::ZERO;
+        let mut end = self.send_line(lines[0]).await.err();
+        if end.is_none() {
+            tokio::time::sleep(gap).await;
+            second_sent = start.elapsed();
+            end = self.send_line(lines[1]).await.err();
+        }
+        let mut answers: [Option<(Value, Duration)>; 2] = [None, None];
+        while end.is_none() && answers.iter().any(Option::is_none) {
+            match self.next_response(deadline).await {
+                Err(e) => end = Some(e),
+                Ok(message) => {
+                    let got = message.get("id").cloned().unwrap_or(Value::Null);
+                    // A `null` id (one the server could not read): the
+                    // first request still unanswered.
+                    let slot = match ids.iter().position(|id| **id == got) {
+                        Some(i) => answers.get_mut(i),
+                        None if got.is_null() => answers.iter_mut().find(|a| a.is_none()),
+                        None => None,
+                    };
+                    if let Some(slot) = slot
+                        && slot.is_none()
+                    {
+                        *slot = Some((message, start.elapsed()));
+                    }
                 }
-                continue;
+            }
+        }
+        let [first, second] = answers.map(|a| a.ok_or_else(|| lost(end.as_ref())));
+        Overlap {
+            first,
+            second,
+            second_sent,
+        }
+    }
+
+    /// The next response the server sends by `deadline`, skipping
+    /// notifications and answering the server's own requests with "method
+    /// not found".
+    async fn next_response(&mut self, deadline: Instant) -> Result<Value, ClientError> {
+        loop {
+            let message = self.read_message(deadline).await?;
+            if message.get("result").is_some() || message.get("error").is_some() {
+                return Ok(message);
             }
             if let (Some(req_id), Some(_)) = (message.get("id"), message.get("method")) {
                 let refusal = json!({"jsonrpc": "2.0", "id": req_id,
@@ -147,5 +202,15 @@ impl StdioClient {
     /// Whether the process has exited.
     pub fn exited(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+}
+
+/// Why a request left unanswered got no answer: the error that ended the
+/// reading (`None`: the deadline).
+fn lost(end: Option<&ClientError>) -> ClientError {
+    match end {
+        None | Some(ClientError::Timeout) => ClientError::Timeout,
+        Some(ClientError::Write) => ClientError::Write,
+        Some(_) => ClientError::Closed,
     }
 }

@@ -70,13 +70,28 @@ fn sdk_gaps() -> Vec<Key> {
         // tools, with --allow-valid-calls).
         f(Medium, "unknown-key-accepted", "count", "/", ""),
         f(Medium, "unknown-key-accepted", "scale", "/", ""),
-        // pydantic's lax mode: `true` is a number; Python's json reads NaN.
+        // pydantic's lax mode: `true` is a number, and so is the number
+        // as a string (`"7"`, though not `[7]`); Python's json reads NaN.
         f(
             High,
             "forbidden-call-accepted",
             "count",
             "/properties/n",
             "wrong type (bool)",
+        ),
+        f(
+            High,
+            "forbidden-call-accepted",
+            "count",
+            "/properties/n",
+            "wrong type (numeric string)",
+        ),
+        f(
+            High,
+            "forbidden-call-accepted",
+            "scale",
+            "/properties/factor",
+            "wrong type (numeric string)",
         ),
         f(
             High,

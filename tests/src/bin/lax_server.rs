@@ -1,0 +1,151 @@
+//! A plain-rmcp MCP server with the two habits of issue 43, for
+//! `hardened-mcp-audit`'s tests (`tests/tests/audit_lax_server.rs`). Every
+//! gap here is on purpose; do not copy any of it.
+//!
+//! - `tally { n: u8, verbose: bool }`: parsed the lax way (JavaScript's
+//!   `Number()`): `"7"` and `[7]` are taken for `7`, `"true"` and `[true]`
+//!   for `true`;
+//! - `strict { n: u8, verbose: bool }`: the same schema, parsed by serde
+//!   (the positive control: a wrong type is refused);
+//! - `lookup { table }`: a synchronous handler that holds the only thread
+//!   of the server's runtime for 3 s, so nothing else is answered meanwhile;
+//! - `wait { table }`: as long, but asynchronous (the positive control:
+//!   the server answers meanwhile).
+//!
+//! Every tool is annotated read-only, so that the audit's schema-valid
+//! calls (`--allow-valid-calls`) reach them all; every argument object is
+//! closed and every refusal a fixed text or serde's.
+
+use std::time::Duration;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
+use serde::Deserialize as _;
+use serde_json::Value;
+
+/// How long `lookup` and `wait` take.
+const SLOW: Duration = Duration::from_secs(3);
+
+/// A `u8` as JavaScript's `Number()` reads one: a number, a numeric
+/// string, or a one-element array of either.
+fn lax_u8<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u8, D::Error> {
+    fn read(v: &Value) -> Option<u8> {
+        match v {
+            Value::Number(n) => n.as_u64().and_then(|n| u8::try_from(n).ok()),
+            Value::String(s) => s.trim().parse().ok(),
+            Value::Array(a) if a.len() == 1 => a.first().and_then(read),
+            _ => None,
+        }
+    }
+    read(&Value::deserialize(d)?).ok_or_else(|| serde::de::Error::custom("not a number"))
+}
+
+/// A `bool` read the same lax way: `"true"`, `"false"`, `[true]`.
+fn lax_bool<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    fn read(v: &Value) -> Option<bool> {
+        match v {
+            Value::Bool(b) => Some(*b),
+            Value::String(s) => s.parse().ok(),
+            Value::Array(a) if a.len() == 1 => a.first().and_then(read),
+            _ => None,
+        }
+    }
+    read(&Value::deserialize(d)?).ok_or_else(|| serde::de::Error::custom("not a boolean"))
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TallyArgs {
+    #[serde(deserialize_with = "lax_u8")]
+    n: u8,
+    #[serde(deserialize_with = "lax_bool")]
+    verbose: bool,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct StrictArgs {
+    n: u8,
+    verbose: bool,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+enum Table {
+    Runs,
+    Jobs,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct QueryArgs {
+    table: Table,
+}
+
+fn name(table: &Table) -> &'static str {
+    match table {
+        Table::Runs => "runs",
+        Table::Jobs => "jobs",
+    }
+}
+
+#[derive(Clone)]
+struct Lax {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl Lax {
+    #[tool(
+        description = "Tally up to n",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    fn tally(&self, Parameters(a): Parameters<TallyArgs>) -> String {
+        format!("tallied, verbose {}", a.verbose && a.n > 0)
+    }
+
+    #[tool(
+        description = "Tally up to n, strictly",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    fn strict(&self, Parameters(a): Parameters<StrictArgs>) -> String {
+        format!("tallied, verbose {}", a.verbose && a.n > 0)
+    }
+
+    #[tool(
+        description = "Look a table up (synchronously)",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    fn lookup(&self, Parameters(QueryArgs { table }): Parameters<QueryArgs>) -> String {
+        std::thread::sleep(SLOW);
+        format!("{} looked up", name(&table))
+    }
+
+    #[tool(
+        description = "Wait for a table",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    async fn wait(&self, Parameters(QueryArgs { table }): Parameters<QueryArgs>) -> String {
+        tokio::time::sleep(SLOW).await;
+        format!("{} waited for", name(&table))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Lax {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+/// One thread: a handler that blocks it blocks the whole server.
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = Lax {
+        tool_router: Lax::tool_router(),
+    };
+    let running = server.serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}

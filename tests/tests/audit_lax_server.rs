@@ -1,0 +1,121 @@
+//! `hardened-mcp-audit` against the two habits of issue 43
+//! (`src/bin/lax_server.rs`): an integer and a boolean that a lax parser
+//! takes as `"7"`, `[7]`, `"true"`, `[true]`, and a synchronous handler
+//! that leaves every other request, `ping` included, unanswered while it
+//! runs. Each is found where it is, and not on the same server's strict
+//! tool or asynchronous slow tool.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::time::Duration;
+
+use hardened_mcp_audit::run::{Options, audit_stdio};
+use hardened_mcp_audit::{Report, Severity};
+
+/// With the schema-valid calls (the responsiveness probe sends the
+/// baseline), each exchange bounded by 5 s (a call takes 3 s), the whole by
+/// 120 s.
+async fn audit_lax_server() -> Report {
+    let opts = Options {
+        timeout: Duration::from_secs(5),
+        allow_valid_calls: true,
+        wire: false,
+        ..Options::default()
+    };
+    tokio::time::timeout(
+        Duration::from_secs(120),
+        audit_stdio(env!("CARGO_BIN_EXE_lax_server"), &[], &opts),
+    )
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coerced_values_and_a_blocking_call_are_found_where_they_are() {
+    let report = audit_lax_server().await;
+    let text = report.text();
+    assert_eq!(report.tools, 4, "{text}");
+    let mut coerced: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| {
+            f.mutation.is_some_and(|m| {
+                matches!(
+                    m,
+                    "wrong type (numeric string)"
+                        | "wrong type (boolean string)"
+                        | "wrong type (one-element array)"
+                )
+            })
+        })
+        .map(|f| {
+            (
+                f.severity,
+                f.rule,
+                f.tool.as_deref().unwrap_or_default(),
+                f.argument.as_deref().unwrap_or_default(),
+                f.mutation.unwrap_or_default(),
+            )
+        })
+        .collect();
+    coerced.sort();
+    let accepted = |argument, what| {
+        (
+            Severity::High,
+            "forbidden-call-accepted",
+            "tally",
+            argument,
+            what,
+        )
+    };
+    // `strict` refuses all four: no finding there.
+    assert_eq!(
+        coerced,
+        [
+            accepted("/n", "wrong type (numeric string)"),
+            accepted("/n", "wrong type (one-element array)"),
+            accepted("/verbose", "wrong type (boolean string)"),
+            accepted("/verbose", "wrong type (one-element array)"),
+        ],
+        "{text}"
+    );
+    // The baseline's own value holds no canary: nothing is a reflection.
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.rule == "canary-reflected" && f.tool.as_deref() == Some("tally")),
+        "{text}"
+    );
+
+    // `lookup` holds the server's only thread: the ping waits for it.
+    // `wait` takes as long, and the ping is answered meanwhile.
+    let blocked: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "server-blocked-by-call")
+        .collect();
+    assert_eq!(blocked.len(), 1, "{text}");
+    assert_eq!(blocked[0].severity, Severity::Medium);
+    assert_eq!(blocked[0].tool.as_deref(), Some("lookup"));
+    let evidence = blocked[0].evidence.as_deref().unwrap_or_default();
+    assert!(
+        evidence.starts_with("lookup: the call took ")
+            && evidence.contains("; a ping sent ")
+            && evidence.contains(" ms into it was answered after "),
+        "{evidence}"
+    );
+    // The call's time: about the 3 s it sleeps.
+    let took: f64 = evidence["lookup: the call took ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    assert!((2.9..5.0).contains(&took), "{evidence}");
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.rule == "valid-call-unanswered"),
+        "{text}"
+    );
+}
