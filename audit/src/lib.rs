@@ -34,7 +34,9 @@
 //! nothing. `--allow-valid-calls` adds one schema-valid call per tool, only
 //! to tools annotated read-only and not destructive, with a `ping` in
 //! flight beside it: a server that leaves the ping waiting for the call
-//! is blocked by it ([`client::Client::overlapped`]).
+//! is blocked by it ([`client::Client::overlapped`]), and, to parameters
+//! named like a path or a URL, a traversal and a `file:` URL
+//! ([`traversal`]).
 
 pub mod auth;
 pub mod client;
@@ -50,6 +52,7 @@ pub mod schema;
 pub mod stdio;
 pub mod suppress;
 pub mod text;
+pub mod traversal;
 
 pub use finding::{Finding, Severity};
 pub use report::Report;

@@ -24,6 +24,19 @@ const DANGEROUS_NAMES: &[&str] = &[
     "executable",
 ];
 
+/// Whether `key` is one of `names`, or has one as a word (`file_path`).
+pub(crate) fn named_like(key: &str, names: &[&str]) -> bool {
+    let lower = key.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+    names.iter().any(|d| words.contains(d) || lower == *d)
+}
+
+/// Whether `key` names a path or a command (the names of
+/// `free-text-path-or-command`).
+pub(crate) fn names_a_path(key: &str) -> bool {
+    named_like(key, DANGEROUS_NAMES)
+}
+
 /// Reviews every tool; findings in tool order, then property order.
 pub fn review(tools: &[Value]) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -107,11 +120,7 @@ fn walk_input(tool: &str, schema: &Value, pointer: &str, out: &mut Vec<Finding>)
             for (key, prop) in props {
                 let here = format!("{pointer}/properties/{}", crate::schema::segment(key));
                 walk_input(tool, prop, &here, out);
-                let lower = key.to_ascii_lowercase();
-                let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).collect();
-                let dangerous = DANGEROUS_NAMES
-                    .iter()
-                    .any(|d| words.contains(d) || lower == *d);
+                let dangerous = named_like(key, DANGEROUS_NAMES);
                 let free_text = types(prop).contains(&"string")
                     && !has(prop, "enum")
                     && !has(prop, "const")

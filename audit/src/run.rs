@@ -249,6 +249,7 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
         };
         if opts.allow_valid_calls && is_harmless(tool) {
             valid_calls(&mut client, &name, schema, &baseline, &canary, &mut report).await;
+            traversal_probes(&mut client, &name, schema, &baseline, &mut report).await;
         }
         let all = mutate::mutations(schema, &baseline, &canary);
         if all.len() > opts.max_calls_per_tool {
@@ -335,7 +336,9 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
             .findings
             .extend(pin::compare(&listed, &pin::pins(&again), pin::IN_SESSION));
     }
-    blocked_is_one_cause(&mut report);
+    for rule in [BLOCKED, "path-traversal-read", "url-file-read"] {
+        one_cause(&mut report, rule);
+    }
     report.pins = Some(listed);
     if opts.wire && !client.exited() {
         wire_checks(&mut client, &canary.text, &mut report).await;
@@ -560,13 +563,74 @@ fn held_ping(o: &Overlap, pace: Duration, deadline: Duration) -> Option<String> 
         .then(|| format!("the call {call}; a ping sent {sent} ms into it {ping}"))
 }
 
-/// A server blocked by one call is blocked by any: one cause, whose
-/// evidence gives each tool's times (the first eight).
-fn blocked_is_one_cause(report: &mut Report) {
+/// The path and URL probes of `name` ([`crate::traversal`]): per
+/// parameter, the first value whose answer (not a refusal) holds a passwd
+/// root entry is a finding.
+async fn traversal_probes(
+    client: &mut Client,
+    name: &str,
+    schema: &Value,
+    baseline: &serde_json::Map<String, Value>,
+    report: &mut Report,
+) {
+    for of_key in crate::traversal::probes(schema, baseline) {
+        for p in of_key {
+            if client.exited() {
+                return;
+            }
+            report.calls += 1;
+            let id = client.id();
+            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                              "params": {"name": name, "arguments": Value::Object(p.arguments)}});
+            let Ok(reply) = client.request(&call).await else {
+                continue;
+            };
+            let Some(result) = reply.get("result") else {
+                continue;
+            };
+            if result.get("isError") == Some(&Value::Bool(true)) {
+                continue;
+            }
+            let Some(line) = crate::traversal::passwd_line(result) else {
+                continue;
+            };
+            let (what, message) = if p.rule == "url-file-read" {
+                (
+                    "a file: URL",
+                    "a schema-valid call with a file: URL in a URL parameter returned a line of \
+                     /etc/passwd: a caller reads any file the server can",
+                )
+            } else {
+                (
+                    "a path outside the tool's files",
+                    "a schema-valid call with a path outside the tool's files returned a line of \
+                     /etc/passwd: a caller reads any file the server can",
+                )
+            };
+            report.findings.push(
+                Finding::new(Severity::High, p.rule, message)
+                    .tool(name)
+                    .property(&format!("/properties/{}", crate::schema::segment(&p.key)))
+                    .argument(&format!("/{}", crate::schema::segment(&p.key)))
+                    .evidence(&format!(
+                        "`{}` = {} ({what}) answered: {line}",
+                        crate::text::escape(&p.key),
+                        Value::String(p.value.to_owned())
+                    )),
+            );
+            break;
+        }
+    }
+}
+
+/// A server blocked by one call is blocked by any, one that reads any
+/// file through one parameter likely does through all: one cause of
+/// `rule`, whose evidence gives each tool's (the first eight).
+fn one_cause(report: &mut Report, rule: &str) {
     let times: Vec<String> = report
         .findings
         .iter()
-        .filter(|f| f.rule == BLOCKED)
+        .filter(|f| f.rule == rule)
         .map(|f| {
             let tool = crate::text::escape(f.tool.as_deref().unwrap_or_default());
             format!("{tool}: {}", f.evidence.as_deref().unwrap_or_default())
@@ -576,7 +640,7 @@ fn blocked_is_one_cause(report: &mut Report) {
     if times.len() > 8 {
         evidence.push_str(&format!("; ... ({} tools in all)", times.len()));
     }
-    for f in report.findings.iter_mut().filter(|f| f.rule == BLOCKED) {
+    for f in report.findings.iter_mut().filter(|f| f.rule == rule) {
         f.evidence = Some(evidence.clone());
     }
 }

@@ -3,7 +3,9 @@
 //! takes as `"7"`, `[7]`, `"true"`, `[true]`, and a synchronous handler
 //! that leaves every other request, `ping` included, unanswered while it
 //! runs. Each is found where it is, and not on the same server's strict
-//! tool or asynchronous slow tool.
+//! tool or asynchronous slow tool. A path parameter read as given
+//! returns `/etc/passwd`; the same parameter that refuses `..` and a
+//! leading `/` does not.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::time::Duration;
@@ -33,7 +35,7 @@ async fn audit_lax_server() -> Report {
 async fn coerced_values_and_a_blocking_call_are_found_where_they_are() {
     let report = audit_lax_server().await;
     let text = report.text();
-    assert_eq!(report.tools, 4, "{text}");
+    assert_eq!(report.tools, 6, "{text}");
     let mut coerced: Vec<_> = report
         .findings
         .iter()
@@ -118,4 +120,39 @@ async fn coerced_values_and_a_blocking_call_are_found_where_they_are() {
             .any(|f| f.rule == "valid-call-unanswered"),
         "{text}"
     );
+}
+
+/// `read_note` joins the path as given: the traversal reads
+/// `/etc/passwd`, one finding for the parameter. `read_safe` refuses
+/// both values: nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_read_as_given_is_found_and_a_checked_one_is_not() {
+    let report = audit_lax_server().await;
+    let text = report.text();
+    let read: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| matches!(f.rule, "path-traversal-read" | "url-file-read"))
+        .collect();
+    assert_eq!(read.len(), 1, "{text}");
+    let f = read[0];
+    assert_eq!(
+        (f.severity, f.rule, f.tool.as_deref(), f.argument.as_deref()),
+        (
+            Severity::High,
+            "path-traversal-read",
+            Some("read_note"),
+            Some("/path")
+        ),
+        "{text}"
+    );
+    let evidence = f.evidence.as_deref().unwrap_or_default();
+    assert!(
+        evidence.starts_with(
+            "read_note: `path` = \"../../../../../../../../etc/passwd\" (a path outside the \
+             tool's files) answered: "
+        ) && evidence.contains(":0:0:"),
+        "{evidence}"
+    );
+    // `read_safe`: none (the one finding is `read_note`'s).
 }

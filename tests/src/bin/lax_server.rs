@@ -10,7 +10,11 @@
 //! - `lookup { table }`: a synchronous handler that holds the only thread
 //!   of the server's runtime for 3 s, so nothing else is answered meanwhile;
 //! - `wait { table }`: as long, but asynchronous (the positive control:
-//!   the server answers meanwhile).
+//!   the server answers meanwhile);
+//! - `read_note { path }`: reads `base_dir.join(path)` as given, so
+//!   `../../etc/passwd` and `/etc/passwd` leave the notes (a traversal);
+//! - `read_safe { path }`: the same, refusing any path with `..` or a
+//!   leading `/` (the control).
 //!
 //! Every tool is annotated read-only, so that the audit's schema-valid
 //! calls (`--allow-valid-calls`) reach them all; every argument object is
@@ -83,6 +87,21 @@ struct QueryArgs {
     table: Table,
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoteArgs {
+    path: String,
+}
+
+/// The notes' directory: the temporary directory, which exists.
+fn base_dir() -> std::path::PathBuf {
+    std::env::temp_dir()
+}
+
+fn read(path: &str) -> Result<String, String> {
+    std::fs::read_to_string(base_dir().join(path)).map_err(|_| "no such note".to_owned())
+}
+
 fn name(table: &Table) -> &'static str {
     match table {
         Table::Runs => "runs",
@@ -129,6 +148,31 @@ impl Lax {
     async fn wait(&self, Parameters(QueryArgs { table }): Parameters<QueryArgs>) -> String {
         tokio::time::sleep(SLOW).await;
         format!("{} waited for", name(&table))
+    }
+
+    #[tool(
+        description = "Read a note",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    fn read_note(
+        &self,
+        Parameters(NoteArgs { path }): Parameters<NoteArgs>,
+    ) -> Result<String, String> {
+        read(&path)
+    }
+
+    #[tool(
+        description = "Read a note, within the notes",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    fn read_safe(
+        &self,
+        Parameters(NoteArgs { path }): Parameters<NoteArgs>,
+    ) -> Result<String, String> {
+        if path.contains("..") || path.starts_with('/') {
+            return Err("outside the notes".to_owned());
+        }
+        read(&path)
     }
 }
 
