@@ -344,8 +344,9 @@ impl Sandbox {
         let solver = inner.registry.get(&request.solver)?;
         request.limits.check_within(&inner.config.ceilings)?;
         self.check_arguments(request)?;
-        let (host, readable) = (run_dir.host_path(), inner.config.read_paths.iter());
-        if readable.chain(solver.grants()).any(|p| host.starts_with(p)) {
+        let host = run_dir.host_path();
+        let mut readable = inner.config.read_paths.iter().chain(solver.grants());
+        if readable.any(|p| host.starts_with(p)) {
             tracing::error!(solver = %solver.id(), "a read path of the sandbox holds the run root; refused");
             return Err(SandboxError::RunDirUnusable);
         }
@@ -438,7 +439,9 @@ impl Sandbox {
             started,
             limits,
             cgroup: CgroupGuard(planned.cgroup),
-            sandbox: Arc::clone(&self.inner),
+            disk_interval: self.inner.config.disk_check_interval,
+            kill_grace: self.inner.config.kill_grace,
+            log_grace: self.inner.config.log_grace,
             _permit: permit,
         })))
     }
@@ -657,8 +660,9 @@ struct LocalRun {
     limits: Limits,
     /// The run's cgroup, removed once the monitor is reaped.
     cgroup: CgroupGuard,
-    /// The sandbox's configuration (grace periods, the disk interval).
-    sandbox: Arc<Inner>,
+    disk_interval: Duration,
+    kill_grace: Duration,
+    log_grace: Duration,
     _permit: Permit,
 }
 
@@ -673,7 +677,7 @@ impl LocalRun {
             control: self.control.as_ref(),
             run_dir: &self.run_dir,
             limits: &self.limits,
-            interval: self.sandbox.config.disk_check_interval,
+            interval: self.disk_interval,
             cgroup: self.cgroup.0.as_ref(),
         };
         let ended = tokio::select! {
@@ -761,10 +765,7 @@ impl LocalRun {
             &mut self.record,
             &mut self.child,
         );
-        if tokio::time::timeout(self.sandbox.config.kill_grace, dead)
-            .await
-            .is_err()
-        {
+        if tokio::time::timeout(self.kill_grace, dead).await.is_err() {
             tracing::error!("sandbox monitor did not end after a kill; killing it");
             if let Err(e) = self.child.start_kill() {
                 tracing::error!(error = %e, "killing the sandbox monitor failed");
@@ -781,7 +782,7 @@ impl LocalRun {
             let _ = out.await;
             let _ = err.await;
         };
-        match tokio::time::timeout(self.sandbox.config.log_grace, both).await {
+        match tokio::time::timeout(self.log_grace, both).await {
             Ok(()) => true,
             Err(_) => {
                 tracing::warn!("solver log readers abandoned after the grace period");

@@ -137,13 +137,14 @@ pub(crate) fn enter(plan: &ViewPlan, run: &mut RunMounts) -> io::Result<()> {
         let fd = clone_tree(&b.source, b.recursive, false, b.expect, b.attrs)?;
         run.slots[i] = Some(fd);
     }
-    let writable = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-    let run_attrs = writable | run.writable.as_ref().map_or(0, |_| MOUNT_ATTR_RDONLY);
+    let nosuid_nodev = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    // The run directory is read-only when a subdirectory is the writable one.
+    let run_attrs = nosuid_nodev | run.writable.as_ref().map_or(0, |_| MOUNT_ATTR_RDONLY);
     // Recursive clones: a non-recursive clone of a directory with mounts
     // beneath it (locked in this less privileged namespace) is refused.
     run.slots[n] = Some(clone_tree(c".", true, false, Some(run.run_dir), run_attrs)?);
     if let Some((name, _, id)) = &run.writable {
-        run.slots[n + 1] = Some(clone_tree(name, true, true, Some(*id), writable)?);
+        run.slots[n + 1] = Some(clone_tree(name, true, true, Some(*id), nosuid_nodev)?);
     }
 
     // The new root.
