@@ -856,6 +856,7 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
         Some(t) if t.required => quote!(#hm::TaskSupport::Required),
         Some(_) => quote!(#hm::TaskSupport::Optional),
     };
+    let detached = m.task.is_some_and(|t| t.detached);
     // A `task` tool needs the jobs capability: one error at `task` without it.
     let task_gate = m.task.map(|t| {
         let at = t.span;
@@ -921,6 +922,7 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
             concurrency: #conc,
             scopes: &[#(#scopes),*],
             task: #task,
+            detached: #detached,
             arguments: #arguments,
             confirm: #confirm,
             asks: &[#(#asks),*],

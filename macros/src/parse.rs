@@ -57,44 +57,59 @@ impl FromMeta for Check {
     }
 }
 
-/// `task` (the tool may run as an MCP task) or `task = "required"` (it
-/// runs only as one); where it was written, for the `jobs` gate.
+/// `task` (the tool may run as an MCP task), `task = "required"` (it
+/// runs only as one), or the list form `task(required, detached)` (either
+/// word optional; `detached`: the task is the whole body, not the job run
+/// it starts); where it was written, for the `jobs` gate.
 #[derive(Debug, Clone, Copy)]
 pub struct TaskAttr {
     pub required: bool,
+    pub detached: bool,
     pub span: Span,
 }
 
+const TASK_FORMS: &str = "`task` is written alone (a client that takes tasks gets one), as \
+     `task = \"required\"` (the tool runs only as a task), or as `task(detached)` / \
+     `task(required, detached)` (the task is the whole body)";
+
 impl FromMeta for TaskAttr {
     fn from_meta(item: &Meta) -> darling::Result<Self> {
-        let required = match item {
-            Meta::Path(_) => false,
+        let (mut required, mut detached) = (false, false);
+        match item {
+            Meta::Path(_) => {}
             Meta::NameValue(nv) => match &nv.value {
                 Expr::Lit(syn::ExprLit {
                     lit: syn::Lit::Str(s),
                     ..
-                }) if s.value() == "required" => true,
+                }) if s.value() == "required" => required = true,
                 Expr::Lit(syn::ExprLit {
                     lit: syn::Lit::Str(s),
                     ..
-                }) if s.value() == "optional" => false,
+                }) if s.value() == "optional" => {}
                 other => {
-                    return Err(darling::Error::custom(
-                        "`task` is written alone (a client that takes tasks gets one) or \
-                         `task = \"required\"` (the tool runs only as a task)",
-                    )
-                    .with_span(other));
+                    return Err(darling::Error::custom(TASK_FORMS).with_span(other));
                 }
             },
-            Meta::List(_) => {
-                return Err(
-                    darling::Error::custom("expected `task` or `task = \"required\"`")
-                        .with_span(item),
-                );
+            Meta::List(list) => {
+                let words = list.parse_args_with(
+                    syn::punctuated::Punctuated::<syn::Ident, syn::Token![,]>::parse_terminated,
+                )?;
+                for w in words {
+                    let slot = match w.to_string().as_str() {
+                        "required" => &mut required,
+                        "detached" => &mut detached,
+                        _ => return Err(darling::Error::custom(TASK_FORMS).with_span(&w)),
+                    };
+                    if *slot {
+                        return Err(darling::Error::duplicate_field(&w.to_string()).with_span(&w));
+                    }
+                    *slot = true;
+                }
             }
-        };
+        }
         Ok(Self {
             required,
+            detached,
             span: item.span(),
         })
     }

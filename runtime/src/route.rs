@@ -39,6 +39,9 @@ pub struct ToolMeta {
     pub scopes: &'static [&'static str],
     /// Whether and how the tool runs as an MCP task.
     pub task: crate::tasks::TaskSupport,
+    /// Whether a task of the tool is its whole body (`task(detached)`),
+    /// not the job run its body starts.
+    pub detached: bool,
     /// The argument names, as declared.
     pub arguments: &'static [&'static str],
     /// When the tool asks the person to approve a call
@@ -508,7 +511,8 @@ impl<S: Send + Sync + 'static> ToolSet<S> {
             let schema = Arc::clone(&t.tool.input_schema);
             router.add_route(ToolRoute::new_dyn(
                 t.tool,
-                move |tcc: ToolCallContext<'_, S>| -> BoxFuture<'_, _> {
+                #[cfg_attr(not(feature = "jobs"), allow(unused_mut))]
+                move |mut tcc: ToolCallContext<'_, S>| -> BoxFuture<'_, _> {
                     let mut ctx = ToolContext::from_request(&tcc.request_context);
                     // A `task` tool may answer with a task when the server
                     // serves them and the client takes them; one that runs
@@ -541,6 +545,11 @@ impl<S: Send + Sync + 'static> ToolSet<S> {
                     if let Some(refused) = rounded_integer(meta, &scopes, &schema, &ctx) {
                         return Box::pin(async move { Ok(CallToolResponse::Complete(refused)) });
                     }
+                    #[cfg(feature = "jobs")]
+                    if meta.detached && accepted {
+                        let answer = detach(&call, &scopes, &mut tcc);
+                        return Box::pin(async move { answer });
+                    }
                     let fut = call_checked(&call, &scopes, tcc.service, tcc.arguments, ctx);
                     Box::pin(async move {
                         let result = fut.await;
@@ -556,6 +565,63 @@ impl<S: Send + Sync + 'static> ToolSet<S> {
         }
         Ok(router)
     }
+}
+
+/// What a server that serves tasks puts in a call's extensions for a
+/// `task(detached)` tool: the service, owned, and the job desk whose run
+/// root keeps the task.
+#[cfg(feature = "jobs")]
+pub(crate) struct DetachHome<S> {
+    pub(crate) service: Arc<S>,
+    pub(crate) desk: crate::jobs::JobDesk,
+}
+
+#[cfg(feature = "jobs")]
+impl<S> Clone for DetachHome<S> {
+    fn clone(&self) -> Self {
+        Self {
+            service: Arc::clone(&self.service),
+            desk: self.desk.clone(),
+        }
+    }
+}
+
+/// Answers the call with a task at once and runs the tool's whole body
+/// (parsing and checks included) on: its cancellation the task's, its
+/// questions the task's input requests, its end kept in the task's run.
+#[cfg(feature = "jobs")]
+fn detach<S: Send + Sync + 'static>(
+    call: &DynCall<S>,
+    scopes: &Arc<[String]>,
+    tcc: &mut ToolCallContext<'_, S>,
+) -> Result<CallToolResponse, rmcp::ErrorData> {
+    let rc = &mut tcc.request_context;
+    let Some(home) = rc.extensions.get::<DetachHome<S>>().cloned() else {
+        tracing::error!("a detached task's call without the server's home for it");
+        return Err(rmcp::ErrorData::internal_error("Internal error", None));
+    };
+    let caller = crate::context::caller_of(rc);
+    let (task, created) = match home.desk.start_detached(&caller) {
+        Ok(t) => t,
+        Err(e) => return Ok(CallToolResponse::Complete(e.into_call_tool_result())),
+    };
+    let call_round = rc.extensions.get::<Arc<crate::ask::Round>>();
+    let round = crate::ask::Round::in_task(call_round, Arc::clone(&task));
+    rc.extensions.insert(Arc::clone(&round));
+    rc.ct = task.cancel_token();
+    let ctx = ToolContext::from_request(rc);
+    let (call, scopes, arguments) = (Arc::clone(call), Arc::clone(scopes), tcc.arguments.take());
+    tokio::spawn(async move {
+        // A cancel request cancels the body's context; the body then ends
+        // as a cancelled call does (its job runs cancelled with it).
+        let watcher = tokio::spawn(Arc::clone(&task).watch_cancel());
+        let result = call_checked(&call, &scopes, &*home.service, arguments, ctx).await;
+        watcher.abort();
+        task.end(round.take_fault().map_or(Ok(result), Err));
+    });
+    Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(
+        created,
+    )))
 }
 
 fn secret_fault(property: &str) -> String {

@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use hardened_mcp::ask::Elicited;
 use hardened_mcp::jobs::{JobOutcome, JobService, Launcher, Prepared, ResultFile, SolverJob};
 use hardened_mcp::prelude::*;
 use hardened_mcp::runs::{FileName, Retention, RootOptions};
@@ -48,6 +49,13 @@ struct ProbeResult {
 }
 
 struct Probe;
+
+/// The person's go-ahead.
+#[derive(HardenedArgs)]
+struct GoAhead {
+    /// Whether to run.
+    ok: bool,
+}
 
 impl SolverJob for Probe {
     type Params = Ask;
@@ -139,6 +147,30 @@ impl Lab {
         #[args] ask: Ask,
     ) -> Result<Output<JobOutcome<ProbeResult>>, ToolError> {
         self.jobs.run(&ctx, &ask, Duration::from_secs(60)).await
+    }
+
+    /// Ask for a go-ahead, then run the probe: for a client that takes
+    /// tasks, the whole body is the task.
+    #[hardened_tool(
+        max_cost = 1,
+        units = "runs",
+        cost = 1.0,
+        timeout_s = 100,
+        asks = "elicitation",
+        task(detached)
+    )]
+    async fn probe_confirmed(
+        &self,
+        ctx: ToolContext,
+        #[args] ask: Ask,
+    ) -> Result<Output<f64>, ToolError> {
+        match ctx.elicit::<GoAhead>("go", "Run the probe?").await? {
+            Elicited::Accepted(GoAhead { ok: true }) => {
+                let (_, result) = self.jobs.run_to_end(&ctx, &ask).await?;
+                Ok(Output::new(result.value))
+            }
+            _ => Err(ToolError::NotApproved),
+        }
     }
 
     /// Not a task tool.
@@ -545,9 +577,9 @@ impl Modern {
 
     async fn send(&mut self, method: &'static str, name: &str, mut params: Value) -> (u16, Value) {
         let caps = if self.tasks {
-            json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
+            json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
         } else {
-            json!({})
+            json!({"elicitation": {}})
         };
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
@@ -562,6 +594,18 @@ impl Modern {
         ];
         let reply = self.client.request("POST", &headers, &body).await;
         (reply.status, reply.rpc().unwrap())
+    }
+
+    /// Polls task `id` until its status is `status`.
+    async fn until(&mut self, id: &str, status: &str) -> Value {
+        loop {
+            let (_, got) = self.send("tasks/get", id, json!({"taskId": id})).await;
+            if got["result"]["status"] == status {
+                return got;
+            }
+            assert_eq!(got["result"]["status"], "working", "{got}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// Polls task `id` until it leaves `working`; its last state.
@@ -653,6 +697,122 @@ async fn the_2026_task_rules_hold_for_task_only_tools_and_failed_runs() {
             ok["result"]["structuredContent"]["data"]["report"]["state"], "succeeded",
             "{ok}"
         );
+        server.shutdown().await.unwrap();
+    })
+    .await;
+}
+
+/// A `task(detached)` tool's whole body is the task: its question is the
+/// task's input request, answered by `tasks/update` from the task's own
+/// caller only; a malformed answer fails the task (a protocol error); a
+/// cancel request ends it; without the extension the same call asks
+/// through an input-required result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_detached_body_is_the_task_and_its_questions_are_the_tasks() {
+    bounded(async {
+        let tmp = tempfile::tempdir().unwrap();
+        let server = start(tmp.path(), false).await;
+        let addr = server.local_addr();
+        let mut alice = Modern::new(addr, ALICE, true);
+        let mut bob = Modern::new(addr, BOB, true);
+        let call = json!({"name": "probe_confirmed", "arguments": {"slow": false, "value": 2.5}});
+        let start = |c: Value| async move { c["result"]["taskId"].as_str().unwrap().to_owned() };
+
+        // The positive control: without the extension, the question is an
+        // input-required result of the call itself.
+        let mut plain = Modern::new(addr, ALICE, false);
+        let (_, asked) = plain
+            .send("tools/call", "probe_confirmed", call.clone())
+            .await;
+        assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+
+        let (_, created) = alice
+            .send("tools/call", "probe_confirmed", call.clone())
+            .await;
+        assert_eq!(created["result"]["resultType"], "task", "{created}");
+        let id = start(created).await;
+        let waiting = alice.until(&id, "input_required").await;
+        let requests = &waiting["result"]["inputRequests"];
+        assert_eq!(requests["go"]["method"], "elicitation/create", "{waiting}");
+
+        // Another caller neither sees nor answers it.
+        let (_, foreign) = bob.send("tasks/get", &id, json!({"taskId": id})).await;
+        assert_eq!(foreign["error"]["code"], -32602, "{foreign}");
+        let yes = json!({"go": {"action": "accept", "content": {"ok": true}}});
+        let (_, foreign) = bob
+            .send(
+                "tasks/update",
+                &id,
+                json!({"taskId": id, "inputResponses": yes}),
+            )
+            .await;
+        assert_eq!(foreign["error"]["code"], -32602, "{foreign}");
+        // A key the task did not ask is acknowledged and ignored.
+        let stray = json!({"taskId": id, "inputResponses": {"other": {"action": "accept"}}});
+        let (_, ack) = alice.send("tasks/update", &id, stray).await;
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (_, still) = alice.send("tasks/get", &id, json!({"taskId": id})).await;
+        assert_eq!(still["result"]["status"], "input_required", "{still}");
+
+        // The owner's answer resumes the body, which runs the probe.
+        let (_, ack) = alice
+            .send(
+                "tasks/update",
+                &id,
+                json!({"taskId": id, "inputResponses": yes}),
+            )
+            .await;
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+        let done = alice.until(&id, "completed").await;
+        let result = &done["result"]["result"];
+        assert_ne!(result["isError"], true, "{done}");
+        assert!(
+            result["structuredContent"].to_string().contains("2.5"),
+            "{done}"
+        );
+
+        // An answer whose content breaks the form's bounds is the tool's
+        // refusal (a completed task with an error result); a response that
+        // is no answer of the kind asked fails the task with the protocol
+        // error. Either way the body does not go on.
+        for (response, status) in [
+            (
+                json!({"action": "accept", "content": {"ok": "yes"}}),
+                "completed",
+            ),
+            (json!(12345), "failed"),
+        ] {
+            let (_, created) = alice
+                .send("tools/call", "probe_confirmed", call.clone())
+                .await;
+            let id = start(created).await;
+            alice.until(&id, "input_required").await;
+            let update = json!({"taskId": id, "inputResponses": {"go": response}});
+            alice.send("tasks/update", &id, update).await;
+            let ended = alice.until(&id, status).await;
+            if status == "failed" {
+                assert_eq!(ended["result"]["error"]["code"], -32602, "{ended}");
+                assert!(ended["result"].get("result").is_none(), "{ended}");
+            } else {
+                let refusal = &ended["result"]["result"]["structuredContent"]["error"];
+                assert_eq!(refusal["kind"], "answer_refused", "{ended}");
+                assert!(
+                    !ended.to_string().contains("yes"),
+                    "the answer is not echoed: {ended}"
+                );
+            }
+        }
+
+        // A cancel request ends a waiting body for good.
+        let (_, created) = alice.send("tools/call", "probe_confirmed", call).await;
+        let id = start(created).await;
+        alice.until(&id, "input_required").await;
+        let (_, ack) = alice.send("tasks/cancel", &id, json!({"taskId": id})).await;
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (_, cancelled) = alice.send("tasks/get", &id, json!({"taskId": id})).await;
+        assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
         server.shutdown().await.unwrap();
     })
     .await;

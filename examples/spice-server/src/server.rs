@@ -221,9 +221,11 @@ impl SpiceServer {
             .into_router()
     }
 
-    /// The MCP server: these tools, and each run's raw file, netlist and
-    /// log as resources (read by the run's owner only), under this server's
-    /// name and instructions; or every startup fault of the declarations.
+    /// The MCP server: these tools (the AC sweep and the transient as MCP
+    /// tasks for clients that take them), and each run's raw file, netlist
+    /// and log as resources (read by the run's owner only), under this
+    /// server's name and instructions; or every startup fault of the
+    /// declarations.
     pub fn into_mcp(self) -> Result<Server<Self>, Box<dyn std::error::Error + Send + Sync>> {
         let tools = Self::tools()?;
         fn runs(s: &SpiceServer) -> &RunRoot {
@@ -237,7 +239,8 @@ impl SpiceServer {
         Ok(
             Server::new("spice-server", env!("CARGO_PKG_VERSION"), self, tools)
                 .instructions(INSTRUCTIONS)
-                .resources(resources),
+                .resources(resources)
+                .tasks(|s: &Self| s.jobs.desk()),
         )
     }
 
@@ -287,13 +290,14 @@ impl SpiceServer {
     /// AC sweep of a circuit template with ngspice: the gain |v(out)/v(in)|
     /// in dB and its phase from f_start to f_stop, with the −3 dB points and
     /// the peak (the resonance of the series RLC). Returns the run handle
-    /// for spice_plot.
+    /// for spice_plot. An MCP task for clients that take tasks.
     #[hardened_tool(
         max_cost = 100_000,
         units = "points",
         cost = circuit::ac_points(f_start, f_stop, points_per_decade),
         check(f_start < f_stop, "f_start must be below f_stop"),
-        timeout_s = 40
+        timeout_s = 40,
+        task(detached)
     )]
     #[allow(clippy::too_many_arguments)]
     pub async fn spice_ac(
@@ -371,13 +375,15 @@ impl SpiceServer {
     /// Transient of a circuit template with ngspice: a step of `amplitude`
     /// volts at t = 0 (RC, RLC) or two periods of a sine (clipper), sampled
     /// every t_step until t_stop, with the rise time, overshoot and final
-    /// value of v(out). Returns the run handle for spice_plot.
+    /// value of v(out). Returns the run handle for spice_plot. An MCP task
+    /// for clients that take tasks.
     #[hardened_tool(
         max_cost = 100_000,
         units = "points",
         cost = circuit::tran_points(t_step, t_stop),
         check(t_step < t_stop, "t_step must be below t_stop"),
-        timeout_s = 40
+        timeout_s = 40,
+        task(detached)
     )]
     #[allow(clippy::too_many_arguments)]
     pub async fn spice_tran(

@@ -307,6 +307,86 @@ async fn a_runs_files_are_resources_of_its_caller_and_linked_from_its_answer() {
     assert!(text(link.uri.clone()).await.is_err(), "deleted");
 }
 
+/// A 2026-07-28 client that takes tasks gets an AC sweep as a task over
+/// HTTP: the whole analysis (figures and decimated points included) is
+/// its result; a client that does not gets the plain answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ac_sweep_is_a_task_for_a_client_that_takes_them() {
+    use hardened_mcp::transport::{HttpConfig, HttpServer};
+    use hardened_mcp_tests::tr_support::{HttpClient, MODERN_VERSION};
+    if !support::ngspice_present() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let server = app::build_at(&tmp.path().join("runs")).unwrap();
+    let config = HttpConfig::new().sse_keep_alive(None);
+    let running = HttpServer::new(move || Ok(server.clone()), config)
+        .unwrap()
+        .start(CancellationToken::new())
+        .await
+        .unwrap();
+    let mut client = HttpClient::new(running.local_addr(), None);
+    let mut send = async |method: &str, name: &str, mut params: Value, tasks: bool| {
+        let extensions = if tasks {
+            json!({"io.modelcontextprotocol/tasks": {}})
+        } else {
+            json!({})
+        };
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+            "io.modelcontextprotocol/clientInfo": {"name": "spice-tasks", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {"extensions": extensions},
+        });
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let headers = [
+            ("MCP-Protocol-Version", MODERN_VERSION),
+            ("Mcp-Method", method),
+            ("Mcp-Name", name),
+        ];
+        let reply = client
+            .request("POST", &headers, &serde_json::to_vec(&body).unwrap())
+            .await;
+        reply.rpc().unwrap()["result"].clone()
+    };
+    let sweep = json!({"name": "spice_ac", "arguments": {"template": "rc_lowpass",
+        "resistance": 1e3, "f_start": 10.0, "f_stop": 1e6, "points_per_decade": 100,
+        "max_points": 5}});
+    let created = send("tools/call", "spice_ac", sweep.clone(), true).await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let done = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let got = send("tasks/get", &id, json!({"taskId": id}), true).await;
+            if got["status"] != "working" {
+                return got;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the task ends within 60 s");
+    assert_eq!(done["status"], "completed", "{done}");
+    let data = &done["result"]["structuredContent"]["data"];
+    assert_eq!(data["points"].as_array().map(Vec::len), Some(5), "{done}");
+    let f_3db = num(&data["figures"]["f_3db_high"]);
+    let expected = 1.0 / (2.0 * PI * 1e3 * 1e-6);
+    // Within one grid step (a hundred points a decade).
+    assert!(
+        (f_3db / expected - 1.0).abs() < 0.03,
+        "{f_3db} vs {expected}"
+    );
+    // The positive control: without the extension, the plain answer.
+    let plain = send("tools/call", "spice_ac", sweep, false).await;
+    assert_ne!(plain["resultType"], "task", "{plain}");
+    assert_eq!(
+        plain["structuredContent"]["data"]["points"]
+            .as_array()
+            .map(Vec::len),
+        Some(5)
+    );
+    running.shutdown().await.unwrap();
+}
+
 /// Hostile values: each refused with a fixed error that echoes nothing of
 /// the caller, and no simulation runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -370,14 +370,15 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
     check_header_names(&params, errors);
     params::check_same_len_targets(&params, errors);
 
-    if a.task.is_some() && contexts == 0 {
+    if a.task.is_some_and(|t| !t.detached) && contexts == 0 {
         errors.rule(
             Rule::TaskWithoutContext,
             t.ident.span(),
             "a `task` tool without a `ToolContext` parameter",
             "the offer to answer with a task reaches the body through its context; without one \
              the tool can never be a task",
-            "add `ctx: ToolContext` and run the job with `self.jobs.run(&ctx, ..)`",
+            "add `ctx: ToolContext` and run the job with `self.jobs.run(&ctx, ..)`, or declare \
+             `task(detached)` to make the whole body the task",
         );
     }
 

@@ -71,6 +71,11 @@ enum Source {
     },
     /// 2025-11-25: from the client, asked in the session.
     Session(Peer<RoleServer>),
+    /// 2026-07-28, in a detached body's task: the question waits in the
+    /// task's run (the task is `input_required`) until `tasks/update`
+    /// brings its answer.
+    #[cfg(feature = "jobs")]
+    Task(Arc<crate::jobs::Detached>),
 }
 
 /// What the questions of a call left behind.
@@ -140,7 +145,31 @@ impl Round {
                 Err(ToolError::AwaitingInput)
             }
             Source::Session(peer) => ask_peer(peer, request).await,
+            #[cfg(feature = "jobs")]
+            Source::Task(task) => task.ask(key, request).await,
         }
+    }
+
+    /// The round of the detached body of the call whose round is `call`
+    /// (`None`: a call with no client to ask): a 2025-11-25 session's
+    /// questions still go to the client in it; a stateless call's wait in
+    /// the task's run.
+    #[cfg(feature = "jobs")]
+    pub(crate) fn in_task(call: Option<&Arc<Self>>, task: Arc<crate::jobs::Detached>) -> Arc<Self> {
+        match call {
+            Some(round) if matches!(round.source, Source::Session(_)) => Arc::clone(round),
+            _ => Arc::new(Self {
+                source: Source::Task(task),
+                caps: call.and_then(|r| r.caps.clone()),
+                slot: Mutex::default(),
+            }),
+        }
+    }
+
+    /// The protocol error that ends the call, if one was met.
+    #[cfg(feature = "jobs")]
+    pub(crate) fn take_fault(&self) -> Option<ErrorData> {
+        self.slot().fault.take()
     }
 
     /// Takes the answer to `key` as parsed: a well-formed answer is kept

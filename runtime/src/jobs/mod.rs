@@ -10,6 +10,7 @@
 //! The sandbox knows nothing of this module: it contains one process tree;
 //! this module decides where and when, and keeps track.
 
+mod detached;
 mod kind;
 mod launcher;
 mod report;
@@ -23,6 +24,7 @@ mod text;
 mod tools;
 
 pub use crate::tasks::TaskOffer;
+pub(crate) use detached::Detached;
 pub use kind::{FromResultFile, PagedFile, Prepared, ResultFile, SolverJob};
 pub use launcher::{Launcher, RunningSolver};
 pub use report::{

@@ -141,6 +141,11 @@ impl JobDesk {
         }
     }
 
+    /// Most runs a listing reports.
+    pub(super) fn max_listed(&self) -> usize {
+        self.0.options.max_listed
+    }
+
     /// The job type this desk serves.
     pub(crate) fn kind(&self) -> &'static str {
         self.0.kind
@@ -1091,8 +1096,12 @@ impl JobDesk {
             handles
                 .iter()
                 .filter_map(|h| {
-                    // A run deleted since the listing is left out.
+                    // A run deleted since the listing is left out, and
+                    // so is a detached body's task (no job's run).
                     let dir = desk.0.runs.resolve(h.as_str(), &caller).ok()?;
+                    if desk.holds_detached_task(&dir) {
+                        return None;
+                    }
                     Some(JobSummary {
                         run_handle: h.to_string(),
                         state: desk.report(&caller, &dir).state,

@@ -8,9 +8,14 @@
 //! of an unknown id), survives a restart of its server, and is answered by
 //! any server process that shares the run root.
 
-use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, DetailedTask, JsonObject, Task, TaskPayload, TaskStatus};
+use std::sync::Arc;
 
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolResult, DetailedTask, InputResponses, JsonObject, Task, TaskPayload, TaskStatus,
+};
+
+use super::detached::{self, Detached, Standing};
 use super::report::{JobOutcomeOut, JobPhase, JobReport};
 use super::service::JobDesk;
 use super::status::{now_ms, sealed, unseal};
@@ -23,6 +28,8 @@ use crate::tasks::unknown_task;
 /// The run file that makes a run a task.
 const TASK_FILE: FileName = FileName::fixed("mcp-task.json");
 const TASK_LABEL: &[u8] = b"mcp-task";
+/// The kind in the record of a task whose work is a tool's body.
+const DETACHED_KIND: &str = "tool body";
 /// How often clients are asked to poll.
 pub const TASK_POLL_INTERVAL_MS: u64 = 500;
 /// Longest a `tasks/cancel` waits for the cancelled run's end to be
@@ -54,10 +61,29 @@ fn task_status(phase: JobPhase) -> TaskStatus {
 impl JobDesk {
     /// Makes the run in `dir` a task: writes its record; returns the seed.
     pub(crate) fn make_task(&self, dir: &RunDir) -> Result<Task, ToolError> {
+        self.make_task_of(dir, self.kind())
+    }
+
+    /// A task of `caller` whose work is a tool's body, in a fresh run of
+    /// this desk's run root (its quotas apply), whose lease the answer
+    /// holds while the body runs.
+    pub(crate) fn start_detached(
+        &self,
+        caller: &CallerId,
+    ) -> Result<(Arc<Detached>, Task), ToolError> {
+        let (_, dir) = self.runs().create(caller)?;
+        let lease = dir
+            .lease()?
+            .ok_or_else(|| ToolError::internal("a fresh run's lease is held elsewhere"))?;
+        let task = self.make_task_of(&dir, DETACHED_KIND)?;
+        Ok((Arc::new(Detached::new(dir, lease)), task))
+    }
+
+    fn make_task_of(&self, dir: &RunDir, kind: &str) -> Result<Task, ToolError> {
         let created_ms = now_ms();
         let record = TaskRecord {
             created_ms,
-            kind: Some(self.kind().to_owned()),
+            kind: Some(kind.to_owned()),
         };
         let body = serde_json::to_vec(&record).map_err(ToolError::internal)?;
         dir.write_atomic(&TASK_FILE, &sealed(dir, TASK_LABEL, &body))?;
@@ -77,8 +103,9 @@ impl JobDesk {
         }
     }
 
-    /// The run of task `task_id` of `caller`, and when the task was made.
-    fn task_run(&self, caller: &CallerId, task_id: &str) -> Result<(RunDir, u64), ErrorData> {
+    /// The run of task `task_id` of `caller`, when the task was made, and
+    /// whether its work is a tool's body.
+    fn task_run(&self, caller: &CallerId, task_id: &str) -> Result<(RunDir, u64, bool), ErrorData> {
         let dir = match self.runs().resolve(task_id, caller) {
             Ok(d) => d,
             Err(RunError::UnknownRun) => return Err(unknown_task()),
@@ -87,16 +114,41 @@ impl JobDesk {
                 return Err(unknown_task());
             }
         };
-        let record = dir
-            .read_bounded(&TASK_FILE, 512)
-            .ok()
-            .and_then(|b: Vec<u8>| {
-                let body = unseal(&dir, TASK_LABEL, &b)?.to_vec();
-                serde_json::from_slice::<TaskRecord>(&body).ok()
+        let record = task_record(&dir)
+            .filter(|r| {
+                r.kind
+                    .as_deref()
+                    .is_none_or(|k| k == self.kind() || k == DETACHED_KIND)
             })
-            .filter(|r| r.kind.as_deref().is_none_or(|k| k == self.kind()))
             .ok_or_else(unknown_task)?;
-        Ok((dir, record.created_ms))
+        let body = record.kind.as_deref() == Some(DETACHED_KIND);
+        Ok((dir, record.created_ms, body))
+    }
+
+    /// Whether run `dir` holds a detached body's task (not a job's run).
+    pub(super) fn holds_detached_task(&self, dir: &RunDir) -> bool {
+        task_record(dir).is_some_and(|r| r.kind.as_deref() == Some(DETACHED_KIND))
+    }
+
+    /// The state of the detached task of run `dir`.
+    fn detached_task(&self, task_id: &str, created_ms: u64, dir: &RunDir) -> DetailedTask {
+        let payload = match detached::standing(dir) {
+            Standing::Working => TaskPayload::Working,
+            Standing::InputRequired(input_requests) => {
+                TaskPayload::InputRequired { input_requests }
+            }
+            Standing::Completed(result) => TaskPayload::Completed { result },
+            Standing::Failed(error) => TaskPayload::Failed { error },
+            Standing::Cancelled => TaskPayload::Cancelled,
+        };
+        let live = matches!(
+            payload,
+            TaskPayload::Working | TaskPayload::InputRequired { .. }
+        );
+        let at = iso8601(created_ms);
+        let task = Task::new(task_id, TaskStatus::Working, at, iso8601(now_ms()))
+            .with_poll_interval_ms(TASK_POLL_INTERVAL_MS);
+        DetailedTask::new(self.with_ttl(task, !live), payload)
     }
 
     /// `tasks/get`: the task's state, with its result once it ended. A task
@@ -109,7 +161,10 @@ impl JobDesk {
         caller: &CallerId,
         task_id: &str,
     ) -> Result<DetailedTask, ErrorData> {
-        let (dir, created_ms) = self.task_run(caller, task_id)?;
+        let (dir, created_ms, body) = self.task_run(caller, task_id)?;
+        if body {
+            return Ok(self.detached_task(task_id, created_ms, &dir));
+        }
         let report = self.report(caller, &dir);
         let task = self.with_ttl(
             task_of(task_id, created_ms, &report),
@@ -133,7 +188,20 @@ impl JobDesk {
         caller: &CallerId,
         task_id: &str,
     ) -> Result<CallToolResult, ErrorData> {
-        let (dir, _) = self.task_run(caller, task_id)?;
+        let (dir, created_ms, body) = self.task_run(caller, task_id)?;
+        if body {
+            return match self.detached_task(task_id, created_ms, &dir).payload {
+                TaskPayload::Completed { result } => {
+                    serde_json::from_value(serde_json::Value::Object(result))
+                        .map_err(|_| ErrorData::internal_error("Internal error", None))
+                }
+                TaskPayload::Failed { error } => {
+                    Err(serde_json::from_value(serde_json::Value::Object(error))
+                        .unwrap_or_else(|_| ErrorData::internal_error("Internal error", None)))
+                }
+                _ => Err(ErrorData::invalid_request("the task has not ended", None)),
+            };
+        }
         let report = self.report(caller, &dir);
         self.outcome_result(caller, &dir, report).await
     }
@@ -213,7 +281,21 @@ impl JobDesk {
         task_id: &str,
         ended_ok: bool,
     ) -> Result<(), ErrorData> {
-        let (dir, _) = self.task_run(caller, task_id)?;
+        let (dir, _, body) = self.task_run(caller, task_id)?;
+        if body {
+            return match detached::request_cancel(&dir) {
+                Ok(true) => Ok(()),
+                Ok(false) if ended_ok => Ok(()),
+                Ok(false) => Err(ErrorData::invalid_params(
+                    "the task has already ended",
+                    None,
+                )),
+                Err(e) => {
+                    tracing::error!(error = %e, "a task's cancel request was not kept");
+                    Err(ErrorData::internal_error("Internal error", None))
+                }
+            };
+        }
         match self.cancel_run(caller, &dir) {
             Ok(done) if matches!(done.outcome, "cancelled" | super::service::CANCEL_REQUESTED) => {}
             Ok(_) if ended_ok => return Ok(()),
@@ -230,35 +312,54 @@ impl JobDesk {
         Ok(())
     }
 
-    /// `tasks/update` (2026-07-28): a job's run asks nothing once it is a
-    /// task, so no answer is outstanding and every key is ignored, as the
-    /// extension asks of keys the task did not ask for; the answer is the
-    /// acknowledgement. An unknown task is the one unknown-task error.
-    pub fn update_task(&self, caller: &CallerId, task_id: &str) -> Result<(), ErrorData> {
-        self.task_run(caller, task_id).map(drop)
+    /// `tasks/update` (2026-07-28): the answers to a detached body's
+    /// questions, each kept for the body; keys the task did not ask for
+    /// are ignored, as the extension asks (a job's run asks nothing, so
+    /// every key is). The answer is the acknowledgement; an unknown task is
+    /// the one unknown-task error.
+    pub fn update_task(
+        &self,
+        caller: &CallerId,
+        task_id: &str,
+        responses: &InputResponses,
+    ) -> Result<(), ErrorData> {
+        let (dir, _, body) = self.task_run(caller, task_id)?;
+        if body {
+            detached::answer(&dir, responses)?;
+        }
+        Ok(())
     }
 
     /// `tasks/list` (2025-11-25): the caller's tasks, newest state each.
     pub async fn list_tasks(&self, caller: &CallerId) -> Result<Vec<Task>, ErrorData> {
-        let listed = self
-            .list_runs(caller)
+        let handles = self
+            .runs()
+            .list_bounded_async(caller, self.max_listed())
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        // The state of each, without reading any result.
         let mut tasks = Vec::new();
-        for run in listed.runs {
-            if let Ok((dir, created_ms)) = self.task_run(caller, &run.run_handle) {
+        for handle in handles {
+            let id = handle.as_str();
+            if let Ok((dir, created_ms, body)) = self.task_run(caller, id) {
+                if body {
+                    tasks.push(self.detached_task(id, created_ms, &dir).task);
+                    continue;
+                }
                 let report = self.report(caller, &dir);
-                let mut task = self.with_ttl(
-                    task_of(&run.run_handle, created_ms, &report),
-                    !report.state.is_live(),
-                );
+                let mut task =
+                    self.with_ttl(task_of(id, created_ms, &report), !report.state.is_live());
                 task.status = task_status(report.state);
                 tasks.push(task);
             }
         }
         Ok(tasks)
     }
+}
+
+/// The task record of run `dir`, if it is a task's.
+fn task_record(dir: &RunDir) -> Option<TaskRecord> {
+    let sealed = dir.read_bounded(&TASK_FILE, 512).ok()?;
+    serde_json::from_slice(unseal(dir, TASK_LABEL, &sealed)?).ok()
 }
 
 /// The task of a run (status `working`; the caller sets the real one).

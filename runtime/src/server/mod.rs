@@ -245,6 +245,12 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// extension (`io.modelcontextprotocol/tasks`). Clients that do not
     /// take tasks keep the plain tools. Call it once per job service whose
     /// runs are tasks: each task is answered by the desk of its own job.
+    ///
+    /// A tool declared `task(detached)` is a task as a whole: the call is
+    /// answered with the task at once, its body runs on in this server,
+    /// its questions to the client wait as the task's `inputRequests`
+    /// (answered with `tasks/update`), and its result is kept in a run of
+    /// the first desk given here (its run root's quotas and expiry apply).
     #[cfg(feature = "jobs")]
     #[cfg_attr(docsrs, doc(cfg(feature = "jobs")))]
     pub fn tasks<F>(mut self, project: F) -> Self
@@ -394,6 +400,17 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
                 .is_some_and(|c| c.supports_tasks())
         {
             context.extensions.insert(crate::tasks::TasksAccepted);
+        }
+        // A detached body's task lives in the run root of the first job
+        // desk given to `Server::tasks`.
+        #[cfg(feature = "jobs")]
+        if crate::tasks::tasks_accepted(&context.extensions)
+            && let Some(first) = self.tasks.first()
+        {
+            context.extensions.insert(crate::route::DetachHome {
+                service: Arc::clone(&self.service),
+                desk: first(&self.service).clone(),
+            });
         }
         if let Some(level) = self.session_log_level() {
             context.extensions.insert(LogThreshold(level));
@@ -702,9 +719,11 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         {
             let caller = ToolContext::from_request(&context).caller().clone();
             let desks = self.desks()?;
-            desks
-                .of(&caller, &request.task_id)?
-                .update_task(&caller, &request.task_id)
+            desks.of(&caller, &request.task_id)?.update_task(
+                &caller,
+                &request.task_id,
+                &request.input_responses,
+            )
         }
     }
 

@@ -544,6 +544,53 @@ impl Fixture {
             Elicited::Declined | Elicited::Cancelled => Err(ToolError::NotApproved),
         }
     }
+
+    /// Asks the person to confirm deleting `filename` (one of the names
+    /// the server knows, never a caller's path; the fixture deletes
+    /// nothing), then answers (scenario
+    /// tasks-mrtr-input): for a client that takes tasks, the whole body is
+    /// the task, its question the task's input request.
+    #[hardened_tool(
+        max_cost = 1,
+        units = "calls",
+        cost = 1.0,
+        timeout_s = 620,
+        asks = "elicitation",
+        task(detached)
+    )]
+    async fn confirm_delete(
+        &self,
+        ctx: ToolContext,
+        filename: Deletable,
+    ) -> Result<Output<&'static str>, ToolError> {
+        let _ = filename;
+        match ctx.elicit::<GoAhead>("confirm", "Delete the file?").await? {
+            Elicited::Accepted(GoAhead { confirm: true, .. }) => Ok(Output::new("confirmed")),
+            _ => Ok(Output::new("not confirmed")),
+        }
+    }
+
+    /// Asks two questions at once, then says how many were accepted
+    /// (scenario tasks-mrtr-input): as a task, both wait together.
+    #[hardened_tool(
+        max_cost = 1,
+        units = "calls",
+        cost = 1.0,
+        timeout_s = 620,
+        asks = "elicitation",
+        task(detached)
+    )]
+    async fn multi_input(&self, ctx: ToolContext) -> Result<Output<String>, ToolError> {
+        let (first, second) = futures::join!(
+            ctx.elicit::<GoAhead>("first", "First: go ahead?"),
+            ctx.elicit::<GoAhead>("second", "Second: go ahead?")
+        );
+        let accepted = [first?, second?]
+            .iter()
+            .filter(|a| matches!(a, Elicited::Accepted(GoAhead { confirm: true, .. })))
+            .count();
+        Ok(Output::new(format!("{accepted} of 2 accepted")))
+    }
 }
 
 /// `accept`, `decline` or `cancel`.
@@ -594,6 +641,28 @@ pub struct Colour {
     /// Your favourite colour.
     #[bounded(max_len = 32, charset = "identifier")]
     pub color: String,
+}
+
+/// The files `confirm_delete` knows: a file name a caller may send is one
+/// of a closed set, never a path.
+#[derive(Debug, Clone, Copy, ToolEnum)]
+pub enum Deletable {
+    /// The input scenario's file.
+    #[tool_enum(rename = "mrtr-input.txt")]
+    MrtrInput,
+    /// The resume scenario's file.
+    #[tool_enum(rename = "mrtr-resume.txt")]
+    MrtrResume,
+}
+
+/// A go-ahead, and who gives it.
+#[derive(Debug, HardenedArgs)]
+pub struct GoAhead {
+    /// Whether to go ahead.
+    pub confirm: bool,
+    /// Who answers.
+    #[bounded(max_len = 64, pattern = "^[A-Za-z0-9 _.-]{1,64}$")]
+    pub name: Option<String>,
 }
 
 /// A yes/no confirmation.
