@@ -615,9 +615,19 @@ fn detach<S: Send + Sync + 'static>(
         // A cancel request cancels the body's context; the body then ends
         // as a cancelled call does (its job runs cancelled with it).
         let watcher = tokio::spawn(Arc::clone(&task).watch_cancel());
-        let result = call_checked(&call, &scopes, &*home.service, arguments, ctx).await;
+        let body = call_checked(&call, &scopes, &*home.service, arguments, ctx);
+        let ended = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(body)).await;
         watcher.abort();
-        task.end(round.take_fault().map_or(Ok(result), Err));
+        task.end(match ended {
+            Ok(result) => round.take_fault().map_or(Ok(result), Err),
+            // A body that panicked fails its task with the fixed internal
+            // error (a protocol error), never leaving it working.
+            Err(_) => {
+                let id = crate::error::ReferenceId::new();
+                tracing::error!(reference = %id, "a detached task's body panicked");
+                Err(rmcp::ErrorData::internal_error("Internal error", None))
+            }
+        });
     });
     Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(
         created,

@@ -173,6 +173,12 @@ impl Lab {
         }
     }
 
+    /// Panics: a detached body that does fails its task.
+    #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, task(required, detached))]
+    async fn probe_panics(&self) -> Result<Output<u32>, ToolError> {
+        std::panic::panic_any("probe_panics: a deliberate panic")
+    }
+
     /// Not a task tool.
     #[hardened_tool(max_cost = 1, units = "calls", cost = 1.0, annotations(read_only))]
     async fn probe_ping(&self) -> Result<Output<u32>, ToolError> {
@@ -803,6 +809,15 @@ async fn a_detached_body_is_the_task_and_its_questions_are_the_tasks() {
                 );
             }
         }
+
+        // A body that panics fails its task with the fixed internal error
+        // (a protocol error): the panic's text is never sent.
+        let panics = json!({"name": "probe_panics", "arguments": {}});
+        let (_, created) = alice.send("tools/call", "probe_panics", panics).await;
+        let id = start(created).await;
+        let failed = alice.until(&id, "failed").await;
+        assert_eq!(failed["result"]["error"]["code"], -32603, "{failed}");
+        assert!(!failed.to_string().contains("deliberate"), "{failed}");
 
         // A cancel request ends a waiting body for good.
         let (_, created) = alice.send("tools/call", "probe_confirmed", call).await;

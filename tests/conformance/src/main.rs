@@ -519,6 +519,21 @@ impl Fixture {
             .await
     }
 
+    /// A task whose body panics (scenario tasks-lifecycle): the framework
+    /// fails the task with the fixed internal error, a protocol error
+    /// (`failed`), and never leaves it working.
+    #[hardened_tool(
+        max_cost = 1,
+        units = "calls",
+        cost = 1.0,
+        timeout_s = 30,
+        task(required, detached)
+    )]
+    async fn protocol_error_job(&self) -> Result<Output<u32>, ToolError> {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        std::panic::panic_any("protocol_error_job: the fixture's deliberate panic")
+    }
+
     /// Asks the person's name, then runs as a task (scenario
     /// tasks-mrtr-composition): the question comes before the task.
     #[hardened_tool(
