@@ -156,14 +156,17 @@ impl Round {
     /// the task's run.
     #[cfg(feature = "jobs")]
     pub(crate) fn in_task(call: Option<&Arc<Self>>, task: Arc<crate::jobs::Detached>) -> Arc<Self> {
-        match call {
-            Some(round) if matches!(round.source, Source::Session(_)) => Arc::clone(round),
-            _ => Arc::new(Self {
-                source: Source::Task(task),
-                caps: call.and_then(|r| r.caps.clone()),
-                slot: Mutex::default(),
-            }),
-        }
+        // A round of its own either way: the call's ends when the task is
+        // answered, the body's when the body does.
+        let source = match call.map(|r| &r.source) {
+            Some(Source::Session(peer)) => Source::Session(peer.clone()),
+            _ => Source::Task(task),
+        };
+        Arc::new(Self {
+            source,
+            caps: call.and_then(|r| r.caps.clone()),
+            slot: Mutex::default(),
+        })
     }
 
     /// The protocol error that ends the call, if one was met.

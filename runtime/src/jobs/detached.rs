@@ -27,7 +27,7 @@ use rmcp::model::{CallToolResult, InputRequest, InputRequests, InputResponses, J
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::status::{sealed, unseal};
+use super::status::{now_ms, sealed, unseal};
 use crate::error::ToolError;
 use crate::runs::{FileName, RunDir, RunLease};
 
@@ -69,6 +69,14 @@ enum Ended {
     Error(JsonObject),
 }
 
+/// A body's end and when it was kept (ms since the epoch): a cancel
+/// request made before it wins, one made after it changes nothing.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Kept {
+    at_ms: u64,
+    ended: Ended,
+}
+
 /// The run of a detached body, held by the server that runs it: the run's
 /// lease, the cancel token of the body, the questions' keys used so far.
 pub(crate) struct Detached {
@@ -107,7 +115,7 @@ impl Detached {
     pub(crate) async fn watch_cancel(self: Arc<Self>) {
         loop {
             tokio::time::sleep(POLL).await;
-            if cancel_requested(&self.dir) {
+            if cancel_requested(&self.dir).is_some() {
                 self.cancel.cancel();
                 return;
             }
@@ -121,14 +129,16 @@ impl Detached {
             Ok(result) => object(&result).map(Ended::Result),
             Err(error) => object(&error).map(Ended::Error),
         };
-        let mut body = kept.and_then(|k| serde_json::to_vec(&k).ok());
+        let at_ms = now_ms();
+        let keep = |ended| serde_json::to_vec(&Kept { at_ms, ended }).ok();
+        let mut body = kept.and_then(keep);
         if body
             .as_ref()
             .is_none_or(|b| b.len() > MAX_ENDED_BYTES - 128)
         {
             tracing::error!("a task's result could not be kept whole: kept as an internal error");
             body = object(&ErrorData::internal_error("Internal error", None))
-                .and_then(|e| serde_json::to_vec(&Ended::Error(e)).ok());
+                .and_then(|e| keep(Ended::Error(e)));
         }
         let Some(body) = body else { return };
         if let Err(e) = self
@@ -149,8 +159,7 @@ impl Detached {
         key: &'static str,
         request: InputRequest,
     ) -> Result<Value, ToolError> {
-        // A key asked again is a question of its own: its id is unique
-        // over the task's life.
+        // A key asked again is a question of its own (`key#2`, …).
         let id = {
             let mut used = self.asked.lock().await;
             let n = used.entry(key).or_insert(0);
@@ -158,7 +167,7 @@ impl Detached {
             if *n == 1 {
                 key.to_owned()
             } else {
-                format!("{key}.{n}")
+                format!("{key}#{n}")
             }
         };
         self.change_asked(|asked| {
@@ -217,12 +226,13 @@ fn object(value: &impl serde::Serialize) -> Option<JsonObject> {
     }
 }
 
-/// The file of the answer to question `id`: its bytes in hex, so that any
-/// key the server chose names a file.
+/// The file of the answer to question `id`: named by a digest of it, so
+/// that any key the server chose, of any length, names a file of its own.
 fn answer_file(id: &str) -> Result<FileName, ToolError> {
+    use sha2::Digest as _;
     use std::fmt::Write;
     let mut name = String::from("mcp-answer-");
-    for b in id.bytes() {
+    for b in &sha2::Sha256::digest(id.as_bytes())[..16] {
         let _ = write!(name, "{b:02x}");
     }
     FileName::new(&name).map_err(|_| ToolError::internal("a question's key names no file"))
@@ -249,8 +259,10 @@ fn read_answer(dir: &RunDir, id: &str) -> Option<Value> {
     serde_json::from_slice(&body).ok()
 }
 
-fn cancel_requested(dir: &RunDir) -> bool {
-    read_sealed(dir, &CANCEL_FILE, CANCEL_LABEL, 16).is_some()
+/// When a cancel request was made (ms since the epoch), if one was.
+fn cancel_requested(dir: &RunDir) -> Option<u64> {
+    let body = read_sealed(dir, &CANCEL_FILE, CANCEL_LABEL, 32)?;
+    std::str::from_utf8(&body).ok()?.parse().ok()
 }
 
 /// How the detached task of run `dir` stands. A cancel request wins over
@@ -258,11 +270,11 @@ fn cancel_requested(dir: &RunDir) -> bool {
 /// taken are no longer shown. A run with neither an end nor a lease lost
 /// its server: the task failed.
 pub(crate) fn standing(dir: &RunDir) -> Standing {
-    if cancel_requested(dir) {
-        return Standing::Cancelled;
-    }
-    if let Some(ended) = read_ended(dir) {
-        return ended;
+    let cancelled_ms = cancel_requested(dir);
+    match read_ended(dir) {
+        Some((at_ms, ended)) if cancelled_ms.is_none_or(|c| c > at_ms) => return ended,
+        _ if cancelled_ms.is_some() => return Standing::Cancelled,
+        _ => {}
     }
     let mut asked = read_asked(dir);
     asked.retain(|id, _| read_answer(dir, id).is_none());
@@ -272,7 +284,7 @@ pub(crate) fn standing(dir: &RunDir) -> Standing {
     match dir.is_leased() {
         Ok(true) => Standing::Working,
         // The end may have been kept since it was looked for.
-        _ => read_ended(dir).unwrap_or_else(|| {
+        _ => read_ended(dir).map(|(_, ended)| ended).unwrap_or_else(|| {
             tracing::warn!("a detached task's server stopped before its body ended");
             Standing::Failed(
                 object(&ErrorData::internal_error(
@@ -285,21 +297,30 @@ pub(crate) fn standing(dir: &RunDir) -> Standing {
     }
 }
 
-fn read_ended(dir: &RunDir) -> Option<Standing> {
+/// The kept end of run `dir`, and when it was kept.
+fn read_ended(dir: &RunDir) -> Option<(u64, Standing)> {
     let body = read_sealed(dir, &ENDED_FILE, ENDED_LABEL, MAX_ENDED_BYTES)?;
-    Some(match serde_json::from_slice(&body).ok()? {
+    let kept: Kept = serde_json::from_slice(&body).ok()?;
+    let standing = match kept.ended {
         Ended::Result(r) => Standing::Completed(r),
         Ended::Error(e) => Standing::Failed(e),
-    })
+    };
+    Some((kept.at_ms, standing))
 }
 
-/// Leaves a cancel request in run `dir` (idempotent); `false` when the
-/// task had already ended.
+/// Leaves a cancel request in run `dir`; `false` when the task had
+/// already ended (its end kept, or its server gone). A request already
+/// made stays as it was; an end kept after the request, in a race, wins
+/// ([`standing`] compares the times).
 pub(crate) fn request_cancel(dir: &RunDir) -> Result<bool, ToolError> {
-    if read_ended(dir).is_some() {
+    if cancel_requested(dir).is_some() {
+        return Ok(true);
+    }
+    if read_ended(dir).is_some() || !dir.is_leased()? {
         return Ok(false);
     }
-    dir.write_atomic(&CANCEL_FILE, &sealed(dir, CANCEL_LABEL, b"cancel"))?;
+    let at_ms = now_ms().to_string();
+    dir.write_atomic(&CANCEL_FILE, &sealed(dir, CANCEL_LABEL, at_ms.as_bytes()))?;
     Ok(true)
 }
 
@@ -338,8 +359,12 @@ mod tests {
 
     #[test]
     fn every_key_names_one_file_of_its_own() {
-        assert_eq!(answer_file("a").unwrap().as_str(), "mcp-answer-61");
-        assert_eq!(answer_file("../x").unwrap().as_str(), "mcp-answer-2e2e2f78");
-        assert_ne!(answer_file("ab").unwrap(), answer_file("a.b").unwrap());
+        let long = "k".repeat(500);
+        for key in ["a", "../x", "ab", "a#2", long.as_str()] {
+            let name = answer_file(key).unwrap();
+            assert!(name.as_str().starts_with("mcp-answer-"), "{key}");
+            assert_eq!(name.as_str().len(), 11 + 32);
+        }
+        assert_ne!(answer_file("ab").unwrap(), answer_file("a#b").unwrap());
     }
 }
