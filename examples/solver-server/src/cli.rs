@@ -1,62 +1,27 @@
-//! The command line: the framework's standard server options
-//! ([`ServerArgs`]) and the heat server's own, in modes `serve` (the
-//! default) and `demo`.
+//! The command line: the framework's two modes, `serve` (the default) and
+//! `demo` ([`App`]), with the heat server's own options and the demo's.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
-use hardened_mcp::cli::{RunArgs, SandboxArgs, ServerArgs};
+use clap::Args;
+use hardened_mcp::cli::App;
 
 /// The environment variable that supplies `--solver`.
 pub const SOLVER_ENV: &str = "SOLVER_SERVER_SOLVER";
 
-/// The command line: a mode, or `serve`'s options with no mode (stdio
-/// `serve` is the default).
-#[derive(Debug, Parser)]
-#[command(
-    name = "solver-server",
-    version,
-    about = "A 1-D heat-diffusion solver behind hardened MCP tools",
-    long_about = "A 1-D heat-diffusion solver behind hardened MCP tools.\n\n\
-                  With no mode, serves MCP over stdio (as `serve`); the options below are \
-                  serve's. `solver-server <MODE> --help` shows a mode's options.",
-    args_conflicts_with_subcommands = true,
-    subcommand_value_name = "MODE",
-    subcommand_help_heading = "Modes"
-)]
-pub struct Cli {
-    /// The mode; `serve` when absent.
-    #[command(subcommand)]
-    pub mode: Option<Mode>,
-    /// `serve`'s options, given without the mode.
-    #[command(flatten)]
-    pub serve: Options,
-}
+/// The command.
+pub const APP: App = App::new(
+    "solver-server",
+    env!("CARGO_PKG_VERSION"),
+    "A 1-D heat-diffusion solver behind hardened MCP tools",
+)
+.demo(
+    "Run an in-process MCP client session that shows every protection: a run with a \
+     progress bar, its result and plot, and hostile calls each refused with a fixed error",
+);
 
-/// The modes.
-#[derive(Debug, Subcommand)]
-#[allow(clippy::large_enum_variant)] // parsed once per process
-pub enum Mode {
-    /// Serve the heat tools over MCP: stdio (the default), or streamable HTTP with --http
-    Serve(Options),
-    /// Run an in-process MCP client session that shows every protection
-    ///
-    /// Lists the tools, starts a run with a progress bar, shows its status and
-    /// result, saves the profile plot, and sends a handful of hostile calls that
-    /// are each refused with a fixed error. Finishes in seconds.
-    Demo(DemoOptions),
-}
-
-/// `serve`'s options: the standard ones and the heat server's.
-#[derive(Debug, Clone, Default, PartialEq, Args)]
-pub struct Options {
-    /// Run root, sandbox, launcher, transport.
-    #[command(flatten)]
-    pub server: ServerArgs,
-    /// The heat server's own.
-    #[command(flatten)]
-    pub heat: HeatOptions,
-}
+/// The mode chosen, with its options.
+pub type Mode = hardened_mcp::cli::Mode<HeatOptions, DemoOptions>;
 
 /// What only the heat server has.
 #[derive(Debug, Clone, Default, PartialEq, Args)]
@@ -73,18 +38,10 @@ pub struct HeatOptions {
     pub confirm_delete: bool,
 }
 
-/// `demo`'s options: where runs go and how they are contained, no transport.
+/// What only the demo has.
 #[derive(Debug, Clone, Default, PartialEq, Args)]
+#[command(next_help_heading = "Demo")]
 pub struct DemoOptions {
-    /// The run root [default: a fresh temporary directory, removed after].
-    #[command(flatten)]
-    pub runs: RunArgs,
-    /// The sandbox and the launcher.
-    #[command(flatten)]
-    pub sandbox: SandboxArgs,
-    /// The heat server's own.
-    #[command(flatten)]
-    pub heat: HeatOptions,
     /// Where to save the profile plot [default: heat-profile.png]
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
@@ -92,17 +49,15 @@ pub struct DemoOptions {
 
 #[cfg(test)]
 mod tests {
-    use std::ffi::OsString;
-
     use clap::error::ErrorKind;
-    use hardened_mcp::cli::{Parsed, try_parse_from};
+    use hardened_mcp::cli::Parsed;
 
     use super::*;
 
-    fn p(args: &[&str]) -> Result<Cli, clap::Error> {
+    fn p(args: &[&str]) -> Result<Mode, clap::Error> {
         let argv = std::iter::once("solver-server").chain(args.iter().copied());
-        match try_parse_from::<Cli, _, _>(argv.map(OsString::from))? {
-            Parsed::Args(cli) => Ok(cli),
+        match APP.try_parse_from(argv)? {
+            Parsed::Args(mode) => Ok(mode),
             _ => panic!("not arguments"),
         }
     }
@@ -113,12 +68,14 @@ mod tests {
 
     #[test]
     fn serve_is_the_default_mode_and_takes_the_heat_options() {
-        let cli = p(&["--solver", "/s", "--confirm-delete", "--run-root", "/r"]).unwrap();
-        assert!(cli.mode.is_none());
-        assert_eq!(cli.serve.heat.solver, Some(PathBuf::from("/s")));
-        assert!(cli.serve.heat.confirm_delete);
-        assert_eq!(cli.serve.server.runs.run_root, Some(PathBuf::from("/r")));
-        let Some(Mode::Serve(o)) = p(&["serve", "--http", "127.0.0.1:1"]).unwrap().mode else {
+        let argv = ["--solver", "/s", "--confirm-delete", "--run-root", "/r"];
+        let Mode::Serve(o) = p(&argv).unwrap() else {
+            panic!("serve is the default")
+        };
+        assert_eq!(o.own.solver, Some(PathBuf::from("/s")));
+        assert!(o.own.confirm_delete);
+        assert_eq!(o.server.runs.run_root, Some(PathBuf::from("/r")));
+        let Mode::Serve(o) = p(&["serve", "--http", "127.0.0.1:1"]).unwrap() else {
             panic!("serve")
         };
         assert!(o.server.http.http.is_some());
@@ -128,13 +85,10 @@ mod tests {
 
     #[test]
     fn demo_takes_runs_and_sandbox_options_but_no_transport() {
-        let Some(Mode::Demo(d)) = p(&["demo", "--plot", "x.png", "--max-runs", "3"])
-            .unwrap()
-            .mode
-        else {
+        let Mode::Demo(d) = p(&["demo", "--plot", "x.png", "--max-runs", "3"]).unwrap() else {
             panic!("demo")
         };
-        assert_eq!(d.plot, Some(PathBuf::from("x.png")));
+        assert_eq!(d.demo.plot, Some(PathBuf::from("x.png")));
         assert_eq!(d.runs.max_runs, 3);
         for bad in [
             &["demo", "--http", "127.0.0.1:1"][..],
@@ -159,6 +113,6 @@ mod tests {
         ] {
             assert!(help.contains(word), "{word} missing from\n{help}");
         }
-        hardened_mcp::cli::command::<Cli>().debug_assert();
+        APP.command::<HeatOptions, DemoOptions>().debug_assert();
     }
 }

@@ -9,20 +9,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use base64::Engine as _;
-use hardened_mcp::transport::HardenedStdio;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, ElicitationCapability, NumberOrString, ProgressNotificationParam,
     ProgressToken, RequestMetaObject,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
-use rmcp::{ClientHandler, ErrorData, ServiceExt};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use rmcp::{ClientHandler, ErrorData};
 use serde_json::{Value, json};
 
-use hardened_mcp::cli::{BoxError, ServerArgs, StartError};
+use hardened_mcp::cli::{BoxError, DemoArgs, InProcess, StartError};
 
 use crate::app;
-use crate::cli::DemoOptions;
+use crate::cli::{DemoOptions, HeatOptions};
 
 /// Prints progress notifications as a bar.
 #[derive(Default, Clone)]
@@ -74,45 +73,22 @@ impl ClientHandler for ProgressBar {
     }
 }
 
-type Client = RunningService<RoleClient, ProgressBar>;
+type Client = InProcess<ProgressBar>;
 
 /// Runs the demo; errors are start-up or protocol failures.
-pub async fn run(opts: DemoOptions) -> Result<(), BoxError> {
-    let tmp = std::env::temp_dir().join(format!("hardened-mcp-demo-{}", std::process::id()));
-    let mut args = ServerArgs {
-        runs: opts.runs.clone(),
-        sandbox: opts.sandbox.clone(),
-        ..ServerArgs::default()
-    };
-    args.runs.run_root.get_or_insert_with(|| tmp.clone());
+pub async fn run(o: DemoArgs<HeatOptions, DemoOptions>) -> Result<(), BoxError> {
+    let args = o.server_args()?;
     // The demo's server asks before cancelling or deleting a run, too.
-    let mut heat = opts.heat.clone();
-    heat.confirm_delete = true;
+    let heat = HeatOptions {
+        confirm_delete: true,
+        ..o.own.clone()
+    };
     let mut setup = args.setup();
     let server = app::build(&mut setup, &heat)?;
     let containment = server.service().containment().to_string();
-    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    let (sr, sw) = tokio::io::split(server_io);
-    let serving = tokio::spawn(async move {
-        match server.serve(HardenedStdio::new(sr, sw)).await {
-            Ok(running) => {
-                let _ = running.waiting().await;
-            }
-            Err(e) => tracing::error!(error = %e, "demo server did not start"),
-        }
-    });
-    let (cr, cw) = tokio::io::split(client_io);
-    let client = ProgressBar::default()
-        .serve((cr, cw))
-        .await
-        .map_err(|e| StartError::because("client session", e))?;
-    let result = session(&client, &opts, &containment).await;
-    let _ = client.cancel().await;
-    let _ = serving.await;
-    drop(setup);
-    if opts.runs.run_root.is_none() {
-        let _ = std::fs::remove_dir_all(&tmp);
-    }
+    let client = InProcess::connect(server, ProgressBar::default()).await?;
+    let result = session(&client, &o.demo, &containment).await;
+    client.close().await;
     Ok(result?)
 }
 

@@ -5,19 +5,16 @@
 
 use std::process::ExitCode;
 
-use solver_server::cli::{Cli, Mode, Options};
+use solver_server::cli::{APP, Mode};
 use solver_server::{app, demo};
 
 fn main() -> ExitCode {
     if solver_server::config::started_as_solver() {
         return solver_server::heat1d::main();
     }
-    let cli: Cli = hardened_mcp::cli::parse();
-    let serve = |o: Options| o.server.serve(|setup| app::build(setup, &o.heat));
-    match cli.mode {
-        None => serve(cli.serve),
-        Some(Mode::Serve(o)) => serve(o),
+    match APP.parse() {
+        Mode::Serve(o) => o.server.serve(|setup| app::build(setup, &o.own)),
         // Quiet logs: the demo talks on stdout.
-        Some(Mode::Demo(o)) => hardened_mcp::cli::block_on("warn", demo::run(o)),
+        Mode::Demo(d) => hardened_mcp::cli::block_on("warn", demo::run(d)),
     }
 }

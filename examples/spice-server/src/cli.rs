@@ -1,60 +1,26 @@
-//! The command line: the framework's standard server options
-//! ([`ServerArgs`]) and the SPICE server's own, in modes `serve` (the
-//! default) and `demo`.
+//! The command line: the framework's two modes, `serve` (the default) and
+//! `demo` ([`App`]), with the SPICE server's own options and the demo's.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
-use hardened_mcp::cli::{RunArgs, SandboxArgs, ServerArgs};
+use clap::Args;
+use hardened_mcp::cli::App;
 
 /// The environment variable that supplies `--ngspice`.
 pub const NGSPICE_ENV: &str = "SPICE_SERVER_NGSPICE";
 
-/// The command line: a mode, or `serve`'s options with no mode (stdio
-/// `serve` is the default).
-#[derive(Debug, Parser)]
-#[command(
-    name = "spice-server",
-    version,
-    about = "Circuit simulation with ngspice behind hardened MCP tools",
-    long_about = "Circuit simulation with ngspice behind hardened MCP tools.\n\n\
-                  With no mode, serves MCP over stdio (as `serve`); the options below are \
-                  serve's. `spice-server <MODE> --help` shows a mode's options.",
-    args_conflicts_with_subcommands = true,
-    subcommand_value_name = "MODE",
-    subcommand_help_heading = "Modes"
-)]
-pub struct Cli {
-    /// The mode; `serve` when absent.
-    #[command(subcommand)]
-    pub mode: Option<Mode>,
-    /// `serve`'s options, given without the mode.
-    #[command(flatten)]
-    pub serve: Options,
-}
+/// The command.
+pub const APP: App = App::new(
+    "spice-server",
+    env!("CARGO_PKG_VERSION"),
+    "Circuit simulation with ngspice behind hardened MCP tools",
+)
+.demo("Run an in-process client session: simulations and refused attacks");
 
-/// The modes.
-#[derive(Debug, Subcommand)]
-#[allow(clippy::large_enum_variant)] // parsed once per process
-pub enum Mode {
-    /// Serve the SPICE tools over MCP: stdio (the default), or streamable HTTP with --http
-    Serve(Options),
-    /// Run an in-process client session: simulations and refused attacks
-    Demo(DemoOptions),
-}
+/// The mode chosen, with its options.
+pub type Mode = hardened_mcp::cli::Mode<SpiceOptions, DemoOptions>;
 
-/// `serve`'s options: the standard ones and the SPICE server's.
-#[derive(Debug, Clone, Default, PartialEq, Args)]
-pub struct Options {
-    /// Run root, sandbox, transport.
-    #[command(flatten)]
-    pub server: ServerArgs,
-    /// The SPICE server's own.
-    #[command(flatten)]
-    pub spice: SpiceOptions,
-}
-
-/// What only the SPICE server has.
+/// What only the SPICE server has (in both modes).
 #[derive(Debug, Clone, Default, PartialEq, Args)]
 #[command(next_help_heading = "ngspice")]
 pub struct SpiceOptions {
@@ -68,18 +34,10 @@ pub struct SpiceOptions {
     pub grants: Vec<PathBuf>,
 }
 
-/// `demo`'s options: where runs go and how they are contained, no transport.
+/// What only the demo has.
 #[derive(Debug, Clone, Default, PartialEq, Args)]
+#[command(next_help_heading = "Demo")]
 pub struct DemoOptions {
-    /// The run root [default: a fresh temporary directory, removed after].
-    #[command(flatten)]
-    pub runs: RunArgs,
-    /// The sandbox.
-    #[command(flatten)]
-    pub sandbox: SandboxArgs,
-    /// The SPICE server's own.
-    #[command(flatten)]
-    pub spice: SpiceOptions,
     /// Where to save the AC plot [default: spice-ac.png]
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
@@ -87,44 +45,43 @@ pub struct DemoOptions {
 
 #[cfg(test)]
 mod tests {
-    use std::ffi::OsString;
-
     use clap::error::ErrorKind;
-    use hardened_mcp::cli::{Parsed, try_parse_from};
+    use hardened_mcp::cli::Parsed;
 
     use super::*;
 
-    fn p(args: &[&str]) -> Result<Cli, clap::Error> {
+    fn p(args: &[&str]) -> Result<Mode, clap::Error> {
         let argv = std::iter::once("spice-server").chain(args.iter().copied());
-        match try_parse_from::<Cli, _, _>(argv.map(OsString::from))? {
-            Parsed::Args(cli) => Ok(cli),
+        match APP.try_parse_from(argv)? {
+            Parsed::Args(mode) => Ok(mode),
             _ => panic!("not arguments"),
         }
     }
 
     #[test]
     fn modes_and_options() {
-        let cli = p(&[
+        let argv = [
             "--ngspice",
             "/usr/bin/ngspice",
             "--grant",
-            "/opt/a",
+            "/a",
             "--grant",
-            "/opt/b",
-        ])
-        .unwrap();
-        assert!(cli.mode.is_none());
-        assert_eq!(cli.serve.spice.ngspice, Some("/usr/bin/ngspice".into()));
-        assert_eq!(
-            cli.serve.spice.grants,
-            [PathBuf::from("/opt/a"), PathBuf::from("/opt/b")]
-        );
-        let Some(Mode::Demo(d)) = p(&["demo", "--plot", "x.png"]).unwrap().mode else {
+            "/b",
+        ];
+        let Mode::Serve(o) = p(&argv).unwrap() else {
+            panic!("serve is the default")
+        };
+        assert_eq!(o.own.ngspice, Some("/usr/bin/ngspice".into()));
+        assert_eq!(o.own.grants, [PathBuf::from("/a"), PathBuf::from("/b")]);
+        let Mode::Demo(d) = p(&["demo", "--plot", "x.png", "--grant", "/a"]).unwrap() else {
             panic!("demo")
         };
-        assert_eq!(d.plot, Some("x.png".into()));
+        assert_eq!(
+            (d.demo.plot, d.own.grants),
+            (Some("x.png".into()), vec!["/a".into()])
+        );
         assert!(!d.sandbox.allow_weak_sandbox, "fail closed by default");
-        let Some(Mode::Serve(o)) = p(&["serve", "--http", "127.0.0.1:1"]).unwrap().mode else {
+        let Mode::Serve(o) = p(&["serve", "--http", "127.0.0.1:1"]).unwrap() else {
             panic!("serve")
         };
         assert!(o.server.http.http.is_some(), "SPICE over HTTP");
@@ -144,10 +101,10 @@ mod tests {
             "demo",
             "--completions",
             "SPICE_SERVER_RUN_ROOT",
-            "SPICE_SERVER_NGSPICE",
+            NGSPICE_ENV,
         ] {
             assert!(help.contains(word), "{word} missing from\n{help}");
         }
-        hardened_mcp::cli::command::<Cli>().debug_assert();
+        APP.command::<SpiceOptions, DemoOptions>().debug_assert();
     }
 }

@@ -8,69 +8,26 @@ use std::f64::consts::PI;
 use std::path::PathBuf;
 
 use base64::Engine as _;
-use hardened_mcp::transport::HardenedStdio;
-use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig};
-use rmcp::service::{RoleClient, RunningService};
+use hardened_mcp::cli::{BoxError, DemoArgs, InProcess, StartError};
+use rmcp::model::{CallToolResult, ClientConfig};
 use serde_json::{Value, json};
-
-use hardened_mcp::cli::{BoxError, ServerArgs, StartError};
 
 use crate::app;
 use crate::circuit;
-use crate::cli::DemoOptions;
+use crate::cli::{DemoOptions, SpiceOptions};
 
-type Client = RunningService<RoleClient, ClientConfig>;
+type Client = InProcess<ClientConfig>;
 
 /// Runs the demo; errors are start-up or protocol failures.
-pub async fn run(o: DemoOptions) -> Result<(), BoxError> {
-    let tmp = std::env::temp_dir().join(format!("hardened-mcp-spice-demo-{}", std::process::id()));
-    let mut args = ServerArgs {
-        runs: o.runs.clone(),
-        sandbox: o.sandbox.clone(),
-        ..ServerArgs::default()
-    };
-    args.runs.run_root.get_or_insert_with(|| tmp.clone());
+pub async fn run(o: DemoArgs<SpiceOptions, DemoOptions>) -> Result<(), BoxError> {
+    let args = o.server_args()?;
     let mut setup = args.setup();
-    let server = app::build(&mut setup, &o.spice)?;
+    let server = app::build(&mut setup, &o.own)?;
     let containment = server.service().containment().to_string();
-    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    let (sr, sw) = tokio::io::split(server_io);
-    let serving = tokio::spawn(async move {
-        match server.serve(HardenedStdio::new(sr, sw)).await {
-            Ok(running) => {
-                let _ = running.waiting().await;
-            }
-            Err(e) => tracing::error!(error = %e, "demo server did not start"),
-        }
-    });
-    let (cr, cw) = tokio::io::split(client_io);
-    let client = ClientConfig::default()
-        .serve((cr, cw))
-        .await
-        .map_err(|e| StartError::because("client session", e))?;
-    let result = session(&client, &o, &containment).await;
-    let _ = client.cancel().await;
-    let _ = serving.await;
-    drop(setup);
-    if o.runs.run_root.is_none() {
-        let _ = std::fs::remove_dir_all(&tmp);
-    }
+    let client = InProcess::connect(server, ClientConfig::default()).await?;
+    let result = session(&client, &o.demo, &containment).await;
+    client.close().await;
     Ok(result?)
-}
-
-async fn call(
-    client: &Client,
-    name: &'static str,
-    args: Value,
-) -> Result<CallToolResult, StartError> {
-    let Value::Object(args) = args else {
-        return Err(StartError::because("demo", "arguments must be an object"));
-    };
-    client
-        .call_tool(CallToolRequestParams::new(name).with_arguments(args))
-        .await
-        .map_err(|e| StartError::because(name, e))
 }
 
 /// The structured answer: the result's `data` (success) or the whole
@@ -107,13 +64,13 @@ async fn session(client: &Client, o: &DemoOptions, containment: &str) -> Result<
 
     heading("2. RC low-pass, AC sweep (R = 1 kΩ, C = 100 nF)");
     let (r, c) = (1e3, 100e-9);
-    let ac = call(
-        client,
-        "spice_ac",
-        json!({"template": "rc_lowpass", "resistance": r, "capacitance": c,
+    let ac = client
+        .call(
+            "spice_ac",
+            json!({"template": "rc_lowpass", "resistance": r, "capacitance": c,
                "f_start": 10.0, "f_stop": 1e6, "points_per_decade": 50}),
-    )
-    .await?;
+        )
+        .await?;
     let v = structured(&ac);
     let fc = 1.0 / (2.0 * PI * r * c);
     println!(
@@ -125,13 +82,13 @@ async fn session(client: &Client, o: &DemoOptions, containment: &str) -> Result<
 
     heading("3. Series RLC, AC sweep (R = 10 Ω, L = 1 mH, C = 1 µF)");
     let (l, c2): (f64, f64) = (1e-3, 1e-6);
-    let rlc = call(
-        client,
-        "spice_ac",
-        json!({"template": "series_rlc", "resistance": 10.0, "inductance": l, "capacitance": c2,
+    let rlc = client
+        .call(
+            "spice_ac",
+            json!({"template": "series_rlc", "resistance": 10.0, "inductance": l, "capacitance": c2,
                "f_start": 100.0, "f_stop": 100e3, "points_per_decade": 200}),
-    )
-    .await?;
+        )
+        .await?;
     let v = structured(&rlc);
     println!(
         "  resonance at {:.1} Hz; 1/(2π√(LC)) = {:.1} Hz",
@@ -140,13 +97,13 @@ async fn session(client: &Client, o: &DemoOptions, containment: &str) -> Result<
     );
 
     heading("4. RC low-pass, step response");
-    let tran = call(
-        client,
-        "spice_tran",
-        json!({"template": "rc_lowpass", "resistance": r, "capacitance": c,
+    let tran = client
+        .call(
+            "spice_tran",
+            json!({"template": "rc_lowpass", "resistance": r, "capacitance": c,
                "t_step": 1e-6, "t_stop": 1e-3}),
-    )
-    .await?;
+        )
+        .await?;
     let v = structured(&tran);
     println!(
         "  10–90 % rise time {:.2} µs; RC·ln 9 = {:.2} µs",
@@ -155,12 +112,12 @@ async fn session(client: &Client, o: &DemoOptions, containment: &str) -> Result<
     );
 
     heading("5. Diode clipper, operating point at 5 V through 1 kΩ");
-    let op = call(
-        client,
-        "spice_op",
-        json!({"template": "diode_clipper", "resistance": 1e3, "amplitude": 5.0}),
-    )
-    .await?;
+    let op = client
+        .call(
+            "spice_op",
+            json!({"template": "diode_clipper", "resistance": 1e3, "amplitude": 5.0}),
+        )
+        .await?;
     let v = structured(&op);
     println!(
         "  v(out) = {:.4} V; the diode equation gives {:.4} V",
@@ -169,7 +126,7 @@ async fn session(client: &Client, o: &DemoOptions, containment: &str) -> Result<
     );
 
     heading("6. The AC plot as an MCP image");
-    let plot = call(client, "spice_plot", json!({"run": handle})).await?;
+    let plot = client.call("spice_plot", json!({"run": handle})).await?;
     let png = plot
         .content
         .iter()
@@ -233,7 +190,7 @@ async fn session(client: &Client, o: &DemoOptions, containment: &str) -> Result<
         ),
     ];
     for (what, tool, args) in attacks {
-        let r = call(client, tool, args).await?;
+        let r = client.call(tool, args).await?;
         let text = structured(&r)["error"]["message"]
             .as_str()
             .unwrap_or("(no error)")
@@ -242,7 +199,7 @@ async fn session(client: &Client, o: &DemoOptions, containment: &str) -> Result<
     }
 
     heading("9. Clean up");
-    let d = call(client, "spice_delete", json!({"run": handle})).await?;
+    let d = client.call("spice_delete", json!({"run": handle})).await?;
     println!(
         "  deleted {}",
         structured(&d)["run_handle"].as_str().unwrap_or_default()

@@ -272,13 +272,6 @@ impl SpiceServer {
     }
 }
 
-/// The URI of `run`'s raw file ([`RAW_RESOURCE`]): every point of it.
-fn raw_uri(run: &RunDir) -> String {
-    RAW_RESOURCE
-        .uri
-        .replace("{run_handle}", run.handle().as_str())
-}
-
 fn figures_error(e: circuit::MissingVectors) -> ToolError {
     ToolError::internal(format_args!("raw file: {e}"))
 }
@@ -369,7 +362,7 @@ impl SpiceServer {
             points: d.points,
             log,
         })
-        .with_resource_link(raw_uri(&run), "result.raw", "text/plain"))
+        .with_run_file(&RAW_RESOURCE, &run))
     }
 
     /// Transient of a circuit template with ngspice: a step of `amplitude`
@@ -448,7 +441,7 @@ impl SpiceServer {
             points: d.points,
             log,
         })
-        .with_resource_link(raw_uri(&run), "result.raw", "text/plain"))
+        .with_run_file(&RAW_RESOURCE, &run))
     }
 
     /// DC operating point of a circuit template with ngspice, the source at

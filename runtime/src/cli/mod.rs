@@ -51,8 +51,14 @@
 //!
 //! The options of the Slurm launcher need the feature `slurm`, those of
 //! OAuth the feature `oauth`; without them the options do not exist.
+//!
+//! A server with a demo mode takes [`App`]: the modes `serve` (the
+//! default) and `demo`, read into a [`Mode`]; a demo runs the server
+//! over [`DemoArgs::server_args`] (a temporary run root) and talks to it
+//! through [`InProcess`].
 
 mod args;
+mod modes;
 mod setup;
 
 pub use args::{HttpArgs, RunArgs, SandboxArgs, ServerArgs};
@@ -61,12 +67,13 @@ pub use args::{HttpArgs, RunArgs, SandboxArgs, ServerArgs};
 pub use args::{LauncherKind, SLURM_NODE_FLAG};
 pub use args::{ProxyHeader, defaults};
 pub use clap_complete::Shell;
+pub use modes::{App, DemoArgs, DemoServerArgs, InProcess, Mode, ServeArgs};
 pub use setup::{Setup, StartError, default_run_root};
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::{ArgMatches, Command, Parser};
+use clap::{ArgMatches, Command, FromArgMatches, Parser};
 
 /// An error a server's start-up may meet, for the operator.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -88,7 +95,12 @@ const FROM_ENV: [(&str, &str); 3] = [
 /// `slurm`) `--slurm-node SPEC` runs the node helper and exits with its
 /// status.
 pub fn parse<C: Parser>() -> C {
-    match try_parse_from::<C, _, _>(std::env::args_os()) {
+    finish(try_parse_from::<C, _, _>(std::env::args_os()))
+}
+
+/// The arguments of a parse, or the exit its other outcomes call for.
+fn finish<C>(parsed: Result<Parsed<C>, clap::Error>) -> C {
+    match parsed {
         Ok(Parsed::Args(c)) => c,
         #[cfg(feature = "slurm")]
         Ok(Parsed::SlurmNode(spec)) => {
@@ -128,7 +140,29 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let mut command = command::<C>();
+    matched::<C, _, _>(command::<C>(), args)
+}
+
+impl<C> Parsed<C> {
+    /// The arguments mapped by `f`; the other outcomes as they are.
+    pub fn map<D>(self, f: impl FnOnce(C) -> D) -> Parsed<D> {
+        match self {
+            Parsed::Args(c) => Parsed::Args(f(c)),
+            Parsed::Completions(script) => Parsed::Completions(script),
+            #[cfg(feature = "slurm")]
+            Parsed::SlurmNode(spec) => Parsed::SlurmNode(spec),
+        }
+    }
+}
+
+/// `args` matched against `command` (which is `C`'s, with changes), then
+/// read into `C`.
+fn matched<C, I, T>(mut command: Command, args: I) -> Result<Parsed<C>, clap::Error>
+where
+    C: FromArgMatches,
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
     let matches = command.try_get_matches_from_mut(args)?;
     #[cfg(feature = "slurm")]
     if let Some(spec) = find::<OsString>(&matches, args::SLURM_NODE_ID) {
@@ -151,7 +185,12 @@ where
 /// `C`'s clap command with the environment variables of [`parse`]: for
 /// help, completions and tests.
 pub fn command<C: Parser>() -> Command {
-    let command = C::command();
+    with_env(C::command())
+}
+
+/// Gives the arguments of [`FROM_ENV`] their variables, named after
+/// `command`'s name, in it and every subcommand that has them.
+fn with_env(command: Command) -> Command {
     let prefix: String = command
         .get_name()
         .chars()
@@ -161,12 +200,10 @@ pub fn command<C: Parser>() -> Command {
             _ => '_',
         })
         .collect();
-    with_env(command, &prefix)
+    with_env_as(command, &prefix)
 }
 
-/// Gives the arguments of [`FROM_ENV`] their variables, in `command` and
-/// every subcommand that has them.
-fn with_env(mut command: Command, prefix: &str) -> Command {
+fn with_env_as(mut command: Command, prefix: &str) -> Command {
     for (id, suffix) in FROM_ENV {
         if command.get_arguments().any(|a| a.get_id() == id) {
             command = command.mut_arg(id, |a| a.env(format!("{prefix}_{suffix}")));
@@ -177,7 +214,7 @@ fn with_env(mut command: Command, prefix: &str) -> Command {
         .map(|s| s.get_name().to_owned())
         .collect();
     for name in names {
-        command = command.mut_subcommand(name, |s| with_env(s, prefix));
+        command = command.mut_subcommand(name, |s| with_env_as(s, prefix));
     }
     command
 }

@@ -155,9 +155,6 @@ impl HeatServer {
         // A table of a smooth profile: evenly spaced nodes (the extremes
         // are in `min` and `max`).
         let d = paging::sample(&all, max_points);
-        let whole = RESULT_RESOURCE
-            .uri
-            .replace("{run_handle}", run.handle().as_str());
         Ok(Output::new(RunResult {
             run_handle: run.handle().to_string(),
             cells: r.cells,
@@ -173,7 +170,7 @@ impl HeatServer {
             l2_error: r.l2_error,
             max_error: r.max_error,
         })
-        .with_resource_link(whole, "result.json", "application/json"))
+        .with_run_file(&RESULT_RESOURCE, &run))
     }
 
     /// A PNG plot of a finished run's temperature profile (image content):
