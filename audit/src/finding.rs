@@ -133,7 +133,11 @@ pub fn owasp_category(rule: &str, mutation: Option<&str>) -> Option<&'static str
     const AUTH: &str = "MCP07:2025 Insufficient Authentication & Authorization";
     Some(match rule {
         "output-secret-like" => SECRETS,
-        "free-text-path-or-command" | "path-traversal-read" | "url-file-read" => INJECTION,
+        "free-text-path-or-command"
+        | "path-traversal-read"
+        | "url-file-read"
+        | "resource-template-traversal-read"
+        | "prompt-traversal-read" => INJECTION,
         "forbidden-call-accepted"
             if matches!(mutation, Some("path traversal" | "shell metacharacters")) =>
         {

@@ -366,12 +366,16 @@ async fn other_surfaces(
         lists.push(("resources/list", "resources"));
         lists.push(("resources/templates/list", "resourceTemplates"));
     }
+    let mut listed = Vec::new();
     for (method, key) in lists {
         report.calls += 1;
         match client.list(method, key, 20).await {
-            Ok(items) => report
-                .findings
-                .extend(poisoning::review_listed(key, &items, tools)),
+            Ok(items) => {
+                report
+                    .findings
+                    .extend(poisoning::review_listed(key, &items, tools));
+                listed.push((key, items));
+            }
             Err(ClientError::Timeout) => report.findings.push(Finding::new(
                 Severity::Medium,
                 "list-unanswered",
@@ -381,6 +385,9 @@ async fn other_surfaces(
             )),
             Err(_) => {}
         }
+    }
+    for (key, items) in &listed {
+        surface_reads(client, key, items, report).await;
     }
     if !declared("resources") {
         return;
@@ -402,6 +409,106 @@ async fn other_surfaces(
             )
             .mutation("unlisted file URI"),
         );
+    }
+}
+
+/// Most resource templates and prompts whose reads are probed.
+const MAX_SURFACE_PROBED: usize = 16;
+
+/// Reads of the listed resource templates (`key` `resourceTemplates`) and
+/// prompts (`prompts`) with a path outside what they serve in a variable
+/// or an argument ([`crate::traversal`]): reads by the protocol, so sent
+/// without `--allow-valid-calls`. One finding per template or prompt that
+/// answers with a line of /etc/passwd, at the first such answer.
+async fn surface_reads(client: &mut Client, key: &str, items: &[Value], report: &mut Report) {
+    for (i, item) in items.iter().enumerate().take(MAX_SURFACE_PROBED) {
+        let probes: Vec<(String, Vec<Value>)> = match key {
+            "resourceTemplates" => {
+                let Some(template) = item.get("uriTemplate").and_then(Value::as_str) else {
+                    continue;
+                };
+                crate::traversal::template_probes(template)
+                    .into_iter()
+                    .map(|(var, uris)| {
+                        let reads = uris.into_iter().map(|uri| json!({"uri": uri})).collect();
+                        (var, reads)
+                    })
+                    .collect()
+            }
+            "prompts" => {
+                let Some(name) = item.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                crate::traversal::prompt_probes(item)
+                    .into_iter()
+                    .map(|(arg, sets)| {
+                        let gets = sets
+                            .into_iter()
+                            .map(|args| json!({"name": name, "arguments": args}))
+                            .collect();
+                        (arg, gets)
+                    })
+                    .collect()
+            }
+            _ => return,
+        };
+        let method = if key == "prompts" {
+            "prompts/get"
+        } else {
+            "resources/read"
+        };
+        'item: for (var, requests) in probes {
+            for params in requests {
+                if client.exited() {
+                    return;
+                }
+                report.calls += 1;
+                let id = client.id();
+                let request =
+                    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+                let Ok(reply) = client.request(&request).await else {
+                    continue;
+                };
+                let Some(line) = reply.get("result").and_then(crate::traversal::passwd_line) else {
+                    continue;
+                };
+                let sent = match key {
+                    "prompts" => params["arguments"][var.as_str()].clone(),
+                    _ => params["uri"].clone(),
+                };
+                let (rule, pointer, what) = match key {
+                    "prompts" => (
+                        "prompt-traversal-read",
+                        format!("/prompts/{i}/arguments"),
+                        "prompts/get with a path outside what the prompt serves in one argument",
+                    ),
+                    _ => (
+                        "resource-template-traversal-read",
+                        format!("/resourceTemplates/{i}/uriTemplate"),
+                        "resources/read of a URI of a listed template with a path outside what \
+                         it serves in one variable",
+                    ),
+                };
+                report.findings.push(
+                    Finding::new(
+                        Severity::High,
+                        rule,
+                        format!(
+                            "{what} returned a line of /etc/passwd: a caller reads any file the \
+                             server can"
+                        ),
+                    )
+                    .property(&pointer)
+                    .argument(&format!("/{}", crate::schema::segment(&var)))
+                    .evidence(&format!(
+                        "`{}` = {} answered: {line}",
+                        crate::text::escape(&var),
+                        crate::text::escape(&sent.to_string())
+                    )),
+                );
+                break 'item;
+            }
+        }
     }
 }
 

@@ -1,8 +1,12 @@
-//! Path and URL traversal probes (`--allow-valid-calls` only): the
-//! baseline with one top-level string named like a path (the names of
+//! Path and URL traversal probes. Of a tool (`--allow-valid-calls` only):
+//! the baseline with one top-level string named like a path (the names of
 //! `free-text-path-or-command`) set to a traversal or an absolute path, or
-//! one named like a URL set to a `file:` URL. An answer that holds a line
-//! of a passwd file read a file outside what the tool serves.
+//! one named like a URL set to a `file:` URL. Of a resource template (a
+//! read, so always): each variable set to a traversal, a percent-encoded
+//! traversal or an absolute path. Of a prompt (a read too): each argument
+//! set to a traversal, an absolute path or a `file:` URL. An answer that
+//! holds a line of a passwd file read a file outside what the server
+//! serves.
 
 use serde_json::{Map, Value};
 
@@ -66,6 +70,146 @@ pub fn probes(schema: &Value, baseline: &Map<String, Value>) -> Vec<Vec<Probe>> 
     out
 }
 
+/// The values a resource template's variable gets: the expansion of
+/// `{+var}` sends the first as it is, that of `{var}` percent-encodes it as
+/// the second (a server that decodes after matching reads it all the same).
+const TEMPLATE_VALUES: &[&str] = &[
+    "../../../../../../../../etc/passwd",
+    "..%2F..%2F..%2F..%2F..%2F..%2F..%2F..%2Fetc%2Fpasswd",
+    "/etc/passwd",
+];
+
+/// Most variables of one template, and arguments of one prompt, probed.
+const MAX_PROBED: usize = 4;
+
+/// The reads that probe the resource template `template` (RFC 6570, every
+/// operator): for each variable (at most four), the URIs with it set to
+/// each traversal and every other variable to `a`. None for a template
+/// with no variable or an unclosed expression.
+pub fn template_probes(template: &str) -> Vec<(String, Vec<String>)> {
+    let Some(parts) = split_template(template) else {
+        return Vec::new();
+    };
+    let names: Vec<&str> = parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Expr(_, vars) => Some(vars.iter().copied()),
+            Part::Lit(_) => None,
+        })
+        .flatten()
+        .take(MAX_PROBED)
+        .collect();
+    names
+        .iter()
+        .map(|&probed| {
+            let uris = TEMPLATE_VALUES
+                .iter()
+                .map(|value| expand(&parts, |name| if name == probed { value } else { "a" }))
+                .collect();
+            (probed.to_owned(), uris)
+        })
+        .collect()
+}
+
+/// A piece of a URI template: literal text, or an expression's operator
+/// and variable names.
+enum Part<'a> {
+    Lit(&'a str),
+    Expr(Option<char>, Vec<&'a str>),
+}
+
+fn split_template(template: &str) -> Option<Vec<Part<'_>>> {
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        parts.push(Part::Lit(&rest[..open]));
+        let close = rest[open..].find('}')? + open;
+        let body = &rest[open + 1..close];
+        let (op, list) = match body.chars().next() {
+            Some(c @ ('+' | '#' | '.' | '/' | ';' | '?' | '&')) => (Some(c), &body[1..]),
+            _ => (None, body),
+        };
+        // A name without its `*` or `:N` modifier.
+        let vars = list
+            .split(',')
+            .map(|v| v.split([':', '*']).next().unwrap_or_default())
+            .filter(|v| !v.is_empty())
+            .collect();
+        parts.push(Part::Expr(op, vars));
+        rest = &rest[close + 1..];
+    }
+    parts.push(Part::Lit(rest));
+    Some(parts)
+}
+
+/// The URI of `parts` with each variable's value from `value`, the values
+/// sent as they are (the probe is the raw text).
+fn expand<'a>(parts: &[Part<'_>], value: impl Fn(&str) -> &'a str) -> String {
+    let mut uri = String::new();
+    for part in parts {
+        match part {
+            Part::Lit(text) => uri.push_str(text),
+            Part::Expr(op, vars) => {
+                let (first, sep, named) = match op {
+                    None | Some('+') => ("", ",", false),
+                    Some('#') => ("#", ",", false),
+                    Some('.') => (".", ".", false),
+                    Some('/') => ("/", "/", false),
+                    Some(';') => (";", ";", true),
+                    Some('?') => ("?", "&", true),
+                    _ => ("&", "&", true),
+                };
+                let items: Vec<String> = vars
+                    .iter()
+                    .map(|v| match named {
+                        true => format!("{v}={}", value(v)),
+                        false => value(v).to_owned(),
+                    })
+                    .collect();
+                uri.push_str(first);
+                uri.push_str(&items.join(sep));
+            }
+        }
+    }
+    uri
+}
+
+/// The `prompts/get` arguments that probe the prompt `prompt` (its
+/// `prompts/list` entry): for each argument (at most four), the arguments
+/// with it set to each path and the `file:` URL, and every other required
+/// argument to `a`.
+pub fn prompt_probes(prompt: &Value) -> Vec<(String, Vec<Map<String, Value>>)> {
+    let args: Vec<(&str, bool)> = prompt
+        .get("arguments")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|a| {
+            let name = a.get("name").and_then(Value::as_str)?;
+            Some((name, a.get("required") == Some(&Value::Bool(true))))
+        })
+        .collect();
+    args.iter()
+        .take(MAX_PROBED)
+        .map(|&(probed, _)| {
+            let sets = PATHS
+                .iter()
+                .chain(URLS)
+                .map(|value| {
+                    let mut set: Map<String, Value> = args
+                        .iter()
+                        .filter(|&&(name, required)| required && name != probed)
+                        .map(|&(name, _)| (name.to_owned(), Value::String("a".to_owned())))
+                        .collect();
+                    set.insert(probed.to_owned(), Value::String((*value).to_owned()));
+                    set
+                })
+                .collect();
+            (probed.to_owned(), sets)
+        })
+        .collect()
+}
+
 /// Whether `line` is a passwd entry of uid and gid 0:
 /// `^[a-z_][a-z0-9_-]*:[^:]*:0:0:`.
 fn is_root_entry(line: &str) -> bool {
@@ -102,6 +246,53 @@ pub fn passwd_line(result: &Value) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn every_template_variable_is_probed_in_its_operators_form() {
+        let probes = template_probes("notes://{owner}/files{/path*}{?rev,raw}");
+        let got: Vec<(&str, &str)> = probes
+            .iter()
+            .map(|(var, uris)| (var.as_str(), uris[0].as_str()))
+            .collect();
+        let t = "../../../../../../../../etc/passwd";
+        assert_eq!(
+            got,
+            [
+                ("owner", format!("notes://{t}/files/a?rev=a&raw=a").as_str()),
+                ("path", format!("notes://a/files/{t}?rev=a&raw=a").as_str()),
+                ("rev", format!("notes://a/files/a?rev={t}&raw=a").as_str()),
+                ("raw", format!("notes://a/files/a?rev=a&raw={t}").as_str()),
+            ]
+        );
+        assert_eq!(probes[0].1.len(), TEMPLATE_VALUES.len());
+        assert_eq!(
+            template_probes("file:///{+p}")[0].1[2],
+            "file:////etc/passwd"
+        );
+        for none in ["file:///etc/hosts", "x://{unclosed", "x://{}"] {
+            assert!(template_probes(none).is_empty(), "{none}");
+        }
+        // At most four variables of one template.
+        assert_eq!(template_probes("x://{a}{b}{c}{d}{e}").len(), MAX_PROBED);
+    }
+
+    #[test]
+    fn every_prompt_argument_is_probed_with_the_required_others_filled() {
+        let prompt = json!({"name": "review", "arguments": [
+            {"name": "file", "required": true},
+            {"name": "style", "required": true},
+            {"name": "note"}]});
+        let probes = prompt_probes(&prompt);
+        assert_eq!(probes.len(), 3);
+        let (var, sets) = &probes[2];
+        assert_eq!(var, "note");
+        assert_eq!(sets.len(), PATHS.len() + URLS.len());
+        assert_eq!(
+            Value::Object(sets[1].clone()),
+            json!({"file": "a", "style": "a", "note": "/etc/passwd"})
+        );
+        assert!(prompt_probes(&json!({"name": "bare"})).is_empty());
+    }
 
     #[test]
     fn only_named_strings_get_probes_the_schema_accepts() {

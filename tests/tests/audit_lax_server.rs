@@ -156,3 +156,81 @@ async fn a_path_read_as_given_is_found_and_a_checked_one_is_not() {
     );
     // `read_safe`: none (the one finding is `read_note`'s).
 }
+
+/// The resource template `note:///{+path}` and the prompt `review_note`
+/// read the note as given: each reads `/etc/passwd` through a traversal in
+/// its variable or argument, one finding each. Their controls
+/// (`safe-note:///{+path}`, `review_safe`) refuse every value: nothing.
+/// These are reads by the protocol, found without `--allow-valid-calls`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_template_and_a_prompt_that_read_as_given_are_found_and_their_controls_not() {
+    let opts = Options {
+        timeout: Duration::from_secs(5),
+        wire: false,
+        ..Options::default()
+    };
+    let report = tokio::time::timeout(
+        Duration::from_secs(120),
+        audit_stdio(env!("CARGO_BIN_EXE_lax_server"), &[], &opts),
+    )
+    .await
+    .unwrap();
+    let text = report.text();
+    let mut read: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule.ends_with("traversal-read"))
+        .map(|f| {
+            (
+                f.severity,
+                f.rule,
+                f.property.as_deref().unwrap_or_default(),
+                f.argument.as_deref().unwrap_or_default(),
+                f.evidence.as_deref().unwrap_or_default(),
+            )
+        })
+        .collect();
+    read.sort();
+    assert_eq!(read.len(), 2, "{text}");
+    let (sev, rule, property, argument, evidence) = read[0];
+    assert_eq!(
+        (sev, rule, property, argument),
+        (
+            Severity::High,
+            "prompt-traversal-read",
+            "/prompts/0/arguments",
+            "/path"
+        ),
+        "{text}"
+    );
+    assert!(
+        evidence.starts_with("`path` = \"../../../../../../../../etc/passwd\" answered: ")
+            && evidence.contains(":0:0:"),
+        "{evidence}"
+    );
+    let (sev, rule, property, argument, evidence) = read[1];
+    assert_eq!(
+        (sev, rule, property, argument),
+        (
+            Severity::High,
+            "resource-template-traversal-read",
+            "/resourceTemplates/0/uriTemplate",
+            "/path"
+        ),
+        "{text}"
+    );
+    assert!(
+        evidence.starts_with("`path` = \"note:///../../../../../../../../etc/passwd\" answered: ")
+            && evidence.contains(":0:0:"),
+        "{evidence}"
+    );
+    // No tool was called with a schema-valid value (read_note's own
+    // traversal needs --allow-valid-calls).
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.rule == "path-traversal-read"),
+        "{text}"
+    );
+}

@@ -14,7 +14,11 @@
 //! - `read_note { path }`: reads `base_dir.join(path)` as given, so
 //!   `../../etc/passwd` and `/etc/passwd` leave the notes (a traversal);
 //! - `read_safe { path }`: the same, refusing any path with `..` or a
-//!   leading `/` (the control).
+//!   leading `/` (the control);
+//! - the resource template `note:///{+path}` and the prompt `review_note`
+//!   (`path`): the note read the same way, as given; the template
+//!   `safe-note:///{+path}` and the prompt `review_safe` refuse `..`, `%`
+//!   and a leading `/` (the controls).
 //!
 //! Every tool is annotated read-only, so that the audit's schema-valid
 //! calls (`--allow-valid-calls`) reach them all; every argument object is
@@ -24,7 +28,13 @@ use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult, ListPromptsResult,
+    ListResourceTemplatesResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents,
+    ResourceTemplate, Role, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize as _;
 use serde_json::Value;
@@ -176,10 +186,92 @@ impl Lax {
     }
 }
 
+/// A note's path kept within the notes: no `..`, no `%`, no leading `/`.
+fn safe(path: &str) -> Result<&str, String> {
+    if path.contains("..") || path.contains('%') || path.starts_with('/') {
+        return Err("outside the notes".to_owned());
+    }
+    Ok(path)
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Lax {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_prompts()
+            .build();
+        ServerConfig::new(capabilities)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new("note:///{+path}", "note"),
+            ResourceTemplate::new("safe-note:///{+path}", "safe_note"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let text = if let Some(path) = uri.strip_prefix("note:///") {
+            read(path)
+        } else if let Some(path) = uri.strip_prefix("safe-note:///") {
+            safe(path).and_then(read)
+        } else {
+            Err("no such note".to_owned())
+        };
+        let text = text.map_err(|e| ErrorData::resource_not_found(e, None))?;
+        Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+            vec![ResourceContents::text(text, uri)],
+        )))
+    }
+
+    async fn list_prompts(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let path = || Some(vec![PromptArgument::new("path").with_required(true)]);
+        Ok(ListPromptsResult::with_all_items(vec![
+            Prompt::new("review_note", Some("Review a note"), path()),
+            Prompt::new(
+                "review_safe",
+                Some("Review a note, within the notes"),
+                path(),
+            ),
+        ]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let path = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("path"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let note = match request.name.as_str() {
+            "review_note" => read(path),
+            "review_safe" => safe(path).and_then(read),
+            _ => Err("no such prompt".to_owned()),
+        };
+        let note = note.map_err(|e| ErrorData::invalid_params(e, None))?;
+        let message = PromptMessage::new_text(Role::User, format!("Review this note:\n{note}"));
+        Ok(GetPromptResponse::Complete(GetPromptResult::new(vec![
+            message,
+        ])))
     }
 }
 
