@@ -137,7 +137,8 @@ pub fn owasp_category(rule: &str, mutation: Option<&str>) -> Option<&'static str
         | "path-traversal-read"
         | "url-file-read"
         | "resource-template-traversal-read"
-        | "prompt-traversal-read" => INJECTION,
+        | "prompt-traversal-read"
+        | "sql-file-written" => INJECTION,
         "forbidden-call-accepted"
             if matches!(mutation, Some("path traversal" | "shell metacharacters")) =>
         {

@@ -49,6 +49,7 @@ pub mod report;
 pub mod review;
 pub mod run;
 pub mod schema;
+pub mod sql;
 pub mod stdio;
 pub mod suppress;
 pub mod text;

@@ -209,6 +209,17 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
     }
 
     let canary = Canary::fresh();
+    // Where the SQL probes ask for their files: a private directory of the
+    // audit's, removed with what is in it at the end.
+    let scratch = opts
+        .allow_valid_calls
+        .then(|| {
+            tempfile::Builder::new()
+                .prefix("hardened-mcp-audit-")
+                .tempdir()
+                .ok()
+        })
+        .flatten();
     'tools: for tool in tools.iter().take(opts.max_tools) {
         let name = tool
             .get("name")
@@ -250,6 +261,17 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
         if opts.allow_valid_calls && is_harmless(tool) {
             valid_calls(&mut client, &name, schema, &baseline, &canary, &mut report).await;
             traversal_probes(&mut client, &name, schema, &baseline, &mut report).await;
+            if let Some(dir) = scratch.as_ref().filter(|_| client.is_stdio()) {
+                sql_probes(
+                    &mut client,
+                    &name,
+                    schema,
+                    &baseline,
+                    dir.path(),
+                    &mut report,
+                )
+                .await;
+            }
         }
         let all = mutate::mutations(schema, &baseline, &canary);
         if all.len() > opts.max_calls_per_tool {
@@ -724,6 +746,57 @@ async fn traversal_probes(
                         crate::text::escape(&p.key),
                         Value::String(p.value.to_owned())
                     )),
+            );
+            break;
+        }
+    }
+}
+
+/// The SQL write probes of one tool ([`crate::sql`]): per parameter, the
+/// first statement that makes its file is the finding.
+async fn sql_probes(
+    client: &mut Client,
+    name: &str,
+    schema: &Value,
+    baseline: &serde_json::Map<String, Value>,
+    dir: &std::path::Path,
+    report: &mut Report,
+) {
+    // A directory of the tool's own: a file another tool's probe made is
+    // never this one's.
+    let Ok(dir) = tempfile::Builder::new().prefix("tool-").tempdir_in(dir) else {
+        return;
+    };
+    for of_key in crate::sql::probes(schema, baseline, dir.path()) {
+        for p in of_key {
+            if client.exited() {
+                return;
+            }
+            report.calls += 1;
+            let id = client.id();
+            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                              "params": {"name": name, "arguments": Value::Object(p.arguments)}});
+            // Whatever the answer says: the file is the effect.
+            let _ = client.request(&call).await;
+            if !p.file.exists() {
+                continue;
+            }
+            report.findings.push(
+                Finding::new(
+                    Severity::High,
+                    "sql-file-written",
+                    "a schema-valid SQL statement sent to a read-only tool made a file at a \
+                     path the audit chose, outside anything the server serves: a caller writes \
+                     files wherever the server can",
+                )
+                .tool(name)
+                .property(&format!("/properties/{}", crate::schema::segment(&p.key)))
+                .argument(&format!("/{}", crate::schema::segment(&p.key)))
+                .evidence(&format!(
+                    "`{}` = {} made that file",
+                    crate::text::escape(&p.key),
+                    crate::text::escape(&Value::String(p.statement).to_string())
+                )),
             );
             break;
         }

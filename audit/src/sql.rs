@@ -1,0 +1,126 @@
+//! SQL write probes (`--allow-valid-calls` only, so read-only tools only,
+//! and over stdio only, where the server's files are the audit's to see):
+//! one top-level string named like SQL (`sql`, `query`, `statement`,
+//! `stmt`, as a word of the name) set to a statement that makes a file at a
+//! path the audit chose, in a private directory of its own: `ATTACH
+//! DATABASE` and `VACUUM INTO`, alone and after a `SELECT` (past a check of
+//! the first word). A file there after the call is a write outside
+//! anything the server serves. The directory is removed at the end.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// The names of a SQL parameter (as a word of the name: `sql_text`).
+const SQL_NAMES: &[&str] = &["sql", "query", "statement", "stmt"];
+
+/// One probe: the parameter, the statement, the file it makes, the
+/// arguments.
+pub struct Probe {
+    /// The top-level parameter set.
+    pub key: String,
+    /// The statement sent.
+    pub statement: String,
+    /// The file the statement makes where it runs.
+    pub file: PathBuf,
+    /// The baseline with that parameter set to the statement.
+    pub arguments: Map<String, Value>,
+}
+
+/// The probes of one tool, grouped by parameter (in the schema's order),
+/// each checked with `jsonschema` to be schema-valid, the files named in
+/// `dir`; none when the schema cannot be compiled or `dir`'s path cannot
+/// stand in a SQL string as it is.
+pub fn probes(schema: &Value, baseline: &Map<String, Value>, dir: &Path) -> Vec<Vec<Probe>> {
+    let Some(dir) = dir.to_str().filter(|d| {
+        d.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'_' | b'-' | b'.'))
+    }) else {
+        return Vec::new();
+    };
+    let Ok(validator) = jsonschema::validator_for(schema) else {
+        return Vec::new();
+    };
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, key) in props
+        .keys()
+        .filter(|k| crate::review::named_like(k, SQL_NAMES))
+        .enumerate()
+    {
+        let mut of_key = Vec::new();
+        for (form, prefix) in [("", ""), ("stacked-", "SELECT 1; ")] {
+            for (what, statement) in [
+                ("attach", "ATTACH DATABASE '{file}' AS hardened_mcp_probe"),
+                ("vacuum", "VACUUM INTO '{file}'"),
+            ] {
+                let file = format!("{dir}/{i}-{form}{what}.db");
+                let statement = format!("{prefix}{}", statement.replace("{file}", &file));
+                let mut arguments = baseline.clone();
+                arguments.insert(key.clone(), Value::String(statement.clone()));
+                if validator.is_valid(&Value::Object(arguments.clone())) {
+                    of_key.push(Probe {
+                        key: key.clone(),
+                        statement,
+                        file: PathBuf::from(file),
+                        arguments,
+                    });
+                }
+            }
+        }
+        if !of_key.is_empty() {
+            out.push(of_key);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sql_named_strings_get_each_statement_the_schema_accepts() {
+        let schema = json!({"type": "object", "properties": {
+            "sql": {"type": "string"},
+            "search_query": {"type": "string", "maxLength": 40},
+            "label": {"type": "string"},
+            "stmt": {"type": "integer"}}});
+        let Value::Object(base) = json!({"sql": "a", "search_query": "b", "label": "c"}) else {
+            unreachable!()
+        };
+        let groups = probes(&schema, &base, Path::new("/tmp/audit-x"));
+        let got: Vec<(&str, &str)> = groups
+            .iter()
+            .flatten()
+            .map(|p| (p.key.as_str(), p.statement.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                // Only the statement within maxLength 40.
+                ("search_query", "VACUUM INTO '/tmp/audit-x/0-vacuum.db'"),
+                (
+                    "sql",
+                    "ATTACH DATABASE '/tmp/audit-x/1-attach.db' AS hardened_mcp_probe"
+                ),
+                ("sql", "VACUUM INTO '/tmp/audit-x/1-vacuum.db'"),
+                (
+                    "sql",
+                    "SELECT 1; ATTACH DATABASE '/tmp/audit-x/1-stacked-attach.db' AS hardened_mcp_probe"
+                ),
+                (
+                    "sql",
+                    "SELECT 1; VACUUM INTO '/tmp/audit-x/1-stacked-vacuum.db'"
+                ),
+            ]
+        );
+        assert_eq!(groups[1][1].file, PathBuf::from("/tmp/audit-x/1-vacuum.db"));
+        assert_eq!(groups[1][0].arguments["label"], "c");
+        // A directory whose path would need quoting: no probes.
+        assert!(probes(&schema, &base, Path::new("/tmp/it's")).is_empty());
+    }
+}
