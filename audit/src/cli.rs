@@ -134,6 +134,11 @@ struct AuditArgs {
     /// server (off by default: only calls the schema forbids are sent)
     #[arg(long)]
     allow_valid_calls: bool,
+    /// The directory the server serves, a scratch copy of it: with
+    /// --allow-valid-calls, the audit plants a symbolic link to /etc there
+    /// (removed at the end) and asks path parameters to read through it
+    #[arg(long, value_name = "DIR", requires = "allow_valid_calls")]
+    scope: Option<std::path::PathBuf>,
     /// The stdio server to start, and its arguments (after `--`)
     #[arg(last = true, value_name = "SERVER COMMAND", conflicts_with = "url")]
     command: Vec<String>,
@@ -216,6 +221,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, clap::E
         wire: !a.no_wire,
         auth_checks: !a.no_auth_checks,
         allow_valid_calls: a.allow_valid_calls,
+        scope: a.scope,
         trace: a.trace,
         ..Options::default()
     };
@@ -333,6 +339,14 @@ mod tests {
         assert_eq!(a.options.timeout, Duration::from_millis(500));
         assert_eq!(a.options.max_calls_per_tool, 7);
         assert!(!a.options.wire && !a.options.auth_checks && a.options.allow_valid_calls);
+        assert_eq!(a.options.scope, None);
+        let a = audit(&["--allow-valid-calls", "--scope", "/srv/copy", "--", "s"]);
+        assert_eq!(a.options.scope, Some(std::path::PathBuf::from("/srv/copy")));
+        // A link is planted only for the schema-valid calls that use it.
+        assert_eq!(
+            kind(&["--scope", "/srv/copy", "--", "s"]),
+            ErrorKind::MissingRequiredArgument
+        );
     }
 
     #[test]

@@ -138,7 +138,8 @@ pub fn owasp_category(rule: &str, mutation: Option<&str>) -> Option<&'static str
         | "url-file-read"
         | "resource-template-traversal-read"
         | "prompt-traversal-read"
-        | "sql-file-written" => INJECTION,
+        | "sql-file-written"
+        | "symlink-escape-read" => INJECTION,
         "forbidden-call-accepted"
             if matches!(mutation, Some("path traversal" | "shell metacharacters")) =>
         {

@@ -42,6 +42,10 @@ pub struct Options {
     pub other_audience_token: Option<String>,
     /// Write every exchange with the server to this file (`--trace`).
     pub trace: Option<std::path::PathBuf>,
+    /// The directory the server serves (a scratch copy): with
+    /// [`Options::allow_valid_calls`], a symbolic link to `/etc` is planted
+    /// there for the path probes and removed at the end (`--scope`).
+    pub scope: Option<std::path::PathBuf>,
 }
 
 impl Default for Options {
@@ -57,6 +61,7 @@ impl Default for Options {
             auth_checks: true,
             other_audience_token: None,
             trace: None,
+            scope: None,
         }
     }
 }
@@ -220,6 +225,25 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
                 .ok()
         })
         .flatten();
+    // The link through which the path probes leave the served directory.
+    let link = match opts.scope.as_deref().filter(|_| opts.allow_valid_calls) {
+        Some(scope) => match crate::traversal::PlantedLink::plant(scope) {
+            Ok(link) => Some(link),
+            Err(e) => {
+                report.findings.push(
+                    Finding::new(
+                        Severity::Info,
+                        "scope-link-not-planted",
+                        "no symbolic link could be planted in the --scope directory: the path \
+                         probes did not read through one",
+                    )
+                    .evidence(&crate::text::escape(&e.to_string())),
+                );
+                None
+            }
+        },
+        None => None,
+    };
     'tools: for tool in tools.iter().take(opts.max_tools) {
         let name = tool
             .get("name")
@@ -260,7 +284,15 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
         };
         if opts.allow_valid_calls && is_harmless(tool) {
             valid_calls(&mut client, &name, schema, &baseline, &canary, &mut report).await;
-            traversal_probes(&mut client, &name, schema, &baseline, &mut report).await;
+            traversal_probes(
+                &mut client,
+                &name,
+                schema,
+                &baseline,
+                link.as_ref(),
+                &mut report,
+            )
+            .await;
             if let Some(dir) = scratch.as_ref().filter(|_| client.is_stdio()) {
                 sql_probes(
                     &mut client,
@@ -700,9 +732,10 @@ async fn traversal_probes(
     name: &str,
     schema: &Value,
     baseline: &serde_json::Map<String, Value>,
+    link: Option<&crate::traversal::PlantedLink>,
     report: &mut Report,
 ) {
-    for of_key in crate::traversal::probes(schema, baseline) {
+    for of_key in crate::traversal::probes(schema, baseline, link) {
         for p in of_key {
             if client.exited() {
                 return;
@@ -729,6 +762,13 @@ async fn traversal_probes(
                     "a schema-valid call with a file: URL in a URL parameter returned a line of \
                      /etc/passwd: a caller reads any file the server can",
                 )
+            } else if p.rule == "symlink-escape-read" {
+                (
+                    "a path within the served directory, through a link planted there",
+                    "a schema-valid call with a path within the served directory, through a \
+                     symbolic link to /etc planted there, returned a line of /etc/passwd: the \
+                     confinement checks the path's text, not where it leads",
+                )
             } else {
                 (
                     "a path outside the tool's files",
@@ -744,7 +784,7 @@ async fn traversal_probes(
                     .evidence(&format!(
                         "`{}` = {} ({what}) answered: {line}",
                         crate::text::escape(&p.key),
-                        Value::String(p.value.to_owned())
+                        crate::text::escape(&Value::String(p.value).to_string())
                     )),
             );
             break;

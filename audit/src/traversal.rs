@@ -21,20 +21,63 @@ const URLS: &[&str] = &["file:///etc/passwd"];
 
 /// One probe: the rule it shows, the parameter and the arguments.
 pub struct Probe {
-    /// `path-traversal-read` or `url-file-read`.
+    /// `path-traversal-read`, `url-file-read` or `symlink-escape-read`.
     pub rule: &'static str,
     /// The top-level parameter changed.
     pub key: String,
     /// The value it was given.
-    pub value: &'static str,
+    pub value: String,
     /// The baseline with that parameter set to it.
     pub arguments: Map<String, Value>,
 }
 
-/// The probes of one tool, grouped by parameter (in the schema's order),
-/// each value checked with `jsonschema` to be schema-valid; none when the
-/// schema cannot be compiled.
-pub fn probes(schema: &Value, baseline: &Map<String, Value>) -> Vec<Vec<Probe>> {
+/// A symbolic link to `/etc` the audit planted in the directory the server
+/// serves (`--scope`): a path through it stays within that directory as
+/// text and leaves it on disk.
+pub struct PlantedLink {
+    /// The link's path.
+    path: std::path::PathBuf,
+    /// Its file name.
+    name: String,
+}
+
+impl PlantedLink {
+    /// Plants a link to `/etc` under a fresh name in `scope`.
+    pub fn plant(scope: &std::path::Path) -> std::io::Result<Self> {
+        let mut bytes = [0u8; 8];
+        getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
+        let tag: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let name = format!("hardened-mcp-audit-{tag}");
+        let path = scope.join(&name);
+        std::os::unix::fs::symlink("/etc", &path)?;
+        Ok(Self { path, name })
+    }
+
+    /// The paths that read `/etc/passwd` through the link: relative to the
+    /// directory, and absolute.
+    fn values(&self) -> [String; 2] {
+        [
+            format!("{}/passwd", self.name),
+            format!("{}/passwd", self.path.display()),
+        ]
+    }
+}
+
+impl Drop for PlantedLink {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The probes of one tool, grouped by parameter (in key order), each value
+/// checked with `jsonschema` to be schema-valid; none when the schema
+/// cannot be compiled. With a planted `link`, a path parameter is also
+/// asked to read through it, after the traversals.
+pub fn probes(
+    schema: &Value,
+    baseline: &Map<String, Value>,
+    link: Option<&PlantedLink>,
+) -> Vec<Vec<Probe>> {
     let Ok(validator) = jsonschema::validator_for(schema) else {
         return Vec::new();
     };
@@ -43,17 +86,24 @@ pub fn probes(schema: &Value, baseline: &Map<String, Value>) -> Vec<Vec<Probe>> 
     };
     let mut out = Vec::new();
     for key in props.keys() {
-        let (rule, values) = if crate::review::names_a_path(key) {
-            ("path-traversal-read", PATHS)
+        let values: Vec<(&'static str, String)> = if crate::review::names_a_path(key) {
+            let through = link.into_iter().flat_map(PlantedLink::values);
+            PATHS
+                .iter()
+                .map(|v| ("path-traversal-read", (*v).to_owned()))
+                .chain(through.map(|v| ("symlink-escape-read", v)))
+                .collect()
         } else if crate::review::named_like(key, URL_NAMES) {
-            ("url-file-read", URLS)
+            URLS.iter()
+                .map(|v| ("url-file-read", (*v).to_owned()))
+                .collect()
         } else {
             continue;
         };
         let mut of_key = Vec::new();
-        for value in values {
+        for (rule, value) in values {
             let mut arguments = baseline.clone();
-            arguments.insert(key.clone(), Value::String((*value).to_owned()));
+            arguments.insert(key.clone(), Value::String(value.clone()));
             if validator.is_valid(&Value::Object(arguments.clone())) {
                 of_key.push(Probe {
                     rule,
@@ -244,6 +294,8 @@ pub fn passwd_line(result: &Value) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
     use serde_json::json;
 
@@ -306,22 +358,52 @@ mod tests {
         let Value::Object(base) = base else {
             unreachable!()
         };
-        let got: Vec<(&str, String, &str)> = probes(&schema, &base)
-            .into_iter()
-            .flatten()
-            .map(|p| (p.rule, p.key, p.value))
-            .collect();
+        let got = |link| -> Vec<(&str, String, String)> {
+            probes(&schema, &base, link)
+                .into_iter()
+                .flatten()
+                .map(|p| (p.rule, p.key, p.value))
+                .collect()
+        };
+        let plain = [
+            ("url-file-read", "base_url", "file:///etc/passwd"),
+            (
+                "path-traversal-read",
+                "file_path",
+                "../../../../../../../../etc/passwd",
+            ),
+            ("path-traversal-read", "file_path", "/etc/passwd"),
+        ]
+        .map(|(r, k, v)| (r, k.to_owned(), v.to_owned()));
+        assert_eq!(got(None), plain);
+        // A planted link adds a read through it, relative and absolute,
+        // to the path parameters only.
+        let scope = tempfile::tempdir().unwrap();
+        let link = PlantedLink::plant(scope.path()).unwrap();
+        let through = got(Some(&link));
+        assert_eq!(through[..3], plain);
+        let name = &link.name;
         assert_eq!(
-            got,
+            through[3..],
             [
-                ("url-file-read", "base_url".to_owned(), "file:///etc/passwd"),
                 (
-                    "path-traversal-read",
+                    "symlink-escape-read",
                     "file_path".to_owned(),
-                    "../../../../../../../../etc/passwd"
+                    format!("{name}/passwd")
                 ),
-                ("path-traversal-read", "file_path".to_owned(), "/etc/passwd"),
+                (
+                    "symlink-escape-read",
+                    "file_path".to_owned(),
+                    format!("{}/{name}/passwd", scope.path().display())
+                ),
             ]
+        );
+        let path = scope.path().join(name);
+        assert_eq!(std::fs::read_link(&path).unwrap(), Path::new("/etc"));
+        drop(link);
+        assert!(
+            std::fs::symlink_metadata(&path).is_err(),
+            "removed at the end"
         );
     }
 

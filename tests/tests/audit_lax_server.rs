@@ -35,7 +35,7 @@ async fn audit_lax_server() -> Report {
 async fn coerced_values_and_a_blocking_call_are_found_where_they_are() {
     let report = audit_lax_server().await;
     let text = report.text();
-    assert_eq!(report.tools, 6, "{text}");
+    assert_eq!(report.tools, 7, "{text}");
     let mut coerced: Vec<_> = report
         .findings
         .iter()
@@ -232,5 +232,60 @@ async fn a_template_and_a_prompt_that_read_as_given_are_found_and_their_controls
             .iter()
             .any(|f| f.rule == "path-traversal-read"),
         "{text}"
+    );
+}
+
+/// With `--scope` naming the notes' directory, a link to `/etc` is planted
+/// there: `read_safe`, which refuses `..` and a leading `/` in the text,
+/// reads `/etc/passwd` through it; `read_resolved`, which resolves the path
+/// and checks where it lands, does not; the link is gone at the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confinement_on_the_paths_text_is_left_through_a_planted_link() {
+    let notes = tempfile::tempdir().unwrap();
+    let opts = Options {
+        timeout: Duration::from_secs(5),
+        allow_valid_calls: true,
+        wire: false,
+        scope: Some(notes.path().to_path_buf()),
+        ..Options::default()
+    };
+    let args = ["--notes".to_owned(), notes.path().display().to_string()];
+    let report = tokio::time::timeout(
+        Duration::from_secs(120),
+        audit_stdio(env!("CARGO_BIN_EXE_lax_server"), &args, &opts),
+    )
+    .await
+    .unwrap();
+    let text = report.text();
+    let mut read: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule.ends_with("-read") && f.tool.is_some())
+        .map(|f| (f.rule, f.tool.as_deref().unwrap_or_default()))
+        .collect();
+    read.sort();
+    assert_eq!(
+        read,
+        [
+            ("path-traversal-read", "read_note"),
+            ("symlink-escape-read", "read_safe")
+        ],
+        "{text}"
+    );
+    let link = report
+        .findings
+        .iter()
+        .find(|f| f.rule == "symlink-escape-read")
+        .unwrap();
+    assert_eq!(link.severity, Severity::High);
+    let evidence = link.evidence.as_deref().unwrap_or_default();
+    assert!(
+        evidence.contains("`path` = \"hardened-mcp-audit-") && evidence.contains(":0:0:"),
+        "{evidence}"
+    );
+    assert_eq!(
+        std::fs::read_dir(notes.path()).unwrap().count(),
+        0,
+        "the planted link is removed"
     );
 }

@@ -14,7 +14,10 @@
 //! - `read_note { path }`: reads `base_dir.join(path)` as given, so
 //!   `../../etc/passwd` and `/etc/passwd` leave the notes (a traversal);
 //! - `read_safe { path }`: the same, refusing any path with `..` or a
-//!   leading `/` (the control);
+//!   leading `/` (the control of `read_note`), which a symbolic link in the
+//!   notes still leads out of;
+//! - `read_resolved { path }`: the path resolved, links and all, and
+//!   refused unless it lies in the notes (the control of `read_safe`);
 //! - the resource template `note:///{+path}` and the prompt `review_note`
 //!   (`path`): the note read the same way, as given; the template
 //!   `safe-note:///{+path}` and the prompt `review_safe` refuse `..`, `%`
@@ -22,7 +25,8 @@
 //!
 //! Every tool is annotated read-only, so that the audit's schema-valid
 //! calls (`--allow-valid-calls`) reach them all; every argument object is
-//! closed and every refusal a fixed text or serde's.
+//! closed and every refusal a fixed text or serde's. `--notes DIR` names
+//! the notes' directory (the temporary directory without it).
 
 use std::time::Duration;
 
@@ -103,9 +107,11 @@ struct NoteArgs {
     path: String,
 }
 
-/// The notes' directory: the temporary directory, which exists.
+/// The notes' directory: `--notes DIR`, else the temporary directory.
+static NOTES: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
 fn base_dir() -> std::path::PathBuf {
-    std::env::temp_dir()
+    NOTES.get().cloned().unwrap_or_else(std::env::temp_dir)
 }
 
 fn read(path: &str) -> Result<String, String> {
@@ -183,6 +189,23 @@ impl Lax {
             return Err("outside the notes".to_owned());
         }
         read(&path)
+    }
+
+    #[tool(
+        description = "Read a note, where it really is within the notes",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    fn read_resolved(
+        &self,
+        Parameters(NoteArgs { path }): Parameters<NoteArgs>,
+    ) -> Result<String, String> {
+        let outside = || "outside the notes".to_owned();
+        let base = base_dir().canonicalize().map_err(|_| outside())?;
+        let real = base.join(&path).canonicalize().map_err(|_| outside())?;
+        if !real.starts_with(&base) {
+            return Err(outside());
+        }
+        std::fs::read_to_string(real).map_err(|_| "no such note".to_owned())
     }
 }
 
@@ -278,6 +301,12 @@ impl ServerHandler for Lax {
 /// One thread: a handler that blocks it blocks the whole server.
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, dir] = args.as_slice()
+        && flag == "--notes"
+    {
+        let _ = NOTES.set(dir.into());
+    }
     let server = Lax {
         tool_router: Lax::tool_router(),
     };
