@@ -139,7 +139,8 @@ pub fn owasp_category(rule: &str, mutation: Option<&str>) -> Option<&'static str
         | "resource-template-traversal-read"
         | "prompt-traversal-read"
         | "sql-file-written"
-        | "symlink-escape-read" => INJECTION,
+        | "symlink-escape-read"
+        | "url-fetch-loopback" => INJECTION,
         "forbidden-call-accepted"
             if matches!(mutation, Some("path traversal" | "shell metacharacters")) =>
         {

@@ -40,6 +40,7 @@
 
 pub mod auth;
 pub mod client;
+pub mod fetch;
 pub mod finding;
 pub mod http;
 pub mod mutate;

@@ -225,6 +225,11 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
                 .ok()
         })
         .flatten();
+    // Where a tool that fetches any URL it is given would come.
+    let listener = match opts.allow_valid_calls {
+        true => crate::fetch::Listener::bind().await.ok(),
+        false => None,
+    };
     // The link through which the path probes leave the served directory.
     let link = match opts.scope.as_deref().filter(|_| opts.allow_valid_calls) {
         Some(scope) => match crate::traversal::PlantedLink::plant(scope) {
@@ -293,6 +298,18 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
                 &mut report,
             )
             .await;
+            if let Some(listener) = &listener {
+                fetch_probes(
+                    &mut client,
+                    &name,
+                    schema,
+                    &baseline,
+                    listener,
+                    &canary,
+                    &mut report,
+                )
+                .await;
+            }
             if let Some(dir) = scratch.as_ref().filter(|_| client.is_stdio()) {
                 sql_probes(
                     &mut client,
@@ -789,6 +806,65 @@ async fn traversal_probes(
             );
             break;
         }
+    }
+}
+
+/// The loopback fetch probe of one tool ([`crate::fetch`]): each URL
+/// parameter in turn set to the audit's listener, a path of its own.
+async fn fetch_probes(
+    client: &mut Client,
+    name: &str,
+    schema: &Value,
+    baseline: &serde_json::Map<String, Value>,
+    listener: &crate::fetch::Listener,
+    canary: &Canary,
+    report: &mut Report,
+) {
+    // The canary and the key's plain characters: a path of this parameter's.
+    let tag = |key: &str| {
+        let plain: String = key
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+            .collect();
+        format!("{}-{name}-{plain}", canary.text)
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+            .collect::<String>()
+    };
+    let url = |key: &str| listener.url(&tag(key));
+    for (key, value, arguments) in crate::traversal::url_params(schema, baseline, url) {
+        if client.exited() {
+            return;
+        }
+        report.calls += 1;
+        let id = client.id();
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                          "params": {"name": name, "arguments": Value::Object(arguments)}});
+        // Whatever the answer says: the request that arrived is the effect.
+        let _ = client.request(&call).await;
+        if !listener
+            .asked_for(&tag(&key), Duration::from_millis(500))
+            .await
+        {
+            continue;
+        }
+        report.findings.push(
+            Finding::new(
+                Severity::High,
+                "url-fetch-loopback",
+                "a schema-valid call with a loopback URL in a URL parameter made the server \
+                 request it: the tool fetches whatever URL it is given, so a caller reaches the \
+                 services of the server's host and network (SSRF)",
+            )
+            .tool(name)
+            .property(&format!("/properties/{}", crate::schema::segment(&key)))
+            .argument(&format!("/{}", crate::schema::segment(&key)))
+            .evidence(&format!(
+                "`{}` = {} was requested from the audit's listener",
+                crate::text::escape(&key),
+                crate::text::escape(&Value::String(value).to_string())
+            )),
+        );
     }
 }
 

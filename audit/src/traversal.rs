@@ -31,6 +31,34 @@ pub struct Probe {
     pub arguments: Map<String, Value>,
 }
 
+/// The top-level parameters named like a URL (as a word of the name) whose
+/// baseline, with the URL `url(key)` in it, the schema accepts: each with
+/// those arguments, in key order.
+pub fn url_params(
+    schema: &Value,
+    baseline: &Map<String, Value>,
+    url: impl Fn(&str) -> String,
+) -> Vec<(String, String, Map<String, Value>)> {
+    let Ok(validator) = jsonschema::validator_for(schema) else {
+        return Vec::new();
+    };
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    props
+        .keys()
+        .filter(|k| crate::review::named_like(k, URL_NAMES))
+        .filter_map(|key| {
+            let value = url(key);
+            let mut arguments = baseline.clone();
+            arguments.insert(key.clone(), Value::String(value.clone()));
+            validator
+                .is_valid(&Value::Object(arguments.clone()))
+                .then(|| (key.clone(), value, arguments))
+        })
+        .collect()
+}
+
 /// A symbolic link to `/etc` the audit planted in the directory the server
 /// serves (`--scope`): a path through it stays within that directory as
 /// text and leaves it on disk.

@@ -35,7 +35,7 @@ async fn audit_lax_server() -> Report {
 async fn coerced_values_and_a_blocking_call_are_found_where_they_are() {
     let report = audit_lax_server().await;
     let text = report.text();
-    assert_eq!(report.tools, 7, "{text}");
+    assert_eq!(report.tools, 9, "{text}");
     let mut coerced: Vec<_> = report
         .findings
         .iter()
@@ -287,5 +287,46 @@ async fn a_confinement_on_the_paths_text_is_left_through_a_planted_link() {
         std::fs::read_dir(notes.path()).unwrap().count(),
         0,
         "the planted link is removed"
+    );
+}
+
+/// `fetch_url` requests any URL, so the audit's loopback listener gets the
+/// request it was sent: one finding. `fetch_public` refuses loopback
+/// addresses: none. Without `--allow-valid-calls`, no URL is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_fetches_a_loopback_url_is_found_and_its_control_not() {
+    let report = audit_lax_server().await;
+    let text = report.text();
+    let fetched: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "url-fetch-loopback")
+        .collect();
+    assert_eq!(fetched.len(), 1, "{text}");
+    let f = fetched[0];
+    assert_eq!(
+        (f.severity, f.tool.as_deref(), f.argument.as_deref()),
+        (Severity::High, Some("fetch_url"), Some("/url")),
+        "{text}"
+    );
+    let evidence = f.evidence.as_deref().unwrap_or_default();
+    assert!(
+        evidence.starts_with("`url` = \"http://127.0.0.1:")
+            && evidence.contains("-fetch_url-url\" was requested"),
+        "{evidence}"
+    );
+    let opts = Options {
+        timeout: Duration::from_secs(5),
+        wire: false,
+        ..Options::default()
+    };
+    let quiet = audit_stdio(env!("CARGO_BIN_EXE_lax_server"), &[], &opts).await;
+    assert!(
+        !quiet
+            .findings
+            .iter()
+            .any(|f| f.rule == "url-fetch-loopback"),
+        "{}",
+        quiet.text()
     );
 }

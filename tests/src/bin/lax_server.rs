@@ -18,6 +18,9 @@
 //!   notes still leads out of;
 //! - `read_resolved { path }`: the path resolved, links and all, and
 //!   refused unless it lies in the notes (the control of `read_safe`);
+//! - `fetch_url { url }`: `GET`s any `http://` URL, loopback included
+//!   (SSRF); `fetch_public { url }` refuses loopback, private and
+//!   link-local addresses and names (the control);
 //! - the resource template `note:///{+path}` and the prompt `review_note`
 //!   (`path`): the note read the same way, as given; the template
 //!   `safe-note:///{+path}` and the prompt `review_safe` refuse `..`, `%`
@@ -125,6 +128,46 @@ fn name(table: &Table) -> &'static str {
     }
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct FetchArgs {
+    url: String,
+}
+
+/// `GET`s an `http://host:port/path` URL (HTTP/1.0, 2 s deadlines): the
+/// status line of the answer.
+fn get(url: &str) -> Result<String, String> {
+    use std::io::{Read as _, Write as _};
+    let fail = |_| "fetch failed".to_owned();
+    let rest = url.strip_prefix("http://").ok_or("http URLs only")?;
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let addr = std::net::ToSocketAddrs::to_socket_addrs(authority)
+        .map_err(fail)?
+        .next()
+        .ok_or("no address")?;
+    let mut s =
+        std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map_err(fail)?;
+    s.set_read_timeout(Some(Duration::from_secs(2)))
+        .map_err(fail)?;
+    write!(s, "GET /{path} HTTP/1.0\r\nHost: {authority}\r\n\r\n").map_err(fail)?;
+    let mut answer = String::new();
+    let _ = s.take(4096).read_to_string(&mut answer);
+    Ok(answer.lines().next().unwrap_or_default().to_owned())
+}
+
+/// Whether `url`'s host is a loopback, private or link-local address, or
+/// a name (which could resolve to one).
+fn internal(url: &str) -> bool {
+    let host = url
+        .strip_prefix("http://")
+        .and_then(|r| r.split(['/', ':']).next())
+        .unwrap_or_default();
+    match host.parse::<std::net::Ipv4Addr>() {
+        Ok(ip) => ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified(),
+        Err(_) => true,
+    }
+}
+
 #[derive(Clone)]
 struct Lax {
     tool_router: ToolRouter<Self>,
@@ -189,6 +232,31 @@ impl Lax {
             return Err("outside the notes".to_owned());
         }
         read(&path)
+    }
+
+    #[tool(
+        description = "Fetch a web page's status",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    fn fetch_url(
+        &self,
+        Parameters(FetchArgs { url }): Parameters<FetchArgs>,
+    ) -> Result<String, String> {
+        get(&url)
+    }
+
+    #[tool(
+        description = "Fetch a public web page's status",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    fn fetch_public(
+        &self,
+        Parameters(FetchArgs { url }): Parameters<FetchArgs>,
+    ) -> Result<String, String> {
+        if internal(&url) {
+            return Err("public addresses only".to_owned());
+        }
+        get(&url)
     }
 
     #[tool(

@@ -1,0 +1,104 @@
+//! The loopback fetch probe (`--allow-valid-calls` only): a top-level
+//! string named like a URL set to `http://127.0.0.1:PORT/TAG`, where the
+//! audit listens. A request for that path arriving there means the tool
+//! fetches whatever URL it is given, loopback included: through it a
+//! caller reaches the services of the server's host and network (SSRF).
+//! The listener answers `204 No Content` and records the paths asked for;
+//! a server on another host cannot reach it, so there it finds nothing.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// Most requests recorded.
+const MAX_SEEN: usize = 64;
+
+/// The audit's loopback listener.
+pub struct Listener {
+    port: u16,
+    seen: Arc<Mutex<Vec<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Listener {
+    /// Listens on a port of 127.0.0.1 the kernel picks.
+    pub async fn bind() -> std::io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let port = listener.local_addr()?.port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let record = Arc::clone(&seen);
+        let task = tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let record = Arc::clone(&record);
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 1024];
+                    let read = tokio::time::timeout(Duration::from_secs(2), stream.read(&mut buf));
+                    let Ok(Ok(n)) = read.await else {
+                        return;
+                    };
+                    // `GET /path HTTP/1.1`: the path, the second word.
+                    let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+                    if let Some(path) = head.split_whitespace().nth(1)
+                        && let Ok(mut seen) = record.lock()
+                        && seen.len() < MAX_SEEN
+                    {
+                        seen.push(path.to_owned());
+                    }
+                    let _ = stream
+                        .write_all(b"HTTP/1.0 204 No Content\r\nContent-Length: 0\r\n\r\n")
+                        .await;
+                });
+            }
+        });
+        Ok(Self { port, seen, task })
+    }
+
+    /// The URL whose path is `/tag`.
+    pub fn url(&self, tag: &str) -> String {
+        format!("http://127.0.0.1:{}/{tag}", self.port)
+    }
+
+    /// Whether a request for `/tag` arrived, waiting up to `grace` for one
+    /// still on its way.
+    pub async fn asked_for(&self, tag: &str, grace: Duration) -> bool {
+        let path = format!("/{tag}");
+        let deadline = tokio::time::Instant::now() + grace;
+        loop {
+            let arrived = self.seen.lock().is_ok_and(|seen| seen.contains(&path));
+            if arrived || tokio::time::Instant::now() >= deadline {
+                return arrived;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_request_for_the_tag_is_seen_and_no_other() {
+        let l = Listener::bind().await.unwrap();
+        let url = l.url("MCPAUDITabc-0");
+        let rest = url.strip_prefix("http://").unwrap();
+        let (addr, path) = rest.split_once('/').unwrap();
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(format!("GET /{path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.0 204"), "{answer}");
+        assert!(l.asked_for("MCPAUDITabc-0", Duration::from_secs(2)).await);
+        assert!(!l.asked_for("MCPAUDITabc-1", Duration::ZERO).await);
+    }
+}
