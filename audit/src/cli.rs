@@ -134,6 +134,12 @@ struct AuditArgs {
     /// server (off by default: only calls the schema forbids are sent)
     #[arg(long)]
     allow_valid_calls: bool,
+    /// The server runs on a scratch copy of what it serves: with
+    /// --allow-valid-calls, send the schema-valid calls and probes to every
+    /// tool, not only to those annotated read-only (they may change what
+    /// the server serves)
+    #[arg(long, requires = "allow_valid_calls")]
+    scratch: bool,
     /// The directory the server serves, a scratch copy of it: with
     /// --allow-valid-calls, the audit plants a symbolic link to /etc there
     /// (removed at the end) and asks path parameters to read through it
@@ -222,6 +228,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, clap::E
         auth_checks: !a.no_auth_checks,
         allow_valid_calls: a.allow_valid_calls,
         scope: a.scope,
+        scratch: a.scratch,
         trace: a.trace,
         ..Options::default()
     };
@@ -340,8 +347,21 @@ mod tests {
         assert_eq!(a.options.max_calls_per_tool, 7);
         assert!(!a.options.wire && !a.options.auth_checks && a.options.allow_valid_calls);
         assert_eq!(a.options.scope, None);
-        let a = audit(&["--allow-valid-calls", "--scope", "/srv/copy", "--", "s"]);
+        assert!(!a.options.scratch);
+        let a = audit(&[
+            "--allow-valid-calls",
+            "--scratch",
+            "--scope",
+            "/srv/copy",
+            "--",
+            "s",
+        ]);
         assert_eq!(a.options.scope, Some(std::path::PathBuf::from("/srv/copy")));
+        assert!(a.options.scratch);
+        assert_eq!(
+            kind(&["--scratch", "--", "s"]),
+            ErrorKind::MissingRequiredArgument
+        );
         // A link is planted only for the schema-valid calls that use it.
         assert_eq!(
             kind(&["--scope", "/srv/copy", "--", "s"]),

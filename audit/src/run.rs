@@ -42,6 +42,10 @@ pub struct Options {
     pub other_audience_token: Option<String>,
     /// Write every exchange with the server to this file (`--trace`).
     pub trace: Option<std::path::PathBuf>,
+    /// The server runs on a scratch copy of what it serves: the
+    /// schema-valid calls of [`Options::allow_valid_calls`] go to every
+    /// tool, not only those annotated read-only (`--scratch`).
+    pub scratch: bool,
     /// The directory the server serves (a scratch copy): with
     /// [`Options::allow_valid_calls`], a symbolic link to `/etc` is planted
     /// there for the path probes and removed at the end (`--scope`).
@@ -61,6 +65,7 @@ impl Default for Options {
             auth_checks: true,
             other_audience_token: None,
             trace: None,
+            scratch: false,
             scope: None,
         }
     }
@@ -69,8 +74,15 @@ impl Default for Options {
 /// How the server answered a forbidden call; `echo`: the answer repeats
 /// a string or number the caller sent.
 enum Answer {
-    Rejected { echo: bool },
-    Accepted { echo: bool },
+    Rejected {
+        echo: bool,
+    },
+    Accepted {
+        echo: bool,
+    },
+    /// A result not marked `isError` whose text is all error messages:
+    /// refused, but told as a success.
+    ErrorAsResult,
     Silent,
     Dead,
 }
@@ -287,7 +299,7 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
                 continue;
             }
         };
-        if opts.allow_valid_calls && is_harmless(tool) {
+        if opts.allow_valid_calls && (opts.scratch || is_harmless(tool)) {
             valid_calls(&mut client, &name, schema, &baseline, &canary, &mut report).await;
             traversal_probes(
                 &mut client,
@@ -367,6 +379,16 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
                         } else {
                             ""
                         }
+                    ),
+                ),
+                Answer::ErrorAsResult => (
+                    Severity::Low,
+                    "error-as-result",
+                    format!(
+                        "a call the schema forbids ({}) was refused with an error message in an \
+                         ordinary result, not marked isError: a model may read the failure as a \
+                         success",
+                        m.what
                     ),
                 ),
                 Answer::Silent => (
@@ -901,9 +923,9 @@ async fn sql_probes(
                 Finding::new(
                     Severity::High,
                     "sql-file-written",
-                    "a schema-valid SQL statement sent to a read-only tool made a file at a \
-                     path the audit chose, outside anything the server serves: a caller writes \
-                     files wherever the server can",
+                    "a schema-valid SQL statement made a file at a path the audit chose, \
+                     outside anything the server serves: a caller writes files wherever the \
+                     server can",
                 )
                 .tool(name)
                 .property(&format!("/properties/{}", crate::schema::segment(&p.key)))
@@ -1003,9 +1025,38 @@ fn classify(reply: &Value, canary: &str, digits: Option<&str>) -> Answer {
         || reply.get("result").and_then(|r| r.get("isError")) == Some(&Value::Bool(true));
     if refused {
         Answer::Rejected { echo }
+    } else if reply.get("result").is_some_and(is_error_text) {
+        Answer::ErrorAsResult
     } else {
         Answer::Accepted { echo }
     }
+}
+
+/// Whether `result` has no structured content and text contents only,
+/// each of which begins as an error message does (`Error: …`,
+/// `Database error: …`, `Invalid …`, `Missing …`, `Unknown …`).
+fn is_error_text(result: &Value) -> bool {
+    const OPENINGS: &[&str] = &[
+        "error",
+        "database error",
+        "invalid",
+        "missing",
+        "unknown",
+        "failed",
+        "exception",
+        "traceback",
+    ];
+    let Some(content) = result.get("content").and_then(Value::as_array) else {
+        return false;
+    };
+    result.get("structuredContent").is_none_or(Value::is_null)
+        && !content.is_empty()
+        && content.iter().all(|c| {
+            c.get("text").and_then(Value::as_str).is_some_and(|t| {
+                let t = t.trim_start().to_ascii_lowercase();
+                OPENINGS.iter().any(|o| t.starts_with(o))
+            })
+        })
 }
 
 /// Raw messages a hardened server answers (each one: with the message's
@@ -1106,6 +1157,42 @@ async fn wire_checks(client: &mut Client, canary: &str, report: &mut Report) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_told_as_a_result_is_neither_accepted_nor_rejected() {
+        let result = |r: Value| json!({"jsonrpc": "2.0", "id": 1, "result": r});
+        let text = |t: &str| json!({"content": [{"type": "text", "text": t}]});
+        for t in [
+            "Error: 'query'",
+            "  database error: near \"x\"",
+            "Invalid input",
+            "Missing arguments",
+        ] {
+            assert!(
+                matches!(classify(&result(text(t)), "C", None), Answer::ErrorAsResult),
+                "{t}"
+            );
+        }
+        for ok in [
+            text("3 rows"),
+            text("The error rate is 2%"),
+            json!({"content": [{"type": "text", "text": "Error: x"}], "structuredContent": {"e": 1}}),
+            json!({"content": []}),
+        ] {
+            assert!(
+                matches!(
+                    classify(&result(ok.clone()), "C", None),
+                    Answer::Accepted { .. }
+                ),
+                "{ok}"
+            );
+        }
+        let flagged = json!({"content": [{"type": "text", "text": "Error: x"}], "isError": true});
+        assert!(matches!(
+            classify(&result(flagged), "C", None),
+            Answer::Rejected { echo: false }
+        ));
+    }
 
     fn overlap(call: Option<u64>, ping: Option<u64>) -> Overlap {
         let ms = |at: Option<u64>| {

@@ -3,6 +3,10 @@
 //! (npm) and `mcp-server-time` (PyPI), installed pinned by
 //! `.ci/setup-audit-servers` (run here on first use). Default options, the
 //! ones safe against production: only calls the schema forbids are sent.
+//! And the archived reference `mcp-server-sqlite` (PyPI, 2025.4.25) on a
+//! scratch database with `--allow-valid-calls --scratch`: its known defect,
+//! a `write_query` that refuses only `SELECT` and so runs `ATTACH` and
+//! `VACUUM INTO` wherever they point, is found.
 //!
 //! For each: the audit completes, every tool gets a baseline (no
 //! `no-baseline`, no `schema-unsatisfiable`), and the findings are held
@@ -35,7 +39,8 @@ fn servers() -> PathBuf {
     let ready = dest
         .join("node/node_modules/@modelcontextprotocol/server-memory/package.json")
         .exists()
-        && dest.join("venv/bin/mcp-server-time").exists();
+        && dest.join("venv/bin/mcp-server-time").exists()
+        && dest.join("venv-sqlite/bin/mcp-server-sqlite").exists();
     if !ready {
         let status = Command::new("bash")
             .arg(workspace().join(".ci/setup-audit-servers"))
@@ -191,4 +196,64 @@ async fn mcp_server_time() {
     )
     .await;
     hold("mcp-server-time", &report, 2);
+}
+
+/// The archived reference SQLite server, on a database of its own in a
+/// scratch directory, audited with the probes that may change state: its
+/// `write_query`, which refuses only statements starting with `SELECT`,
+/// makes a file where the audit's `ATTACH` points (`sql-file-written`);
+/// `read_query`, which takes `SELECT` statements only, one at a time,
+/// makes none. Its other findings are those checked by hand: numbers
+/// accepted for strings by `describe_table` and `append_insight`, unknown
+/// keys accepted, and refusals sent as ordinary results (`error-as-result`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sqlite_servers_write_query_writes_files_anywhere() {
+    let program = servers().join("venv-sqlite/bin/mcp-server-sqlite");
+    let scratch = tempfile::tempdir().unwrap();
+    let db = scratch.path().join("scratch.db").display().to_string();
+    let opts = Options {
+        timeout: Duration::from_secs(10),
+        allow_valid_calls: true,
+        scratch: true,
+        wire: false,
+        ..Options::default()
+    };
+    let report = tokio::time::timeout(
+        Duration::from_secs(400),
+        audit_stdio(
+            &program.to_string_lossy(),
+            &["--db-path".to_owned(), db],
+            &opts,
+        ),
+    )
+    .await
+    .expect("the audit did not finish within 400 s");
+    let text = report.text();
+    let written: Vec<&str> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "sql-file-written")
+        .filter_map(|f| f.tool.as_deref())
+        .collect();
+    assert_eq!(written, ["write_query"], "{text}");
+    let mut highs: Vec<(&str, &str)> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == hardened_mcp_audit::Severity::High)
+        .map(|f| (f.rule, f.tool.as_deref().unwrap_or_default()))
+        .collect();
+    highs.sort();
+    assert_eq!(
+        highs,
+        [
+            ("forbidden-call-accepted", "append_insight"),
+            ("forbidden-call-accepted", "describe_table"),
+            ("sql-file-written", "write_query"),
+        ],
+        "{text}"
+    );
+    assert!(
+        report.findings.iter().any(|f| f.rule == "error-as-result"),
+        "{text}"
+    );
 }
