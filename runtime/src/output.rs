@@ -272,20 +272,6 @@ impl<T> Output<T> {
         self
     }
 
-    /// Links `run`'s file `file`, a resource the server declares with
-    /// [`Resources::run_file`](crate::server::resources::Resources::run_file):
-    /// its URI (the declaration's template with the run's handle), the
-    /// file's name and the declared MIME type.
-    #[cfg(feature = "runs")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "runs")))]
-    pub fn with_run_file(
-        self,
-        file: &crate::server::resources::RunFile,
-        run: &crate::runs::RunDir,
-    ) -> Self {
-        self.with_resource_link(file.uri_of(run.handle()), file.file, file.mime_type)
-    }
-
     /// Adds a server-authored warning.
     pub fn with_warning(mut self, warning: impl Into<ServerText>) -> Self {
         self.warnings.push(warning.into().0);

@@ -145,6 +145,19 @@ impl RunFile {
     }
 }
 
+// Here rather than beside the other links in `output`: a run file is of
+// the server's layer, above the output's.
+#[cfg(feature = "runs")]
+impl<T> crate::Output<T> {
+    /// Links `run`'s file `file`, a resource the server declares with
+    /// [`Resources::run_file`]: its URI (the declaration's template with
+    /// the run's handle), the file's name and the declared MIME type.
+    #[cfg_attr(docsrs, doc(cfg(feature = "runs")))]
+    pub fn with_run_file(self, file: &RunFile, run: &crate::runs::RunDir) -> Self {
+        self.with_resource_link(file.uri_of(run.handle()), file.file, file.mime_type)
+    }
+}
+
 /// How a run file is served.
 #[cfg(feature = "runs")]
 #[cfg_attr(docsrs, doc(cfg(feature = "runs")))]
