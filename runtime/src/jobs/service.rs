@@ -731,6 +731,23 @@ impl JobDesk {
         }
     }
 
+    /// Waits (at most [`CANCEL_SETTLE`](super::CANCEL_SETTLE)) for a run
+    /// asked to cancel to end and for the process that follows it to let
+    /// go of it (its lease, released after the end is recorded); whether
+    /// both happened.
+    async fn let_go(&self, caller: &CallerId, run: &RunDir) -> Result<bool, ToolError> {
+        let deadline = tokio::time::Instant::now() + super::CANCEL_SETTLE;
+        loop {
+            if !self.report(caller, run).state.is_live() && !run.is_leased()? {
+                return Ok(true);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
     fn abandon(&self, run: PlannedRun) {
         self.remove_slot(run.dir.handle().as_str());
         write_record(&run.dir, RecordedState::Abandoned, None);
@@ -1064,7 +1081,7 @@ impl JobDesk {
         let key = run.handle().as_str().to_owned();
         if !self.slots().contains_key(&key)
             && self.cancel_run(caller, &run)?.outcome == CANCEL_REQUESTED
-            && (self.settle(caller, &run).await.state.is_live() || run.is_leased()?)
+            && !self.let_go(caller, &run).await?
         {
             return Err(ToolError::rejected(
                 "the run is still followed by another server process of this run root (asked \
