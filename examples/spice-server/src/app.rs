@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use hardened_mcp::cli::{BoxError, ServerArgs, Setup, StartError};
+use hardened_mcp::cli::{BoxError, ServerArgs, Setup, StartError, data_dirs, find_on_path};
 use hardened_mcp::prelude::*;
-use hardened_mcp::sandbox::{Sandbox, SandboxConfig, SolverRegistry, find_on_path};
+use hardened_mcp::sandbox::{Sandbox, SandboxConfig, SolverRegistry};
 
 use crate::cli::SpiceOptions;
 use crate::server::{SOLVER_ID, SpiceServer};
@@ -47,13 +47,11 @@ fn registry(o: &SpiceOptions) -> Result<SolverRegistry, StartError> {
             "cannot find ngspice on PATH; install it (Debian: apt-get install ngspice) or pass --ngspice",
         )
     })?;
-    let registry = SolverRegistry::builder()
-        .solver(SOLVER_ID, &ngspice)
-        .grant_data_dirs(SOLVER_ID);
-    let registry = o
-        .grants
-        .iter()
-        .fold(registry, |r, g| r.grant_read(SOLVER_ID, g));
+    let grants = data_dirs(&ngspice)
+        .into_iter()
+        .chain(o.grants.iter().cloned());
+    let registry = SolverRegistry::builder().solver(SOLVER_ID, &ngspice);
+    let registry = grants.fold(registry, |r, g| r.grant_read(SOLVER_ID, g));
     registry
         .build()
         .map_err(|e| StartError::because("solver registry", e))

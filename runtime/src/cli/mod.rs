@@ -58,6 +58,7 @@
 //! through [`InProcess`].
 
 mod args;
+mod install;
 mod modes;
 mod setup;
 
@@ -67,6 +68,7 @@ pub use args::{HttpArgs, RunArgs, SandboxArgs, ServerArgs};
 pub use args::{LauncherKind, SLURM_NODE_FLAG};
 pub use args::{ProxyHeader, defaults};
 pub use clap_complete::Shell;
+pub use install::{data_dirs, find_on_path};
 pub use modes::{App, DemoArgs, DemoServerArgs, InProcess, Mode, ServeArgs};
 pub use setup::{Setup, StartError, default_run_root};
 

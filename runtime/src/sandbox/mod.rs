@@ -61,9 +61,7 @@ pub use limits::{CpuShare, Limits};
 pub use logs::{CapturedLog, LogBuffer, READ_CHUNK, SharedLog, UntrustedBytes};
 pub use outcome::{LimitHit, Outcome, Termination};
 pub use progress::{MAX_PROGRESS_LINE, ProgressReport, parse_line as parse_progress_line};
-pub use registry::{
-    MAX_SOLVER_ID_LEN, Solver, SolverRegistry, SolverRegistryBuilder, find_on_path,
-};
+pub use registry::{MAX_SOLVER_ID_LEN, Solver, SolverRegistry, SolverRegistryBuilder};
 #[cfg(feature = "jobs")]
 pub(crate) use run::record_usage_after_run;
 pub use run::{

@@ -81,7 +81,6 @@ pub struct SolverRegistry {
 pub struct SolverRegistryBuilder {
     entries: Vec<(String, PathBuf)>,
     grants: Vec<(String, PathBuf)>,
-    data_dirs: Vec<String>,
 }
 
 impl SolverRegistry {
@@ -131,24 +130,8 @@ impl SolverRegistryBuilder {
         self
     }
 
-    /// Lets the solver `id` also read the data directories of its own
-    /// installation prefix: for an executable `<prefix>/bin/<name>`, those
-    /// of `<prefix>/share/<name>`, `<prefix>/lib/<name>`,
-    /// `<prefix>/lib64/<name>` and `<prefix>/lib/<multiarch>/<name>`
-    /// (`x86_64-linux-gnu`, …) that exist when the registry is built and
-    /// lie outside [`DEFAULT_READ_PATHS`](super::DEFAULT_READ_PATHS), each
-    /// granted as [`grant_read`](Self::grant_read) grants a path and held
-    /// to its rules. For a solver installed under a prefix of its own
-    /// (`/opt/ngspice-43/bin/ngspice` reads its `spinit` in
-    /// `/opt/ngspice-43/share/ngspice`); one installed in `/usr` needs
-    /// nothing more.
-    pub fn grant_data_dirs(mut self, id: &str) -> Self {
-        self.data_dirs.push(id.to_owned());
-        self
-    }
-
     /// Checks every entry and builds the registry; an error names the id.
-    pub fn build(mut self) -> Result<SolverRegistry, ConfigError> {
+    pub fn build(self) -> Result<SolverRegistry, ConfigError> {
         let mut solvers: BTreeMap<String, Solver> = BTreeMap::new();
         for (id, path) in self.entries {
             if !valid_id(&id) {
@@ -160,14 +143,6 @@ impl SolverRegistryBuilder {
             let solver = check(&id, path)?;
             tracing::info!(solver = %id, path = %solver.path.display(), "solver registered");
             solvers.insert(id, solver);
-        }
-        for id in self.data_dirs {
-            let Some(solver) = solvers.get(&id) else {
-                return Err(ConfigError::GrantForUnknownSolver(id));
-            };
-            for dir in data_dirs(&solver.path) {
-                self.grants.push((id.clone(), dir));
-            }
         }
         for (id, path) in self.grants {
             let Some(solver) = solvers.get_mut(&id) else {
@@ -184,44 +159,6 @@ impl SolverRegistryBuilder {
         }
         Ok(SolverRegistry { solvers })
     }
-}
-
-/// The first executable file `name` in the directories of `PATH`, skipping
-/// the relative ones (which would name different files from different
-/// working directories): a default for a solver's path, which the registry
-/// then checks.
-pub fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .filter(|d| d.is_absolute())
-        .map(|d| d.join(name))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
-
-/// The existing data directories of the installation prefix of the
-/// executable `exe` ([`SolverRegistryBuilder::grant_data_dirs`]), sorted.
-fn data_dirs(exe: &Path) -> Vec<PathBuf> {
-    let (Some(prefix), Some(name)) = (exe.parent().and_then(Path::parent), exe.file_name()) else {
-        return Vec::new();
-    };
-    let mut candidates: Vec<PathBuf> = ["share", "lib", "lib64"]
-        .iter()
-        .map(|d| prefix.join(d).join(name))
-        .collect();
-    if let Ok(entries) = std::fs::read_dir(prefix.join("lib")) {
-        candidates.extend(
-            entries
-                .flatten()
-                .filter(|e| e.file_name().to_string_lossy().ends_with("-linux-gnu"))
-                .map(|e| e.path().join(name)),
-        );
-    }
-    candidates.sort();
-    candidates
-        .retain(|p| p.is_dir() && !super::DEFAULT_READ_PATHS.iter().any(|r| p.starts_with(r)));
-    candidates
 }
 
 fn valid_id(id: &str) -> bool {
@@ -307,46 +244,6 @@ mod tests {
         for bad in ["", "Heat", "a b", "../x", "a/b", "é", &long] {
             assert!(!valid_id(bad), "{bad}");
         }
-    }
-
-    #[test]
-    fn data_dirs_of_a_prefix_outside_the_system_trees_and_no_others() {
-        let tmp = tempfile::tempdir().unwrap();
-        let prefix = tmp.path().join("ngspice-43");
-        for d in [
-            "bin",
-            "share/ngspice/scripts",
-            "share/other",
-            "lib/x86_64-linux-gnu/ngspice",
-            "lib/other",
-        ] {
-            std::fs::create_dir_all(prefix.join(d)).unwrap();
-        }
-        assert_eq!(
-            data_dirs(&prefix.join("bin/ngspice")),
-            [
-                prefix.join("lib/x86_64-linux-gnu/ngspice"),
-                prefix.join("share/ngspice")
-            ]
-        );
-        // Debian's ngspice: everything is under /usr, already in the view.
-        assert!(data_dirs(Path::new("/usr/bin/ngspice")).is_empty());
-        assert!(data_dirs(Path::new("/ngspice")).is_empty());
-    }
-
-    #[test]
-    fn a_solver_on_path_is_an_executable_file_in_an_absolute_entry() {
-        // `sh` is on every PATH this runs under; a directory never is a solver.
-        let sh = find_on_path("sh").expect("sh on PATH");
-        assert!(sh.is_absolute() && sh.ends_with("sh"));
-        assert_eq!(find_on_path("no-such-solver-anywhere"), None);
-        assert_eq!(find_on_path("."), None);
-    }
-
-    #[test]
-    fn data_dirs_of_an_unknown_solver_are_refused() {
-        let r = SolverRegistry::builder().grant_data_dirs("ghost").build();
-        assert!(matches!(r, Err(ConfigError::GrantForUnknownSolver(id)) if id == "ghost"));
     }
 
     #[test]

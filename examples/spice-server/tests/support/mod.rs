@@ -3,7 +3,7 @@
 /// Whether ngspice is on `PATH`. Without it the caller skips (saying so),
 /// unless `HARDENED_MCP_REQUIRE_NGSPICE` is set (CI): then this fails.
 pub fn ngspice_present() -> bool {
-    if hardened_mcp::sandbox::find_on_path("ngspice").is_some() {
+    if hardened_mcp::cli::find_on_path("ngspice").is_some() {
         return true;
     }
     assert!(
