@@ -779,11 +779,7 @@ async fn traversal_probes(
             if client.exited() {
                 return;
             }
-            report.calls += 1;
-            let id = client.id();
-            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                              "params": {"name": name, "arguments": Value::Object(p.arguments)}});
-            let Ok(reply) = client.request(&call).await else {
+            let Ok(reply) = probe_call(client, report, name, p.arguments).await else {
                 continue;
             };
             let Some(result) = reply.get("result") else {
@@ -816,19 +812,39 @@ async fn traversal_probes(
                 )
             };
             report.findings.push(
-                Finding::new(Severity::High, p.rule, message)
-                    .tool(name)
-                    .property(&format!("/properties/{}", crate::schema::segment(&p.key)))
-                    .argument(&format!("/{}", crate::schema::segment(&p.key)))
-                    .evidence(&format!(
-                        "`{}` = {} ({what}) answered: {line}",
-                        crate::text::escape(&p.key),
-                        crate::text::escape(&Value::String(p.value).to_string())
-                    )),
+                at_parameter(p.rule, message, name, &p.key).evidence(&format!(
+                    "`{}` = {} ({what}) answered: {line}",
+                    crate::text::escape(&p.key),
+                    crate::text::escape(&Value::String(p.value).to_string())
+                )),
             );
             break;
         }
     }
+}
+
+/// A schema-valid probe: `tools/call` of `name` with `arguments`, counted.
+async fn probe_call(
+    client: &mut Client,
+    report: &mut Report,
+    name: &str,
+    arguments: serde_json::Map<String, Value>,
+) -> Result<Value, ClientError> {
+    report.calls += 1;
+    let id = client.id();
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": name, "arguments": Value::Object(arguments)}});
+    client.request(&call).await
+}
+
+/// A high finding of a probe that set the top-level parameter `key` of
+/// the tool `name`.
+fn at_parameter(rule: &'static str, message: &str, name: &str, key: &str) -> Finding {
+    let segment = crate::schema::segment(key);
+    Finding::new(Severity::High, rule, message)
+        .tool(name)
+        .property(&format!("/properties/{segment}"))
+        .argument(&format!("/{segment}"))
 }
 
 /// The loopback fetch probe of one tool ([`crate::fetch`]): each URL
@@ -842,28 +858,21 @@ async fn fetch_probes(
     canary: &Canary,
     report: &mut Report,
 ) {
-    // The canary and the key's plain characters: a path of this parameter's.
-    let tag = |key: &str| {
-        let plain: String = key
+    // The canary, the tool and the key, in plain characters: a path of
+    // this parameter's.
+    let tag = |key: &str| -> String {
+        format!("{}-{name}-{key}", canary.text)
             .chars()
             .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
-            .collect();
-        format!("{}-{name}-{plain}", canary.text)
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
-            .collect::<String>()
+            .collect()
     };
     let url = |key: &str| listener.url(&tag(key));
     for (key, value, arguments) in crate::traversal::url_params(schema, baseline, url) {
         if client.exited() {
             return;
         }
-        report.calls += 1;
-        let id = client.id();
-        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                          "params": {"name": name, "arguments": Value::Object(arguments)}});
         // Whatever the answer says: the request that arrived is the effect.
-        let _ = client.request(&call).await;
+        let _ = probe_call(client, report, name, arguments).await;
         if !listener
             .asked_for(&tag(&key), Duration::from_millis(500))
             .await
@@ -871,16 +880,14 @@ async fn fetch_probes(
             continue;
         }
         report.findings.push(
-            Finding::new(
-                Severity::High,
+            at_parameter(
                 "url-fetch-loopback",
                 "a schema-valid call with a loopback URL in a URL parameter made the server \
                  request it: the tool fetches whatever URL it is given, so a caller reaches the \
                  services of the server's host and network (SSRF)",
+                name,
+                &key,
             )
-            .tool(name)
-            .property(&format!("/properties/{}", crate::schema::segment(&key)))
-            .argument(&format!("/{}", crate::schema::segment(&key)))
             .evidence(&format!(
                 "`{}` = {} was requested from the audit's listener",
                 crate::text::escape(&key),
@@ -910,26 +917,20 @@ async fn sql_probes(
             if client.exited() {
                 return;
             }
-            report.calls += 1;
-            let id = client.id();
-            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                              "params": {"name": name, "arguments": Value::Object(p.arguments)}});
             // Whatever the answer says: the file is the effect.
-            let _ = client.request(&call).await;
+            let _ = probe_call(client, report, name, p.arguments).await;
             if !p.file.exists() {
                 continue;
             }
             report.findings.push(
-                Finding::new(
-                    Severity::High,
+                at_parameter(
                     "sql-file-written",
                     "a schema-valid SQL statement made a file at a path the audit chose, \
                      outside anything the server serves: a caller writes files wherever the \
                      server can",
+                    name,
+                    &p.key,
                 )
-                .tool(name)
-                .property(&format!("/properties/{}", crate::schema::segment(&p.key)))
-                .argument(&format!("/{}", crate::schema::segment(&p.key)))
                 .evidence(&format!(
                     "`{}` = {} made that file",
                     crate::text::escape(&p.key),

@@ -18,14 +18,26 @@ use hardened_mcp_audit::{Report, Severity};
 /// 120 s.
 async fn audit_lax_server() -> Report {
     let opts = Options {
-        timeout: Duration::from_secs(5),
         allow_valid_calls: true,
+        ..options()
+    };
+    audit(&opts, &[]).await
+}
+
+/// Each exchange bounded by 5 s, no wire checks.
+fn options() -> Options {
+    Options {
+        timeout: Duration::from_secs(5),
         wire: false,
         ..Options::default()
-    };
+    }
+}
+
+/// The audit of the lax server started with `args`, bounded by 120 s.
+async fn audit(opts: &Options, args: &[String]) -> Report {
     tokio::time::timeout(
         Duration::from_secs(120),
-        audit_stdio(env!("CARGO_BIN_EXE_lax_server"), &[], &opts),
+        audit_stdio(env!("CARGO_BIN_EXE_lax_server"), args, opts),
     )
     .await
     .unwrap()
@@ -164,17 +176,7 @@ async fn a_path_read_as_given_is_found_and_a_checked_one_is_not() {
 /// These are reads by the protocol, found without `--allow-valid-calls`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_template_and_a_prompt_that_read_as_given_are_found_and_their_controls_not() {
-    let opts = Options {
-        timeout: Duration::from_secs(5),
-        wire: false,
-        ..Options::default()
-    };
-    let report = tokio::time::timeout(
-        Duration::from_secs(120),
-        audit_stdio(env!("CARGO_BIN_EXE_lax_server"), &[], &opts),
-    )
-    .await
-    .unwrap();
+    let report = audit(&options(), &[]).await;
     let text = report.text();
     let mut read: Vec<_> = report
         .findings
@@ -243,19 +245,12 @@ async fn a_template_and_a_prompt_that_read_as_given_are_found_and_their_controls
 async fn a_confinement_on_the_paths_text_is_left_through_a_planted_link() {
     let notes = tempfile::tempdir().unwrap();
     let opts = Options {
-        timeout: Duration::from_secs(5),
         allow_valid_calls: true,
-        wire: false,
         scope: Some(notes.path().to_path_buf()),
-        ..Options::default()
+        ..options()
     };
     let args = ["--notes".to_owned(), notes.path().display().to_string()];
-    let report = tokio::time::timeout(
-        Duration::from_secs(120),
-        audit_stdio(env!("CARGO_BIN_EXE_lax_server"), &args, &opts),
-    )
-    .await
-    .unwrap();
+    let report = audit(&opts, &args).await;
     let text = report.text();
     let mut read: Vec<_> = report
         .findings
@@ -315,12 +310,7 @@ async fn a_tool_that_fetches_a_loopback_url_is_found_and_its_control_not() {
             && evidence.contains("-fetch_url-url\" was requested"),
         "{evidence}"
     );
-    let opts = Options {
-        timeout: Duration::from_secs(5),
-        wire: false,
-        ..Options::default()
-    };
-    let quiet = audit_stdio(env!("CARGO_BIN_EXE_lax_server"), &[], &opts).await;
+    let quiet = audit(&options(), &[]).await;
     assert!(
         !quiet
             .findings
