@@ -363,6 +363,16 @@ impl Client {
         matches!(self.wire, Wire::Stdio(_))
     }
 
+    /// Ends a stdio server (its input closed, then signals; see
+    /// [`StdioClient::shut_down`]) and names the processes it left running,
+    /// killed since; nothing over HTTP, where the server is not the audit's.
+    pub async fn shut_down(&mut self, grace: Duration) -> Vec<String> {
+        match &mut self.wire {
+            Wire::Stdio(c) => c.shut_down(grace).await,
+            Wire::Http(_) => Vec::new(),
+        }
+    }
+
     /// Whether the server has certainly stopped (a stdio child that
     /// exited; an HTTP server is judged by [`Client::alive`] alone).
     pub fn exited(&mut self) -> bool {

@@ -5,12 +5,32 @@
 //! caller reaches the services of the server's host and network (SSRF).
 //! The listener answers `204 No Content` and records the paths asked for;
 //! a server on another host cannot reach it, so there it finds nothing.
+//!
+//! A tool that refuses the plain URL is sent the same address spelt the
+//! ways a filter on the URL's text misses and a resolver still reads as
+//! 127.0.0.1 ([`SPELLINGS`]): one of those arriving is the same finding,
+//! its evidence the spelling that passed.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
+
+/// The audit's loopback address as its URLs write it: the plain form
+/// first, then `localhost` and the forms `inet_aton` (C's resolvers,
+/// Python's, Rust's) and the WHATWG URL parser (Node's) read as 127.0.0.1:
+/// a short form, one 32-bit number, hexadecimal, octal, and IPv4 mapped in
+/// IPv6.
+pub const SPELLINGS: &[&str] = &[
+    "127.0.0.1",
+    "localhost",
+    "127.1",
+    "2130706433",
+    "0x7f000001",
+    "0177.0.0.1",
+    "[::ffff:127.0.0.1]",
+];
 
 /// Most requests recorded.
 const MAX_SEEN: usize = 64;
@@ -55,9 +75,10 @@ impl Listener {
         Ok(Self { port, seen, task })
     }
 
-    /// The URL whose path is `/tag`.
-    pub fn url(&self, tag: &str) -> String {
-        format!("http://127.0.0.1:{}/{tag}", self.port)
+    /// The URL whose host is `host` (one of [`SPELLINGS`]) and whose path
+    /// is `/tag`.
+    pub fn url(&self, host: &str, tag: &str) -> String {
+        format!("http://{host}:{}/{tag}", self.port)
     }
 
     /// Whether a request for `/tag` arrived, waiting up to `grace` for one
@@ -88,7 +109,7 @@ mod tests {
     #[tokio::test]
     async fn a_request_for_the_tag_is_seen_and_no_other() {
         let l = Listener::bind().await.unwrap();
-        let url = l.url("MCPAUDITabc-0");
+        let url = l.url(SPELLINGS[0], "MCPAUDITabc-0");
         let rest = url.strip_prefix("http://").unwrap();
         let (addr, path) = rest.split_once('/').unwrap();
         let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();

@@ -1,5 +1,11 @@
 //! Schema review of `tools/list`: what each tool's schemas leave unbounded
 //! or unsafe, before a single call is made.
+//!
+//! A schema shows what a server declares, not what it does, so nothing
+//! here is high by itself but a secret-like result field: a bound the
+//! schema leaves out is policy a maintainer may decline (low, one cause
+//! however many tools share it); a free-text path or command is a place to
+//! look (medium); whether a traversal is taken is for the probes to show.
 
 use serde_json::Value;
 
@@ -128,7 +134,7 @@ fn walk_input(tool: &str, schema: &Value, pointer: &str, out: &mut Vec<Finding>)
                 if dangerous && free_text {
                     out.push(
                         Finding::new(
-                            Severity::High,
+                            Severity::Medium,
                             "free-text-path-or-command",
                             format!("`{}` looks like a path or a command and takes free text: traversal and injection reach whatever uses it; take an opaque handle or an enum instead", escape(key)),
                         )
@@ -145,7 +151,7 @@ fn walk_input(tool: &str, schema: &Value, pointer: &str, out: &mut Vec<Finding>)
         if !(low && high) {
             out.push(
                 Finding::new(
-                    Severity::Medium,
+                    Severity::Low,
                     "number-unbounded",
                     "a number without both a lower and an upper bound: a model can ask for unbounded work, memory or output",
                 )
@@ -158,7 +164,7 @@ fn walk_input(tool: &str, schema: &Value, pointer: &str, out: &mut Vec<Finding>)
     {
         out.push(
             Finding::new(
-                Severity::Medium,
+                Severity::Low,
                 "string-unbounded",
                 "a string without maxLength, enum or pattern: any length, any content",
             )
@@ -170,7 +176,7 @@ fn walk_input(tool: &str, schema: &Value, pointer: &str, out: &mut Vec<Finding>)
         if !has(schema, "maxItems") {
             out.push(
                 Finding::new(
-                    Severity::Medium,
+                    Severity::Low,
                     "array-unbounded",
                     "an array without maxItems: any number of items",
                 )

@@ -437,8 +437,45 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
         wire_checks(&mut client, &canary.text, &mut report).await;
         same_cause_as_the_wire(&mut report);
     }
+    left_behind(&mut client, opts, &mut report).await;
     report.sort();
     report
+}
+
+/// Most the audit waits for a stdio server to exit once its input is
+/// closed, and again after `SIGTERM`.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// Ends a stdio server as a client should and reports what it started and
+/// left running after it exited (killed since).
+async fn left_behind(client: &mut Client, opts: &Options, report: &mut Report) {
+    let left = client.shut_down(EXIT_GRACE.min(opts.timeout)).await;
+    if left.is_empty() {
+        return;
+    }
+    let mut named: Vec<(String, usize)> = Vec::new();
+    for name in left.iter().take(64) {
+        match named.iter_mut().find(|(n, _)| n == name) {
+            Some((_, count)) => *count += 1,
+            None => named.push((name.clone(), 1)),
+        }
+    }
+    let names: Vec<String> = named
+        .iter()
+        .map(|(n, count)| format!("`{}` x{count}", crate::text::escape(n)))
+        .collect();
+    report.findings.push(
+        Finding::new(
+            Severity::Medium,
+            "process-left-behind",
+            format!(
+                "after its input closed and it exited, the server left {} process(es) running \
+                 that it had started: work and resources nobody can reach any more",
+                left.len()
+            ),
+        )
+        .evidence(&format!("still running: {}", names.join(", "))),
+    );
 }
 
 /// The prompts and resources the server declares: what they say to the
@@ -716,7 +753,7 @@ async fn valid_calls(
     {
         report.findings.push(
             Finding::new(
-                Severity::Medium,
+                Severity::Low,
                 "unknown-key-accepted",
                 "a call with an argument the tool does not have was run without a word: \
                  a model's misspelt argument is silently dropped and the default used",
@@ -858,42 +895,56 @@ async fn fetch_probes(
     canary: &Canary,
     report: &mut Report,
 ) {
-    // The canary, the tool and the key, in plain characters: a path of
-    // this parameter's.
-    let tag = |key: &str| -> String {
-        format!("{}-{name}-{key}", canary.text)
+    // The canary, the tool, the key and the spelling, in plain characters:
+    // a path of this parameter's.
+    let tag = |key: &str, spelling: usize| -> String {
+        format!("{}-{name}-{key}-{spelling}", canary.text)
             .chars()
             .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
             .collect()
     };
-    let url = |key: &str| listener.url(&tag(key));
-    for (key, value, arguments) in crate::traversal::url_params(schema, baseline, url) {
-        if client.exited() {
-            return;
+    let mut found: Vec<String> = Vec::new();
+    for (i, host) in crate::fetch::SPELLINGS.iter().enumerate() {
+        let url = |key: &str| listener.url(host, &tag(key, i));
+        for (key, value, arguments) in crate::traversal::url_params(schema, baseline, url) {
+            if found.contains(&key) {
+                continue;
+            }
+            if client.exited() {
+                return;
+            }
+            // Whatever the answer says: the request that arrived is the
+            // effect.
+            let _ = probe_call(client, report, name, arguments).await;
+            if !listener
+                .asked_for(&tag(&key, i), Duration::from_millis(500))
+                .await
+            {
+                continue;
+            }
+            let how = match i {
+                0 => "",
+                _ => " (the address spelt another way: a filter on the URL's text is passed)",
+            };
+            report.findings.push(
+                at_parameter(
+                    "url-fetch-loopback",
+                    &format!(
+                        "a schema-valid call with a loopback URL in a URL parameter made the \
+                         server request it{how}: the tool fetches whatever URL it is given, so a \
+                         caller reaches the services of the server's host and network (SSRF)"
+                    ),
+                    name,
+                    &key,
+                )
+                .evidence(&format!(
+                    "`{}` = {} was requested from the audit's listener",
+                    crate::text::escape(&key),
+                    crate::text::escape(&Value::String(value).to_string())
+                )),
+            );
+            found.push(key);
         }
-        // Whatever the answer says: the request that arrived is the effect.
-        let _ = probe_call(client, report, name, arguments).await;
-        if !listener
-            .asked_for(&tag(&key), Duration::from_millis(500))
-            .await
-        {
-            continue;
-        }
-        report.findings.push(
-            at_parameter(
-                "url-fetch-loopback",
-                "a schema-valid call with a loopback URL in a URL parameter made the server \
-                 request it: the tool fetches whatever URL it is given, so a caller reaches the \
-                 services of the server's host and network (SSRF)",
-                name,
-                &key,
-            )
-            .evidence(&format!(
-                "`{}` = {} was requested from the audit's listener",
-                crate::text::escape(&key),
-                crate::text::escape(&Value::String(value).to_string())
-            )),
-        );
     }
 }
 

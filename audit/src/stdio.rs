@@ -22,7 +22,8 @@ const STDERR_TAIL: usize = 8 * 1024;
 /// A running stdio server and the line channel to it.
 pub struct StdioClient {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed, the server's cue to end.
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     /// The last `STDERR_TAIL` bytes the server wrote to its standard
     /// error, read all along so that it never blocks on a full pipe.
@@ -34,11 +35,13 @@ pub struct StdioClient {
 }
 
 impl StdioClient {
-    /// Starts `program` with `args` (the tail of its standard error kept,
-    /// killed when dropped).
+    /// Starts `program` with `args` in a process group of its own (the
+    /// tail of its standard error kept; the group killed when dropped, if
+    /// the server still leads it).
     pub fn spawn(program: &str, args: &[String], timeout: Duration) -> Result<Self, ClientError> {
         let mut child = Command::new(program)
             .args(args)
+            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -63,7 +66,7 @@ impl StdioClient {
         });
         Ok(Self {
             child,
-            stdin,
+            stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             stderr,
             stderr_reader: Some(stderr_reader),
@@ -89,10 +92,13 @@ impl StdioClient {
     /// Writes `line` and a newline.
     pub async fn send_line(&mut self, line: &[u8]) -> Result<(), ClientError> {
         let deadline = Instant::now() + self.timeout;
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(ClientError::Write);
+        };
         let write = async {
-            self.stdin.write_all(line).await?;
-            self.stdin.write_all(b"\n").await?;
-            self.stdin.flush().await
+            stdin.write_all(line).await?;
+            stdin.write_all(b"\n").await?;
+            stdin.flush().await
         };
         match timeout_at(deadline, write).await {
             Ok(Ok(())) => Ok(()),
@@ -203,6 +209,108 @@ impl StdioClient {
     pub fn exited(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(Some(_)))
     }
+
+    /// Ends the server the way the protocol asks a client to: its input
+    /// closed, `grace` to exit, then `SIGTERM` and `grace` again. What it
+    /// started and left running in its process group once it has exited
+    /// by itself, given a moment to follow, is returned (each process's
+    /// name, as the kernel has it: escape before showing) and killed. A
+    /// server that had to be killed is not held to what its children do;
+    /// they are killed all the same. A process that left the group
+    /// (`setsid`, a daemon's double fork) is not seen.
+    pub async fn shut_down(&mut self, grace: Duration) -> Vec<String> {
+        let Some(leader) = self.child.id().and_then(|id| i32::try_from(id).ok()) else {
+            return Vec::new();
+        };
+        self.stdin = None;
+        let mut ended = tokio::time::timeout(grace, self.child.wait()).await.is_ok();
+        if !ended {
+            if let Some(pid) = rustix::process::Pid::from_raw(leader) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            }
+            ended = tokio::time::timeout(grace, self.child.wait()).await.is_ok();
+        }
+        if !ended {
+            let _ = self.child.kill().await;
+        }
+        let mut left = group_members(leader);
+        let settle = Instant::now() + LINGER;
+        while !left.is_empty() && Instant::now() < settle {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            left = group_members(leader);
+        }
+        // Members keep the group's id from being given to a new process,
+        // so the signal reaches only them.
+        if !left.is_empty()
+            && let Some(group) = rustix::process::Pid::from_raw(leader)
+        {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
+        if ended { left } else { Vec::new() }
+    }
+}
+
+/// How long the processes of a server that exited are given to end after
+/// it before they count as left behind.
+const LINGER: Duration = Duration::from_millis(500);
+
+/// The names of the live (not zombie) processes whose process group is
+/// `group`, read from `/proc` (empty where there is none).
+fn group_members(group: i32) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        if let Some((comm, state, pgrp)) = parse_stat(&stat)
+            && pgrp == group
+            && state != "Z"
+        {
+            names.push(comm.to_owned());
+        }
+    }
+    names.sort();
+    names
+}
+
+/// The name, state and process group of a `/proc/PID/stat` line: `PID
+/// (NAME) STATE PPID PGRP …`, the name itself possibly holding `)` and
+/// spaces (so read up to the last `)`).
+fn parse_stat(stat: &str) -> Option<(&str, &str, i32)> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let comm = stat.get(open + 1..close)?;
+    let mut rest = stat.get(close + 1..)?.split_ascii_whitespace();
+    let state = rest.next()?;
+    let _ppid = rest.next()?;
+    let pgrp = rest.next()?.parse().ok()?;
+    Some((comm, state, pgrp))
+}
+
+impl Drop for StdioClient {
+    /// Kills the server's whole group while the server is known to lead
+    /// it (not yet reaped: its id cannot have been given to another).
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait()
+            && let Some(group) = self
+                .child
+                .id()
+                .and_then(|id| i32::try_from(id).ok())
+                .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
+    }
 }
 
 /// Why a request left unanswered got no answer: the error that ended the
@@ -212,5 +320,27 @@ fn lost(end: Option<&ClientError>) -> ClientError {
         None | Some(ClientError::Timeout) => ClientError::Timeout,
         Some(ClientError::Write) => ClientError::Write,
         Some(_) => ClientError::Closed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stat_line_is_read_past_a_name_with_parentheses_and_spaces() {
+        let line = "4242 (a) b (c)) S 1 4240 4240 0 -1 4194560 ...";
+        assert_eq!(parse_stat(line), Some(("a) b (c)", "S", 4240)));
+        assert_eq!(parse_stat("4242 (sleep) Z 1 77"), Some(("sleep", "Z", 77)));
+        assert_eq!(parse_stat("4242 sleep S 1 77"), None);
+        assert_eq!(parse_stat("4242 (sleep) S 1"), None);
+    }
+
+    #[test]
+    fn the_members_of_a_group_are_this_process_s_own_group_s() {
+        let own = rustix::process::getpgrp().as_raw_nonzero().get();
+        assert!(!group_members(own).is_empty());
+        // No process group has the id of a pid that cannot exist.
+        assert!(group_members(i32::MAX).is_empty());
     }
 }

@@ -17,11 +17,7 @@ use hardened_mcp_audit::{Report, Severity};
 /// baseline), each exchange bounded by 5 s (a call takes 3 s), the whole by
 /// 120 s.
 async fn audit_lax_server() -> Report {
-    let opts = Options {
-        allow_valid_calls: true,
-        ..options()
-    };
-    audit(&opts, &[]).await
+    audit(&audit_options_valid(), &[]).await
 }
 
 /// Each exchange bounded by 5 s, no wire checks.
@@ -47,7 +43,7 @@ async fn audit(opts: &Options, args: &[String]) -> Report {
 async fn coerced_values_and_a_blocking_call_are_found_where_they_are() {
     let report = audit_lax_server().await;
     let text = report.text();
-    assert_eq!(report.tools, 9, "{text}");
+    assert_eq!(report.tools, 11, "{text}");
     let mut coerced: Vec<_> = report
         .findings
         .iter()
@@ -286,29 +282,50 @@ async fn a_confinement_on_the_paths_text_is_left_through_a_planted_link() {
 }
 
 /// `fetch_url` requests any URL, so the audit's loopback listener gets the
-/// request it was sent: one finding. `fetch_public` refuses loopback
-/// addresses: none. Without `--allow-valid-calls`, no URL is sent.
+/// request it was sent: one finding. `fetch_filtered` refuses the URL's
+/// text `127.0.0.1` and `localhost`, so it is found by the next spelling
+/// (`127.1`); `fetch_public` refuses loopback addresses and names in every
+/// spelling: none. Without `--allow-valid-calls`, no URL is sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_that_fetches_a_loopback_url_is_found_and_its_control_not() {
     let report = audit_lax_server().await;
     let text = report.text();
-    let fetched: Vec<_> = report
+    let mut fetched: Vec<_> = report
         .findings
         .iter()
         .filter(|f| f.rule == "url-fetch-loopback")
+        .map(|f| {
+            (
+                f.severity,
+                f.tool.as_deref().unwrap_or_default(),
+                f.argument.as_deref().unwrap_or_default(),
+                f.evidence.as_deref().unwrap_or_default(),
+            )
+        })
         .collect();
-    assert_eq!(fetched.len(), 1, "{text}");
-    let f = fetched[0];
+    fetched.sort_by_key(|f| f.1);
+    let [spelt, plain] = fetched.as_slice() else {
+        panic!("{text}");
+    };
     assert_eq!(
-        (f.severity, f.tool.as_deref(), f.argument.as_deref()),
-        (Severity::High, Some("fetch_url"), Some("/url")),
+        (plain.0, plain.1, plain.2),
+        (Severity::High, "fetch_url", "/url"),
         "{text}"
     );
-    let evidence = f.evidence.as_deref().unwrap_or_default();
     assert!(
-        evidence.starts_with("`url` = \"http://127.0.0.1:")
-            && evidence.contains("-fetch_url-url\" was requested"),
-        "{evidence}"
+        plain.3.starts_with("`url` = \"http://127.0.0.1:")
+            && plain.3.contains("-fetch_url-url-0\" was requested"),
+        "{text}"
+    );
+    assert_eq!(
+        (spelt.0, spelt.1, spelt.2),
+        (Severity::High, "fetch_filtered", "/url"),
+        "{text}"
+    );
+    assert!(
+        spelt.3.starts_with("`url` = \"http://127.1:")
+            && spelt.3.contains("-fetch_filtered-url-2\" was requested"),
+        "{text}"
     );
     let quiet = audit(&options(), &[]).await;
     assert!(
@@ -319,4 +336,70 @@ async fn a_tool_that_fetches_a_loopback_url_is_found_and_its_control_not() {
         "{}",
         quiet.text()
     );
+}
+
+/// With `--scratch`, `start_worker` (not read-only) is called; the `sleep`
+/// it starts is still running after the server exited: one finding, naming
+/// it, and the audit kills it. The same server killing its workers before
+/// it exits (`--own-workers`): none. Without `--scratch` the tool is not
+/// called: none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_left_running_after_the_server_exits_is_found_and_killed() {
+    let scratch = Options {
+        allow_valid_calls: true,
+        scratch: true,
+        max_calls_per_tool: 0,
+        ..options()
+    };
+    let left = |r: &Report| -> Vec<String> {
+        r.findings
+            .iter()
+            .filter(|f| f.rule == "process-left-behind")
+            .map(|f| {
+                format!(
+                    "{:?} {}",
+                    f.severity,
+                    f.evidence.as_deref().unwrap_or_default()
+                )
+            })
+            .collect()
+    };
+    let sleeping = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read_to_string(e.path().join("cmdline"))
+                    .is_ok_and(|c| c == "sleep\x00300\x00")
+            })
+            .count()
+    };
+    let before = sleeping();
+    let leaky = audit(&scratch, &[]).await;
+    assert_eq!(
+        left(&leaky),
+        ["Medium still running: `sleep` x1"],
+        "{}",
+        leaky.text()
+    );
+    assert_eq!(sleeping(), before, "the audit killed what was left");
+    let owning = audit(&scratch, &["--own-workers".to_owned()]).await;
+    assert!(left(&owning).is_empty(), "{}", owning.text());
+    let unprobed = audit(
+        &Options {
+            max_calls_per_tool: 0,
+            ..audit_options_valid()
+        },
+        &[],
+    )
+    .await;
+    assert!(left(&unprobed).is_empty(), "{}", unprobed.text());
+}
+
+/// The schema-valid calls without `--scratch`.
+fn audit_options_valid() -> Options {
+    Options {
+        allow_valid_calls: true,
+        ..options()
+    }
 }

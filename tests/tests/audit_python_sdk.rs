@@ -43,33 +43,21 @@ fn sdk_gaps() -> Vec<Key> {
     vec![
         // Schema review: what pydantic's schemas leave open.
         f(
-            High,
+            Medium,
             "free-text-path-or-command",
             "read_file",
             "/properties/path",
             "",
         ),
-        f(
-            Medium,
-            "number-unbounded",
-            "scale",
-            "/properties/factor",
-            "",
-        ),
-        f(
-            Medium,
-            "string-unbounded",
-            "read_file",
-            "/properties/path",
-            "",
-        ),
+        f(Low, "number-unbounded", "scale", "/properties/factor", ""),
+        f(Low, "string-unbounded", "read_file", "/properties/path", ""),
         f(Low, "object-open", "count", "/", ""),
         f(Low, "object-open", "read_file", "/", ""),
         f(Low, "object-open", "scale", "/", ""),
         // Unknown keys accepted and dropped (probed on the read-only
         // tools, with --allow-valid-calls).
-        f(Medium, "unknown-key-accepted", "count", "/", ""),
-        f(Medium, "unknown-key-accepted", "scale", "/", ""),
+        f(Low, "unknown-key-accepted", "count", "/", ""),
+        f(Low, "unknown-key-accepted", "scale", "/", ""),
         // pydantic's lax mode: `true` is a number, and so is the number
         // as a string (`"7"`, though not `[7]`); Python's json reads NaN.
         f(

@@ -39,7 +39,7 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
             "",
         ),
         f(
-            High,
+            Medium,
             "free-text-path-or-command",
             "read_file",
             "/properties/path",
@@ -107,20 +107,8 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
             "/properties/factor",
             "NaN literal",
         ),
-        f(
-            Medium,
-            "string-unbounded",
-            "read_file",
-            "/properties/path",
-            "",
-        ),
-        f(
-            Medium,
-            "number-unbounded",
-            "scale",
-            "/properties/factor",
-            "",
-        ),
+        f(Low, "string-unbounded", "read_file", "/properties/path", ""),
+        f(Low, "number-unbounded", "scale", "/properties/factor", ""),
         // rmcp drops every line it cannot parse: a note, and the calls
         // above holding NaN or 1e999 are that same cause.
         f(Info, "wire-unanswered", "", "", "unparsable line"),
@@ -263,9 +251,10 @@ async fn every_gap_of_the_weak_server_is_found_and_nothing_else() {
     assert_eq!(results.len(), report.causes().len());
     assert!(results.len() < report.findings.len());
     // The high causes: traversal and shell metacharacters accepted, a
-    // free-text path, a secret-like output, a prompt lifting the model's
-    // rules, a resource read outside the listing.
-    assert_eq!(results.iter().filter(|r| r["level"] == "error").count(), 6);
+    // secret-like output, a prompt lifting the model's rules, a resource
+    // read outside the listing (a free-text path is a medium: a place to
+    // look, not an escape shown).
+    assert_eq!(results.iter().filter(|r| r["level"] == "error").count(), 5);
     let nan = report
         .causes()
         .into_iter()

@@ -20,13 +20,19 @@
 //!   refused unless it lies in the notes (the control of `read_safe`);
 //! - `fetch_url { url }`: `GET`s any `http://` URL, loopback included
 //!   (SSRF); `fetch_public { url }` refuses loopback, private and
-//!   link-local addresses and names (the control);
+//!   link-local addresses and names (the control); `fetch_filtered { url }`
+//!   refuses URLs whose text holds `127.0.0.1` or `localhost` (a deny-list:
+//!   `http://127.1/` passes);
+//! - `start_worker { table }` (not read-only: the audit calls it only with
+//!   `--scratch`): starts a `sleep` it never waits for, still running when
+//!   the server exits, unless `--own-workers` was given (the control: the
+//!   workers are killed before the server exits);
 //! - the resource template `note:///{+path}` and the prompt `review_note`
 //!   (`path`): the note read the same way, as given; the template
 //!   `safe-note:///{+path}` and the prompt `review_safe` refuse `..`, `%`
 //!   and a leading `/` (the controls).
 //!
-//! Every tool is annotated read-only, so that the audit's schema-valid
+//! Every other tool is annotated read-only, so that the audit's schema-valid
 //! calls (`--allow-valid-calls`) reach them all; every argument object is
 //! closed and every refusal a fixed text or serde's. `--notes DIR` names
 //! the notes' directory (the temporary directory without it).
@@ -109,6 +115,9 @@ struct QueryArgs {
 struct NoteArgs {
     path: String,
 }
+
+/// The workers `start_worker` started.
+static WORKERS: std::sync::Mutex<Vec<std::process::Child>> = std::sync::Mutex::new(Vec::new());
 
 /// The notes' directory: `--notes DIR`, else the temporary directory.
 static NOTES: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
@@ -260,6 +269,32 @@ impl Lax {
     }
 
     #[tool(
+        description = "Fetch a web page's status, not from this machine",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    fn fetch_filtered(
+        &self,
+        Parameters(FetchArgs { url }): Parameters<FetchArgs>,
+    ) -> Result<String, String> {
+        if url.contains("127.0.0.1") || url.contains("localhost") {
+            return Err("not from this machine".to_owned());
+        }
+        get(&url)
+    }
+
+    #[tool(description = "Start indexing a table in the background")]
+    fn start_worker(&self, Parameters(QueryArgs { table }): Parameters<QueryArgs>) -> String {
+        let started = std::process::Command::new("sleep").arg("300").spawn();
+        match (started, WORKERS.lock()) {
+            (Ok(child), Ok(mut workers)) => {
+                workers.push(child);
+                format!("indexing {}", name(&table))
+            }
+            _ => "not started".to_owned(),
+        }
+    }
+
+    #[tool(
         description = "Read a note, where it really is within the notes",
         annotations(read_only_hint = true, destructive_hint = false)
     )]
@@ -369,16 +404,27 @@ impl ServerHandler for Lax {
 /// One thread: a handler that blocks it blocks the whole server.
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    if let [_, flag, dir] = args.as_slice()
-        && flag == "--notes"
-    {
-        let _ = NOTES.set(dir.into());
+    let mut args = std::env::args().skip(1);
+    let mut own_workers = false;
+    while let Some(arg) = args.next() {
+        match (arg.as_str(), args.next()) {
+            ("--notes", Some(dir)) => {
+                let _ = NOTES.set(dir.into());
+            }
+            ("--own-workers", None) => own_workers = true,
+            _ => return Err("usage: lax_server [--notes DIR] [--own-workers]".into()),
+        }
     }
     let server = Lax {
         tool_router: Lax::tool_router(),
     };
     let running = server.serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
+    if own_workers && let Ok(mut workers) = WORKERS.lock() {
+        for mut worker in workers.drain(..) {
+            let _ = worker.kill();
+            let _ = worker.wait();
+        }
+    }
     Ok(())
 }
