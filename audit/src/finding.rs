@@ -140,7 +140,10 @@ pub fn owasp_category(rule: &str, mutation: Option<&str>) -> Option<&'static str
         | "prompt-traversal-read"
         | "sql-file-written"
         | "symlink-escape-read"
-        | "url-fetch-loopback" => INJECTION,
+        | "url-fetch-loopback"
+        | "path-traversal-write"
+        | "symlink-escape-write"
+        | "url-file-write" => INJECTION,
         "forbidden-call-accepted"
             if matches!(mutation, Some("path traversal" | "shell metacharacters")) =>
         {

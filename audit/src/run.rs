@@ -12,6 +12,7 @@ use crate::mutate::{self, Canary};
 use crate::pin::{self, PinFile};
 use crate::report::Report;
 use crate::schema::NoBaseline;
+use crate::traversal::{Aim, PlantedLink};
 use crate::{poisoning, review};
 
 /// What the audit may do.
@@ -242,24 +243,16 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
         true => crate::fetch::Listener::bind().await.ok(),
         false => None,
     };
-    // The link through which the path probes leave the served directory.
-    let link = match opts.scope.as_deref().filter(|_| opts.allow_valid_calls) {
-        Some(scope) => match crate::traversal::PlantedLink::plant(scope) {
-            Ok(link) => Some(link),
-            Err(e) => {
-                report.findings.push(
-                    Finding::new(
-                        Severity::Info,
-                        "scope-link-not-planted",
-                        "no symbolic link could be planted in the --scope directory: the path \
-                         probes did not read through one",
-                    )
-                    .evidence(&crate::text::escape(&e.to_string())),
-                );
-                None
-            }
-        },
-        None => None,
+    // The audit's own directory, where the probes of a tool that may write
+    // point, by its real path (a link planted to it is left by that path).
+    let own = scratch.as_ref().and_then(|d| d.path().canonicalize().ok());
+    // The links through which the path probes leave the served directory:
+    // to `/etc` for reads, to the audit's directory for writes.
+    let scope = opts.scope.as_deref().filter(|_| opts.allow_valid_calls);
+    let link = scope.and_then(|s| plant(s, std::path::Path::new("/etc"), &mut report));
+    let write_link = match (scope, &own) {
+        (Some(s), Some(own)) if opts.scratch => plant(s, own, &mut report),
+        _ => None,
     };
     'tools: for tool in tools.iter().take(opts.max_tools) {
         let name = tool
@@ -301,15 +294,28 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
         };
         if opts.allow_valid_calls && (opts.scratch || is_harmless(tool)) {
             valid_calls(&mut client, &name, schema, &baseline, &canary, &mut report).await;
-            traversal_probes(
-                &mut client,
-                &name,
-                schema,
-                &baseline,
-                link.as_ref(),
-                &mut report,
-            )
-            .await;
+            // A tool that may write is pointed only at the audit's own
+            // directory, and only where its files are the audit's to see.
+            let tool_dir = match (is_harmless(tool), &own) {
+                (false, Some(own)) if client.is_stdio() => tempfile::Builder::new()
+                    .prefix("tool-")
+                    .tempdir_in(own)
+                    .ok(),
+                _ => None,
+            };
+            let aim = match &tool_dir {
+                _ if is_harmless(tool) => Some(Aim::Read {
+                    link: link.as_ref(),
+                }),
+                Some(dir) => Some(Aim::Write {
+                    dir: dir.path(),
+                    link: write_link.as_ref(),
+                }),
+                None => None,
+            };
+            if let Some(aim) = &aim {
+                traversal_probes(&mut client, &name, schema, &baseline, aim, &mut report).await;
+            }
             if let Some(listener) = &listener {
                 fetch_probes(
                     &mut client,
@@ -808,15 +814,46 @@ async fn traversal_probes(
     name: &str,
     schema: &Value,
     baseline: &serde_json::Map<String, Value>,
-    link: Option<&crate::traversal::PlantedLink>,
+    aim: &Aim<'_>,
     report: &mut Report,
 ) {
-    for of_key in crate::traversal::probes(schema, baseline, link) {
+    for of_key in crate::traversal::probes(schema, baseline, aim) {
         for p in of_key {
             if client.exited() {
                 return;
             }
-            let Ok(reply) = probe_call(client, report, name, p.arguments).await else {
+            let reply = probe_call(client, report, name, p.arguments).await;
+            let shown = crate::text::escape(&Value::String(p.value).to_string());
+            let key = crate::text::escape(&p.key);
+            // Aimed to write: whatever the answer says, the file is the
+            // effect.
+            if let Some(made) = &p.made {
+                if made.symlink_metadata().is_err() {
+                    continue;
+                }
+                let message = match p.rule {
+                    "url-file-write" => {
+                        "a schema-valid call with a file: URL in a URL parameter made that file, \
+                         outside anything the server serves: a caller writes files wherever the \
+                         server can"
+                    }
+                    "symlink-escape-write" => {
+                        "a schema-valid call with a path within the served directory, through a \
+                         symbolic link planted there, made a file outside it: the confinement \
+                         checks the path's text, not where it leads"
+                    }
+                    _ => {
+                        "a schema-valid call with a path outside the tool's files made a file \
+                         there: a caller writes files wherever the server can"
+                    }
+                };
+                report.findings.push(
+                    at_parameter(p.rule, message, name, &p.key)
+                        .evidence(&format!("`{key}` = {shown} made that file")),
+                );
+                break;
+            }
+            let Ok(reply) = reply else {
                 continue;
             };
             let Some(result) = reply.get("result") else {
@@ -849,13 +886,33 @@ async fn traversal_probes(
                 )
             };
             report.findings.push(
-                at_parameter(p.rule, message, name, &p.key).evidence(&format!(
-                    "`{}` = {} ({what}) answered: {line}",
-                    crate::text::escape(&p.key),
-                    crate::text::escape(&Value::String(p.value).to_string())
-                )),
+                at_parameter(p.rule, message, name, &p.key)
+                    .evidence(&format!("`{key}` = {shown} ({what}) answered: {line}")),
             );
             break;
+        }
+    }
+}
+
+/// Plants a link to `target` in `scope` (`--scope`), or says why not.
+fn plant(
+    scope: &std::path::Path,
+    target: &std::path::Path,
+    report: &mut Report,
+) -> Option<PlantedLink> {
+    match PlantedLink::plant(scope, target) {
+        Ok(link) => Some(link),
+        Err(e) => {
+            report.findings.push(
+                Finding::new(
+                    Severity::Info,
+                    "scope-link-not-planted",
+                    "no symbolic link could be planted in the --scope directory: the path probes \
+                     did not go through one",
+                )
+                .evidence(&crate::text::escape(&e.to_string())),
+            );
+            None
         }
     }
 }

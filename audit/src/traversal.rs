@@ -7,6 +7,13 @@
 //! set to a traversal, an absolute path or a `file:` URL. An answer that
 //! holds a line of a passwd file read a file outside what the server
 //! serves.
+//!
+//! A tool that may write (not annotated read-only: probed only with
+//! `--scratch`) is never pointed at a file of the system: its probes name
+//! fresh files in a directory of the audit's own, outside what the server
+//! serves, and a file made there is the effect, whatever the answer says.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -19,9 +26,33 @@ const PATHS: &[&str] = &["../../../../../../../../etc/passwd", "/etc/passwd"];
 /// The value sent to a URL parameter.
 const URLS: &[&str] = &["file:///etc/passwd"];
 
+/// How many `../` lead a relative probe out of the server's directory.
+const UP: usize = 8;
+
+/// Where a tool's path and URL probes point.
+pub enum Aim<'a> {
+    /// A read-only tool: at `/etc/passwd`, and through `link` (to `/etc`);
+    /// a line of it in the answer is the effect.
+    Read {
+        /// The link to `/etc` planted in `--scope`.
+        link: Option<&'a PlantedLink>,
+    },
+    /// A tool that may write: at fresh names in `dir` (absolute, the
+    /// audit's own, outside what the server serves), and through `link`
+    /// (to `dir` or a directory above it); a file made there is the effect.
+    Write {
+        /// The tool's own directory of the audit's.
+        dir: &'a Path,
+        /// A link planted in `--scope` to `dir` or a directory above it.
+        link: Option<&'a PlantedLink>,
+    },
+}
+
 /// One probe: the rule it shows, the parameter and the arguments.
 pub struct Probe {
-    /// `path-traversal-read`, `url-file-read` or `symlink-escape-read`.
+    /// `path-traversal-read`, `url-file-read` or `symlink-escape-read`; or,
+    /// aimed to write, `path-traversal-write`, `url-file-write` or
+    /// `symlink-escape-write`.
     pub rule: &'static str,
     /// The top-level parameter changed.
     pub key: String,
@@ -29,6 +60,8 @@ pub struct Probe {
     pub value: String,
     /// The baseline with that parameter set to it.
     pub arguments: Map<String, Value>,
+    /// Aimed to write: the file whose making is the effect.
+    pub made: Option<PathBuf>,
 }
 
 /// The top-level parameters named like a URL (as a word of the name) whose
@@ -59,34 +92,40 @@ pub fn url_params(
         .collect()
 }
 
-/// A symbolic link to `/etc` the audit planted in the directory the server
-/// serves (`--scope`): a path through it stays within that directory as
-/// text and leaves it on disk.
+/// A symbolic link the audit planted in the directory the server serves
+/// (`--scope`): a path through it stays within that directory as text and
+/// leaves it on disk.
 pub struct PlantedLink {
     /// The link's path.
-    path: std::path::PathBuf,
+    path: PathBuf,
     /// Its file name.
     name: String,
+    /// Where it leads.
+    target: PathBuf,
 }
 
 impl PlantedLink {
-    /// Plants a link to `/etc` under a fresh name in `scope`.
-    pub fn plant(scope: &std::path::Path) -> std::io::Result<Self> {
+    /// Plants a link to `target` under a fresh name in `scope`.
+    pub fn plant(scope: &Path, target: &Path) -> std::io::Result<Self> {
         let mut bytes = [0u8; 8];
         getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
         let tag: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         let name = format!("hardened-mcp-audit-{tag}");
         let path = scope.join(&name);
-        std::os::unix::fs::symlink("/etc", &path)?;
-        Ok(Self { path, name })
+        std::os::unix::fs::symlink(target, &path)?;
+        Ok(Self {
+            path,
+            name,
+            target: target.to_owned(),
+        })
     }
 
-    /// The paths that read `/etc/passwd` through the link: relative to the
-    /// directory, and absolute.
-    fn values(&self) -> [String; 2] {
+    /// The paths to `rel` (below the link's target) through the link:
+    /// relative to the served directory, and absolute.
+    fn values(&self, rel: &Path) -> [String; 2] {
         [
-            format!("{}/passwd", self.name),
-            format!("{}/passwd", self.path.display()),
+            Path::new(&self.name).join(rel).display().to_string(),
+            self.path.join(rel).display().to_string(),
         ]
     }
 }
@@ -97,39 +136,98 @@ impl Drop for PlantedLink {
     }
 }
 
+/// A probe's rule, its value, and the file whose making shows it (aimed to
+/// write).
+type Aimed = (&'static str, String, Option<PathBuf>);
+
+/// The values a path parameter gets.
+fn path_values(aim: &Aim<'_>, next: &mut usize) -> Vec<Aimed> {
+    match aim {
+        Aim::Read { link } => {
+            let through = link.iter().flat_map(|l| l.values(Path::new("passwd")));
+            PATHS
+                .iter()
+                .map(|v| ("path-traversal-read", (*v).to_owned(), None))
+                .chain(through.map(|v| ("symlink-escape-read", v, None)))
+                .collect()
+        }
+        Aim::Write { dir, link } => {
+            let mut fresh = |what: &str| {
+                *next += 1;
+                dir.join(format!("{next}-{what}"))
+            };
+            let up = "../".repeat(UP);
+            let traversal = fresh("traversal");
+            let relative = format!(
+                "{up}{}",
+                traversal.display().to_string().trim_start_matches('/')
+            );
+            let absolute = fresh("absolute");
+            let mut out = vec![
+                ("path-traversal-write", relative, Some(traversal)),
+                (
+                    "path-traversal-write",
+                    absolute.display().to_string(),
+                    Some(absolute),
+                ),
+            ];
+            if let Some(link) = link {
+                for value in [0, 1] {
+                    let file = fresh("link");
+                    let Ok(rel) = file.strip_prefix(&link.target) else {
+                        continue;
+                    };
+                    let through = link.values(rel)[value].clone();
+                    out.push(("symlink-escape-write", through, Some(file)));
+                }
+            }
+            out
+        }
+    }
+}
+
+/// The values a URL parameter gets.
+fn url_values(aim: &Aim<'_>, next: &mut usize) -> Vec<Aimed> {
+    match aim {
+        Aim::Read { .. } => URLS
+            .iter()
+            .map(|v| ("url-file-read", (*v).to_owned(), None))
+            .collect(),
+        Aim::Write { dir, .. } => {
+            *next += 1;
+            let file = dir.join(format!("{next}-url"));
+            vec![(
+                "url-file-write",
+                format!("file://{}", file.display()),
+                Some(file),
+            )]
+        }
+    }
+}
+
 /// The probes of one tool, grouped by parameter (in key order), each value
 /// checked with `jsonschema` to be schema-valid; none when the schema
-/// cannot be compiled. With a planted `link`, a path parameter is also
-/// asked to read through it, after the traversals.
-pub fn probes(
-    schema: &Value,
-    baseline: &Map<String, Value>,
-    link: Option<&PlantedLink>,
-) -> Vec<Vec<Probe>> {
+/// cannot be compiled. Where `aim` has a planted link, a path parameter is
+/// also sent through it, after the traversals.
+pub fn probes(schema: &Value, baseline: &Map<String, Value>, aim: &Aim<'_>) -> Vec<Vec<Probe>> {
     let Ok(validator) = jsonschema::validator_for(schema) else {
         return Vec::new();
     };
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return Vec::new();
     };
+    let mut next = 0;
     let mut out = Vec::new();
     for key in props.keys() {
-        let values: Vec<(&'static str, String)> = if crate::review::names_a_path(key) {
-            let through = link.into_iter().flat_map(PlantedLink::values);
-            PATHS
-                .iter()
-                .map(|v| ("path-traversal-read", (*v).to_owned()))
-                .chain(through.map(|v| ("symlink-escape-read", v)))
-                .collect()
+        let values = if crate::review::names_a_path(key) {
+            path_values(aim, &mut next)
         } else if crate::review::named_like(key, URL_NAMES) {
-            URLS.iter()
-                .map(|v| ("url-file-read", (*v).to_owned()))
-                .collect()
+            url_values(aim, &mut next)
         } else {
             continue;
         };
         let mut of_key = Vec::new();
-        for (rule, value) in values {
+        for (rule, value, made) in values {
             let mut arguments = baseline.clone();
             arguments.insert(key.clone(), Value::String(value.clone()));
             if validator.is_valid(&Value::Object(arguments.clone())) {
@@ -138,6 +236,7 @@ pub fn probes(
                     key: key.clone(),
                     value,
                     arguments,
+                    made,
                 });
             }
         }
@@ -387,7 +486,7 @@ mod tests {
             unreachable!()
         };
         let got = |link| -> Vec<(&str, String, String)> {
-            probes(&schema, &base, link)
+            probes(&schema, &base, &Aim::Read { link })
                 .into_iter()
                 .flatten()
                 .map(|p| (p.rule, p.key, p.value))
@@ -407,7 +506,7 @@ mod tests {
         // A planted link adds a read through it, relative and absolute,
         // to the path parameters only.
         let scope = tempfile::tempdir().unwrap();
-        let link = PlantedLink::plant(scope.path()).unwrap();
+        let link = PlantedLink::plant(scope.path(), Path::new("/etc")).unwrap();
         let through = got(Some(&link));
         assert_eq!(through[..3], plain);
         let name = &link.name;
@@ -433,6 +532,66 @@ mod tests {
             std::fs::symlink_metadata(&path).is_err(),
             "removed at the end"
         );
+    }
+
+    #[test]
+    fn a_tool_that_may_write_is_pointed_only_at_fresh_names_of_the_audit_s() {
+        let schema = json!({"type": "object", "properties": {
+            "path": {"type": "string"}, "url": {"type": "string"}}});
+        let Value::Object(base) = json!({"path": "a", "url": "b"}) else {
+            unreachable!()
+        };
+        let own = tempfile::tempdir().unwrap();
+        let dir = own.path().join("tool");
+        let scope = tempfile::tempdir().unwrap();
+        let link = PlantedLink::plant(scope.path(), own.path()).unwrap();
+        let aim = Aim::Write {
+            dir: &dir,
+            link: Some(&link),
+        };
+        let got: Vec<Probe> = probes(&schema, &base, &aim).into_iter().flatten().collect();
+        let shown: Vec<(&str, &str, String)> = got
+            .iter()
+            .map(|p| (p.rule, p.key.as_str(), p.value.clone()))
+            .collect();
+        let d = dir.display().to_string();
+        let up = format!("../../../../../../../..{d}");
+        let name = &link.name;
+        assert_eq!(
+            shown,
+            [
+                ("path-traversal-write", "path", format!("{up}/1-traversal")),
+                ("path-traversal-write", "path", format!("{d}/2-absolute")),
+                (
+                    "symlink-escape-write",
+                    "path",
+                    format!("{name}/tool/3-link")
+                ),
+                (
+                    "symlink-escape-write",
+                    "path",
+                    format!("{}/{name}/tool/4-link", scope.path().display())
+                ),
+                ("url-file-write", "url", format!("file://{d}/5-url")),
+            ]
+        );
+        // Each names a file of its own, in the tool's directory, and the
+        // value leads there.
+        for p in &got {
+            let made = p.made.as_deref().unwrap();
+            assert_eq!(made.parent(), Some(dir.as_path()));
+            let leads = match p.value.strip_prefix("file://") {
+                Some(path) => PathBuf::from(path),
+                None if p.value.starts_with('/') => PathBuf::from(&p.value),
+                None if p.value.starts_with("..") => Path::new("/").join(&p.value),
+                None => scope.path().join(&p.value),
+            };
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&leads, "probe").unwrap();
+            assert!(made.exists(), "{} leads to {}", p.value, made.display());
+        }
+        // No value names a file outside the audit's directory.
+        assert!(got.iter().all(|p| !p.value.contains("/etc")));
     }
 
     #[test]

@@ -43,7 +43,7 @@ async fn audit(opts: &Options, args: &[String]) -> Report {
 async fn coerced_values_and_a_blocking_call_are_found_where_they_are() {
     let report = audit_lax_server().await;
     let text = report.text();
-    assert_eq!(report.tools, 11, "{text}");
+    assert_eq!(report.tools, 13, "{text}");
     let mut coerced: Vec<_> = report
         .findings
         .iter()
@@ -394,6 +394,85 @@ async fn a_process_left_running_after_the_server_exits_is_found_and_killed() {
     )
     .await;
     assert!(left(&unprobed).is_empty(), "{}", unprobed.text());
+}
+
+/// With `--scratch`, `save_note` and `save_safe` (not read-only) are
+/// pointed only at fresh names in the audit's own directory: `save_note`,
+/// which writes where it is told, makes the file by a traversal; `save_safe`
+/// refuses those, and with `--scope` (the notes) is left through the link
+/// planted there to the audit's directory. Nothing else is written: the
+/// notes hold what was there and the baseline's note, the links are gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_writes_where_it_is_told_is_found_by_a_file_of_the_audit_s() {
+    let notes = tempfile::tempdir().unwrap();
+    std::fs::write(notes.path().join("kept"), "kept\n").unwrap();
+    let scratch = Options {
+        allow_valid_calls: true,
+        scratch: true,
+        max_calls_per_tool: 0,
+        ..options()
+    };
+    let args = ["--notes".to_owned(), notes.path().display().to_string()];
+    let written = |r: &Report| -> Vec<(String, String, String)> {
+        let mut w: Vec<_> = r
+            .findings
+            .iter()
+            .filter(|f| f.rule.ends_with("-write"))
+            .map(|f| {
+                (
+                    f.rule.to_owned(),
+                    f.tool.clone().unwrap_or_default(),
+                    f.evidence.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        w.sort();
+        w
+    };
+    let plain = audit(&scratch, &args).await;
+    let found = written(&plain);
+    let [(rule, tool, evidence)] = found.as_slice() else {
+        panic!("{}", plain.text());
+    };
+    assert_eq!(
+        (rule.as_str(), tool.as_str()),
+        ("path-traversal-write", "save_note")
+    );
+    assert!(
+        evidence.starts_with("`path` = \"../../../../../../../../")
+            && evidence.ends_with("-traversal\" made that file"),
+        "{evidence}"
+    );
+    let scoped = audit(
+        &Options {
+            scope: Some(notes.path().to_owned()),
+            ..scratch
+        },
+        &args,
+    )
+    .await;
+    let found = written(&scoped);
+    let tools: Vec<(&str, &str)> = found
+        .iter()
+        .map(|(r, t, _)| (r.as_str(), t.as_str()))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ("path-traversal-write", "save_note"),
+            ("symlink-escape-write", "save_safe"),
+        ],
+        "{}",
+        scoped.text()
+    );
+    // What was there, and the note of the schema-valid baseline (`a`):
+    // no probe's file, no link.
+    let mut left: Vec<_> = std::fs::read_dir(notes.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["a", "kept"]);
 }
 
 /// The schema-valid calls without `--scratch`.

@@ -23,6 +23,10 @@
 //!   link-local addresses and names (the control); `fetch_filtered { url }`
 //!   refuses URLs whose text holds `127.0.0.1` or `localhost` (a deny-list:
 //!   `http://127.1/` passes);
+//! - `save_note { path }` (not read-only: the audit calls it only with
+//!   `--scratch`): writes a note at `base_dir.join(path)` as given;
+//!   `save_safe { path }` refuses `..` and a leading `/`, which a symbolic
+//!   link in the notes still leads out of;
 //! - `start_worker { table }` (not read-only: the audit calls it only with
 //!   `--scratch`): starts a `sleep` it never waits for, still running when
 //!   the server exits, unless `--own-workers` was given (the control: the
@@ -128,6 +132,12 @@ fn base_dir() -> std::path::PathBuf {
 
 fn read(path: &str) -> Result<String, String> {
     std::fs::read_to_string(base_dir().join(path)).map_err(|_| "no such note".to_owned())
+}
+
+fn save(path: &str) -> Result<String, String> {
+    std::fs::write(base_dir().join(path), "a note\n")
+        .map(|()| "saved".to_owned())
+        .map_err(|_| "not saved".to_owned())
 }
 
 fn name(table: &Table) -> &'static str {
@@ -280,6 +290,22 @@ impl Lax {
             return Err("not from this machine".to_owned());
         }
         get(&url)
+    }
+
+    #[tool(description = "Save a note")]
+    fn save_note(
+        &self,
+        Parameters(NoteArgs { path }): Parameters<NoteArgs>,
+    ) -> Result<String, String> {
+        save(&path)
+    }
+
+    #[tool(description = "Save a note, within the notes")]
+    fn save_safe(
+        &self,
+        Parameters(NoteArgs { path }): Parameters<NoteArgs>,
+    ) -> Result<String, String> {
+        save(safe(&path)?)
     }
 
     #[tool(description = "Start indexing a table in the background")]
