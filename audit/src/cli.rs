@@ -145,6 +145,11 @@ struct AuditArgs {
     /// (removed at the end) and asks path parameters to read through it
     #[arg(long, value_name = "DIR", requires = "allow_valid_calls")]
     scope: Option<std::path::PathBuf>,
+    /// Start the stdio server under Landlock: it may write only in --scope,
+    /// a scratch home (HOME, XDG_*, TMPDIR) and the audit's own directory;
+    /// where Landlock cannot enforce that, the server is not started
+    #[arg(long, conflicts_with = "url")]
+    confine: bool,
     /// The stdio server to start, and its arguments (after `--`)
     #[arg(last = true, value_name = "SERVER COMMAND", conflicts_with = "url")]
     command: Vec<String>,
@@ -229,6 +234,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, clap::E
         allow_valid_calls: a.allow_valid_calls,
         scope: a.scope,
         scratch: a.scratch,
+        confine: a.confine,
         trace: a.trace,
         ..Options::default()
     };
@@ -357,7 +363,12 @@ mod tests {
             "s",
         ]);
         assert_eq!(a.options.scope, Some(std::path::PathBuf::from("/srv/copy")));
-        assert!(a.options.scratch);
+        assert!(a.options.scratch && !a.options.confine);
+        assert!(audit(&["--confine", "--", "s"]).options.confine);
+        assert_eq!(
+            kind(&["--confine", "--url", "http://127.0.0.1:1/mcp"]),
+            ErrorKind::ArgumentConflict
+        );
         assert_eq!(
             kind(&["--scratch", "--", "s"]),
             ErrorKind::MissingRequiredArgument

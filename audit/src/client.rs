@@ -111,8 +111,13 @@ enum Wire {
 impl Client {
     /// Starts the stdio server `program args` (the tail of its standard
     /// error kept, killed when the client is dropped).
-    pub fn stdio(program: &str, args: &[String], timeout: Duration) -> Result<Self, ClientError> {
-        let wire = Wire::Stdio(StdioClient::spawn(program, args, timeout)?);
+    pub fn stdio(
+        program: &str,
+        args: &[String],
+        timeout: Duration,
+        confinement: Option<&crate::confine::Confinement>,
+    ) -> Result<Self, ClientError> {
+        let wire = Wire::Stdio(StdioClient::spawn(program, args, timeout, confinement)?);
         Ok(Self::new(wire, timeout))
     }
 

@@ -36,10 +36,12 @@
 //! flight beside it: a server that leaves the ping waiting for the call
 //! is blocked by it ([`client::Client::overlapped`]), and, to parameters
 //! named like a path or a URL, a traversal and a `file:` URL
-//! ([`traversal`]).
+//! ([`traversal`]). `--confine` starts a stdio server under Landlock,
+//! writing only where the audit lets it ([`confine`]).
 
 pub mod auth;
 pub mod client;
+pub mod confine;
 pub mod fetch;
 pub mod finding;
 pub mod http;

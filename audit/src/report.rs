@@ -97,6 +97,18 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of `target` before anything was found.
+    pub fn empty(target: String) -> Self {
+        Self {
+            target,
+            tools: 0,
+            calls: 0,
+            findings: Vec::new(),
+            suppressed: Vec::new(),
+            pins: None,
+        }
+    }
+
     /// Sorts the findings, most severe first (stable within a severity).
     pub fn sort(&mut self) {
         self.findings.sort_by_key(|f| std::cmp::Reverse(f.severity));

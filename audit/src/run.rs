@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::client::{Client, ClientError, Overlap};
+use crate::confine::Confinement;
 use crate::finding::{Finding, Severity};
 use crate::mutate::{self, Canary};
 use crate::pin::{self, PinFile};
@@ -51,6 +52,11 @@ pub struct Options {
     /// [`Options::allow_valid_calls`], a symbolic link to `/etc` is planted
     /// there for the path probes and removed at the end (`--scope`).
     pub scope: Option<std::path::PathBuf>,
+    /// Start a stdio server under Landlock, writing only in
+    /// [`Options::scope`], a scratch home and the audit's own directory
+    /// (`--confine`); refused, the server not started, where Landlock
+    /// cannot enforce it.
+    pub confine: bool,
 }
 
 impl Default for Options {
@@ -68,6 +74,7 @@ impl Default for Options {
             trace: None,
             scratch: false,
             scope: None,
+            confine: false,
         }
     }
 }
@@ -120,7 +127,45 @@ pub async fn audit_stdio(program: &str, args: &[String], opts: &Options) -> Repo
         .chain(args.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
-    audit(target, Client::stdio(program, args, opts.timeout), opts).await
+    let own = own_dir(opts);
+    let confinement = match opts.confine {
+        true => match Confinement::new(opts.scope.as_deref(), own.as_ref().map(|d| d.path())) {
+            Ok(c) => Some(c),
+            Err(e) => return unconfinable(target, &e),
+        },
+        false => None,
+    };
+    let client = Client::stdio(program, args, opts.timeout, confinement.as_ref());
+    audit(target, client, opts, own).await
+}
+
+/// The report of a server that was not started because `--confine` could
+/// not be had.
+fn unconfinable(target: String, e: &std::io::Error) -> Report {
+    let mut report = Report::empty(target);
+    report.findings.push(
+        Finding::new(
+            Severity::High,
+            "confinement-unavailable",
+            "--confine was asked for and Landlock cannot enforce it here: the server was not \
+             started",
+        )
+        .evidence(&crate::text::escape(&e.to_string())),
+    );
+    report
+}
+
+/// The audit's own directory (with `--allow-valid-calls`): where the SQL
+/// and write probes point, removed with what is in it at the end.
+fn own_dir(opts: &Options) -> Option<tempfile::TempDir> {
+    opts.allow_valid_calls
+        .then(|| {
+            tempfile::Builder::new()
+                .prefix("hardened-mcp-audit-")
+                .tempdir()
+                .ok()
+        })
+        .flatten()
 }
 
 /// Audits the streamable HTTP server at `url`, sending `bearer` (the token
@@ -143,6 +188,7 @@ pub async fn audit_http(url: &str, bearer: Option<String>, opts: &Options) -> Re
         url.to_owned(),
         Client::http(url, bearer, opts.timeout),
         opts,
+        own_dir(opts),
     )
     .await;
     report.findings.extend(auth);
@@ -150,15 +196,13 @@ pub async fn audit_http(url: &str, bearer: Option<String>, opts: &Options) -> Re
     report
 }
 
-async fn audit(target: String, client: Result<Client, ClientError>, opts: &Options) -> Report {
-    let mut report = Report {
-        target,
-        tools: 0,
-        calls: 0,
-        findings: Vec::new(),
-        suppressed: Vec::new(),
-        pins: None,
-    };
+async fn audit(
+    target: String,
+    client: Result<Client, ClientError>,
+    opts: &Options,
+    scratch: Option<tempfile::TempDir>,
+) -> Report {
+    let mut report = Report::empty(target);
     let mut client = match client {
         Ok(c) => c,
         Err(e) => {
@@ -227,17 +271,6 @@ async fn audit(target: String, client: Result<Client, ClientError>, opts: &Optio
     }
 
     let canary = Canary::fresh();
-    // Where the SQL probes ask for their files: a private directory of the
-    // audit's, removed with what is in it at the end.
-    let scratch = opts
-        .allow_valid_calls
-        .then(|| {
-            tempfile::Builder::new()
-                .prefix("hardened-mcp-audit-")
-                .tempdir()
-                .ok()
-        })
-        .flatten();
     // Where a tool that fetches any URL it is given would come.
     let listener = match opts.allow_valid_calls {
         true => crate::fetch::Listener::bind().await.ok(),

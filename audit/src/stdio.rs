@@ -11,6 +11,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::{Instant, timeout_at};
 
 use crate::client::{ClientError, Overlap};
+use crate::confine::Confinement;
 
 /// Longest line read from the server; a longer one counts as a broken
 /// answer.
@@ -37,17 +38,26 @@ pub struct StdioClient {
 impl StdioClient {
     /// Starts `program` with `args` in a process group of its own (the
     /// tail of its standard error kept; the group killed when dropped, if
-    /// the server still leads it).
-    pub fn spawn(program: &str, args: &[String], timeout: Duration) -> Result<Self, ClientError> {
-        let mut child = Command::new(program)
+    /// the server still leads it), under `confinement` where given.
+    pub fn spawn(
+        program: &str,
+        args: &[String],
+        timeout: Duration,
+        confinement: Option<&Confinement>,
+    ) -> Result<Self, ClientError> {
+        let mut command = Command::new(program);
+        command
             .args(args)
             .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(ClientError::Spawn)?;
+            .kill_on_drop(true);
+        let mut child = match confinement {
+            Some(c) => c.spawn(&mut command),
+            None => command.spawn(),
+        }
+        .map_err(ClientError::Spawn)?;
         let (Some(stdin), Some(stdout), Some(mut err)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {

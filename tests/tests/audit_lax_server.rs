@@ -475,6 +475,56 @@ async fn a_tool_that_writes_where_it_is_told_is_found_by_a_file_of_the_audit_s()
     assert_eq!(left, ["a", "kept"]);
 }
 
+/// `--confine`: the server writes a marker at start outside all it was
+/// given. Unconfined, the marker is made (the positive control); confined,
+/// it is not, while the baseline's note is still written in `--scope` (the
+/// notes) and `save_note`'s traversal still makes its file in the audit's
+/// own directory (the write probes see through the confinement).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confined_server_writes_only_where_the_audit_lets_it() {
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("marker");
+    let notes = tempfile::tempdir().unwrap();
+    let args = [
+        "--notes".to_owned(),
+        notes.path().display().to_string(),
+        "--marker".to_owned(),
+        marker.display().to_string(),
+    ];
+    let free = audit(&options(), &args).await;
+    assert!(marker.exists(), "{}", free.text());
+    std::fs::remove_file(&marker).unwrap();
+    let confined = audit(
+        &Options {
+            allow_valid_calls: true,
+            scratch: true,
+            scope: Some(notes.path().to_owned()),
+            confine: true,
+            max_calls_per_tool: 0,
+            ..options()
+        },
+        &args,
+    )
+    .await;
+    let text = confined.text();
+    assert!(!marker.exists(), "{text}");
+    assert!(notes.path().join("a").exists(), "{text}");
+    assert!(
+        confined
+            .findings
+            .iter()
+            .any(|f| f.rule == "path-traversal-write" && f.tool.as_deref() == Some("save_note")),
+        "{text}"
+    );
+    assert!(
+        !confined
+            .findings
+            .iter()
+            .any(|f| f.rule == "confinement-unavailable"),
+        "{text}"
+    );
+}
+
 /// The schema-valid calls without `--scratch`.
 fn audit_options_valid() -> Options {
     Options {

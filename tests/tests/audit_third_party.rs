@@ -206,6 +206,9 @@ async fn mcp_server_time() {
 /// makes none. Its other findings are those checked by hand: numbers
 /// accepted for strings by `describe_table` and `append_insight`, unknown
 /// keys accepted, and refusals sent as ordinary results (`error-as-result`).
+/// Confined (`--confine`, its scratch directory as `--scope`): the audit's
+/// `ATTACH` still lands in the audit's own directory, and nothing else
+/// outside the scratch directory can be written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sqlite_servers_write_query_writes_files_anywhere() {
     let program = servers().join("venv-sqlite/bin/mcp-server-sqlite");
@@ -215,6 +218,8 @@ async fn the_sqlite_servers_write_query_writes_files_anywhere() {
         timeout: Duration::from_secs(10),
         allow_valid_calls: true,
         scratch: true,
+        scope: Some(scratch.path().to_owned()),
+        confine: true,
         wire: false,
         ..Options::default()
     };

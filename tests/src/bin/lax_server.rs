@@ -36,6 +36,8 @@
 //!   `safe-note:///{+path}` and the prompt `review_safe` refuse `..`, `%`
 //!   and a leading `/` (the controls).
 //!
+//! `--marker FILE` writes FILE at start, wherever it is (for `--confine`).
+//!
 //! Every other tool is annotated read-only, so that the audit's schema-valid
 //! calls (`--allow-valid-calls`) reach them all; every argument object is
 //! closed and every refusal a fixed text or serde's. `--notes DIR` names
@@ -438,7 +440,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let _ = NOTES.set(dir.into());
             }
             ("--own-workers", None) => own_workers = true,
-            _ => return Err("usage: lax_server [--notes DIR] [--own-workers]".into()),
+            ("--marker", Some(path)) => {
+                let _ = std::fs::write(path, "written at start\n");
+            }
+            _ => {
+                return Err(
+                    "usage: lax_server [--notes DIR] [--own-workers] [--marker FILE]".into(),
+                );
+            }
         }
     }
     let server = Lax {

@@ -1,0 +1,115 @@
+//! `--confine`: the stdio server started under Landlock, writing only into
+//! the directory it serves (`--scope`), a scratch home of its own, the
+//! audit's own directory (where the write probes aim) and the null
+//! devices. Reads are left open: a server needs its interpreter, libraries
+//! and packages wherever they are, and the read probes see what it reads.
+//!
+//! The rules are put on a thread of the audit's made for the purpose, which
+//! then starts the server and ends: the server inherits the thread's
+//! Landlock domain (and `no_new_privs`), the rest of the audit is not
+//! confined, and no code runs between fork and exec.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    RulesetStatus, path_beneath_rules,
+};
+use tokio::process::{Child, Command};
+
+/// The rights a confined server has only where the rules give them: every
+/// write, up to truncation (ABI 3). Device ioctls (ABI 5) are not held back.
+const ABI_WRITES: ABI = ABI::V3;
+
+/// Device files every process may write.
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+
+/// The confinement of one audited server: where it may write, and its
+/// scratch home (removed with this).
+pub struct Confinement {
+    home: tempfile::TempDir,
+    writable: Vec<PathBuf>,
+}
+
+impl Confinement {
+    /// A confinement that lets the server write in `scope` and `own` (each
+    /// where given) and a fresh scratch home. Fails where the kernel has no
+    /// Landlock that can hold back writes.
+    pub fn new(scope: Option<&Path>, own: Option<&Path>) -> io::Result<Self> {
+        Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(AccessFs::from_write(ABI_WRITES))
+            .and_then(|r| r.create())
+            .map_err(io::Error::other)?;
+        let home = tempfile::Builder::new()
+            .prefix("hardened-mcp-audit-home-")
+            .tempdir()?;
+        for sub in [".config", ".cache", ".local/share", ".local/state", "tmp"] {
+            std::fs::create_dir_all(home.path().join(sub))?;
+        }
+        let mut writable: Vec<PathBuf> = scope.into_iter().chain(own).map(Path::to_owned).collect();
+        writable.push(home.path().to_owned());
+        Ok(Self { home, writable })
+    }
+
+    /// The environment that points the server's home, its XDG directories
+    /// and its temporary directory into the scratch home.
+    pub fn env(&self) -> Vec<(&'static str, PathBuf)> {
+        let home = self.home.path();
+        vec![
+            ("HOME", home.to_owned()),
+            ("XDG_CONFIG_HOME", home.join(".config")),
+            ("XDG_CACHE_HOME", home.join(".cache")),
+            ("XDG_DATA_HOME", home.join(".local/share")),
+            ("XDG_STATE_HOME", home.join(".local/state")),
+            ("TMPDIR", home.join("tmp")),
+        ]
+    }
+
+    /// Starts `command` confined (its environment set by
+    /// [`Confinement::env`]): from a thread that restricts itself first.
+    /// Fails, starting nothing, where Landlock cannot enforce the rules.
+    pub fn spawn(&self, command: &mut Command) -> io::Result<Child> {
+        for (name, value) in self.env() {
+            command.env(name, value);
+        }
+        let runtime = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let _entered = runtime.enter();
+                self.restrict_this_thread()?;
+                command.spawn()
+            })
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the confining thread panicked")))
+        })
+    }
+
+    /// Puts the rules on the calling thread, and on what it starts from
+    /// now on.
+    fn restrict_this_thread(&self) -> io::Result<()> {
+        let status = Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(AccessFs::from_write(ABI_WRITES))
+            .and_then(|r| r.create())
+            .and_then(|r| {
+                r.add_rules(path_beneath_rules(
+                    &self.writable,
+                    AccessFs::from_write(ABI_WRITES),
+                ))
+            })
+            .and_then(|r| {
+                r.add_rules(path_beneath_rules(
+                    DEVICES,
+                    AccessFs::from_write(ABI_WRITES),
+                ))
+            })
+            .and_then(|r| r.restrict_self())
+            .map_err(io::Error::other)?;
+        match status.ruleset {
+            RulesetStatus::FullyEnforced => Ok(()),
+            _ => Err(io::Error::other("Landlock did not enforce every rule")),
+        }
+    }
+}
