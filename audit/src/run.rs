@@ -327,6 +327,7 @@ async fn audit(
         };
         if opts.allow_valid_calls && (opts.scratch || is_harmless(tool)) {
             valid_calls(&mut client, &name, schema, &baseline, &canary, &mut report).await;
+            long_query_probe(&mut client, &name, schema, &baseline, &mut report).await;
             // A tool that may write is pointed only at the audit's own
             // directory, and only where its files are the audit's to see.
             let tool_dir = match (is_harmless(tool), &own) {
@@ -733,14 +734,9 @@ async fn valid_calls(
         && !client.exited()
     {
         report.findings.push(
-            Finding::new(
-                Severity::Medium,
-                BLOCKED,
-                "while a schema-valid call ran, the server left a ping unanswered for seconds: \
-                 one slow call stalls every request of every caller (a synchronous handler)",
-            )
-            .tool(name)
-            .evidence(&evidence),
+            Finding::new(Severity::Medium, BLOCKED, BLOCKED_MESSAGE)
+                .tool(name)
+                .evidence(&evidence),
         );
     }
     match overlap.first.map(|(reply, _)| reply) {
@@ -803,8 +799,55 @@ async fn valid_calls(
     }
 }
 
+/// The long query ([`crate::sql::LONG_QUERY`]) in each SQL parameter of
+/// `name` in turn, with a `ping` in flight beside it, as the baseline was
+/// sent: a server that leaves the ping waiting for the query is blocked
+/// by it. Not sent to a tool already found blocked.
+async fn long_query_probe(
+    client: &mut Client,
+    name: &str,
+    schema: &Value,
+    baseline: &serde_json::Map<String, Value>,
+    report: &mut Report,
+) {
+    let blocked = |r: &Report| {
+        r.findings
+            .iter()
+            .any(|f| f.rule == BLOCKED && f.tool.as_deref() == Some(name))
+    };
+    for (key, arguments) in crate::sql::long_queries(schema, baseline) {
+        if client.exited() || blocked(report) {
+            return;
+        }
+        report.calls += 1;
+        let started = std::time::Instant::now();
+        let pace = client.alive().await.then(|| started.elapsed());
+        let call = json!({"jsonrpc": "2.0", "id": client.id(), "method": "tools/call",
+                          "params": {"name": name, "arguments": Value::Object(arguments)}});
+        let ping = json!({"jsonrpc": "2.0", "id": client.id(), "method": "ping"});
+        let overlap = client.overlapped(&call, &ping, PING_GAP).await;
+        if let Some(evidence) = pace.and_then(|p| held_ping(&overlap, p, client.timeout()))
+            && !client.exited()
+        {
+            report.findings.push(
+                Finding::new(Severity::Medium, BLOCKED, BLOCKED_MESSAGE)
+                    .tool(name)
+                    .evidence(&format!(
+                        "`{}` = a long query: {evidence}",
+                        crate::text::escape(&key)
+                    )),
+            );
+        }
+    }
+}
+
 /// The rule of a server that leaves a ping unanswered while a call runs.
 const BLOCKED: &str = "server-blocked-by-call";
+
+/// What a server blocked by a call is told.
+const BLOCKED_MESSAGE: &str = "while a schema-valid call ran, the server left a ping unanswered \
+                               for seconds: one slow call stalls every request of every caller \
+                               (a synchronous handler)";
 
 /// How long after a call its ping is sent.
 const PING_GAP: Duration = Duration::from_millis(50);

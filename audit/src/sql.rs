@@ -6,6 +6,10 @@
 //! DATABASE` and `VACUUM INTO`, alone and after a `SELECT` (past a check of
 //! the first word). A file there after the call is a write outside
 //! anything the server serves. The directory is removed at the end.
+//!
+//! And the long query ([`LONG_QUERY`]): a read that keeps the database
+//! busy for seconds, sent with a `ping` in flight beside it, to see whether
+//! one heavy query stalls the whole server.
 
 use std::path::{Path, PathBuf};
 
@@ -77,6 +81,39 @@ pub fn probes(schema: &Value, baseline: &Map<String, Value>, dir: &Path) -> Vec<
     out
 }
 
+/// A read-only statement that keeps a database busy for seconds: 25
+/// million rows counted (about 5 s for SQLite on one core of 2026), in
+/// standard SQL (SQLite, PostgreSQL, MySQL 8), starting with `SELECT` (past
+/// a check of the first word), streamed (little memory).
+pub const LONG_QUERY: &str = "SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL \
+                              SELECT x + 1 FROM c WHERE x < 25000000) SELECT x FROM c) AS t";
+
+/// The top-level parameters named like SQL whose baseline, with
+/// [`LONG_QUERY`] in it, the schema accepts: each with those arguments, in
+/// key order.
+pub fn long_queries(
+    schema: &Value,
+    baseline: &Map<String, Value>,
+) -> Vec<(String, Map<String, Value>)> {
+    let Ok(validator) = jsonschema::validator_for(schema) else {
+        return Vec::new();
+    };
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    props
+        .keys()
+        .filter(|k| crate::review::named_like(k, SQL_NAMES))
+        .filter_map(|key| {
+            let mut arguments = baseline.clone();
+            arguments.insert(key.clone(), Value::String(LONG_QUERY.to_owned()));
+            validator
+                .is_valid(&Value::Object(arguments.clone()))
+                .then(|| (key.clone(), arguments))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +159,14 @@ mod tests {
         assert_eq!(groups[1][0].arguments["label"], "c");
         // A directory whose path would need quoting: no probes.
         assert!(probes(&schema, &base, Path::new("/tmp/it's")).is_empty());
+        // The long query: where the schema takes it (not in 40 characters).
+        let long: Vec<String> = long_queries(&schema, &base)
+            .into_iter()
+            .map(|(key, arguments)| {
+                assert_eq!(arguments[&key], LONG_QUERY);
+                key
+            })
+            .collect();
+        assert_eq!(long, ["sql"]);
     }
 }

@@ -9,7 +9,12 @@ gap here is on purpose; do not copy the first two.
 - `select(statement)` refuses statements not starting with SELECT, then
   runs each `;`-separated part: `SELECT 1; VACUUM INTO ...` passes;
 - `safe_select(sql)` (the control): one statement, SELECT only, on a
-  read-only connection whose authorizer allows reads and nothing else.
+  read-only connection whose authorizer allows reads and nothing else;
+- `count(sql)`: one SELECT statement on a read-only connection (no
+  authorizer: a recursive query runs), in an `async` function that runs
+  it on the event loop itself, so nothing else is answered while it
+  runs (the SDK runs the plain functions above on worker threads: their
+  controls).
 
     python sql_server.py        # stdio
 """
@@ -70,6 +75,15 @@ def safe_select(sql: str) -> str:
         raise ValueError("one SELECT statement only")
     with sqlite3.connect(f"file:{DB}?mode=ro", uri=True) as conn:
         conn.set_authorizer(reads_only)
+        return rows(conn.execute(sql))
+
+
+@server.tool(annotations=READ_ONLY)
+async def count(sql: str) -> str:
+    """Count with one SELECT statement."""
+    if not sql.strip().lower().startswith("select") or ";" in sql:
+        raise ValueError("one SELECT statement only")
+    with sqlite3.connect(f"file:{DB}?mode=ro", uri=True) as conn:
         return rows(conn.execute(sql))
 
 

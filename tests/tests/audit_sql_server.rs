@@ -4,7 +4,10 @@
 //! and one that checks the first word and then runs every statement, each
 //! make a file where the audit asked (`ATTACH DATABASE`, `VACUUM INTO`,
 //! alone or after a `SELECT`); the control, read-only with an authorizer,
-//! makes none. Without `--allow-valid-calls`, no statement is sent.
+//! makes none. Without `--allow-valid-calls`, no statement is sent. The
+//! long query stalls the server where an `async` tool runs it on the event
+//! loop (`count`), and not where the SDK runs a plain function on a worker
+//! thread (the other three).
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::time::Duration;
@@ -34,7 +37,7 @@ async fn audit(allow_valid_calls: bool) -> hardened_mcp_audit::Report {
 async fn statements_that_write_files_are_found_where_they_run_and_not_in_the_control() {
     let report = audit(true).await;
     let text = report.text();
-    assert_eq!(report.tools, 3, "{text}");
+    assert_eq!(report.tools, 4, "{text}");
     let mut written: Vec<_> = report
         .findings
         .iter()
@@ -90,9 +93,32 @@ async fn statements_that_write_files_are_found_where_they_run_and_not_in_the_con
 async fn without_valid_calls_no_statement_is_sent() {
     let report = audit(false).await;
     let text = report.text();
-    assert_eq!(report.tools, 3, "{text}");
+    assert_eq!(report.tools, 4, "{text}");
     assert!(
         !report.findings.iter().any(|f| f.rule == "sql-file-written"),
         "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_query_on_the_event_loop_stalls_the_server_and_on_a_thread_not() {
+    let report = audit(true).await;
+    let text = report.text();
+    let blocked: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "server-blocked-by-call")
+        .map(|f| (f.severity, f.tool.as_deref().unwrap_or_default()))
+        .collect();
+    assert_eq!(blocked, [(Severity::Medium, "count")], "{text}");
+    let evidence = report
+        .findings
+        .iter()
+        .find(|f| f.rule == "server-blocked-by-call")
+        .and_then(|f| f.evidence.as_deref())
+        .unwrap_or_default();
+    assert!(
+        evidence.starts_with("count: `sql` = a long query: the call "),
+        "{evidence}"
     );
 }

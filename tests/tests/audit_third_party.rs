@@ -206,6 +206,8 @@ async fn mcp_server_time() {
 /// makes none. Its other findings are those checked by hand: numbers
 /// accepted for strings by `describe_table` and `append_insight`, unknown
 /// keys accepted, and refusals sent as ordinary results (`error-as-result`).
+/// Its `read_query` runs SQLite on the event loop, so the long query leaves
+/// a `ping` waiting (`server-blocked-by-call`).
 /// Confined (`--confine`, its scratch directory as `--scope`): the audit's
 /// `ATTACH` still lands in the audit's own directory, and nothing else
 /// outside the scratch directory can be written.
@@ -261,4 +263,12 @@ async fn the_sqlite_servers_write_query_writes_files_anywhere() {
         report.findings.iter().any(|f| f.rule == "error-as-result"),
         "{text}"
     );
+    // Its handler runs SQLite on the event loop: a long query stalls it.
+    let blocked: Vec<&str> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "server-blocked-by-call")
+        .filter_map(|f| f.tool.as_deref())
+        .collect();
+    assert_eq!(blocked, ["read_query"], "{text}");
 }
