@@ -250,8 +250,10 @@ pub(crate) enum Walk {
     Stop,
 }
 
-/// What a [`walk_tree`] shows its visitor.
+/// What a [`walk_tree`] shows its visitor. (The run root reads only the
+/// metadata; the sandbox's disk watch reads the rest.)
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(feature = "sandbox"), allow(dead_code))]
 pub(crate) enum Step<'a> {
     /// A directory about to be listed (the walk's own first).
     Enter(BorrowedFd<'a>),
