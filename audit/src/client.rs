@@ -22,6 +22,10 @@ pub enum ClientError {
     /// The server could not be started.
     #[error("the server could not be started: {0}")]
     Spawn(std::io::Error),
+    /// `--confine` was asked for and the server could not be started
+    /// confined (nothing was started).
+    #[error("the server could not be started confined: {0}")]
+    Confine(std::io::Error),
     /// The URL or the bearer token cannot be used.
     #[error("the target cannot be used: {0}")]
     Target(&'static str),

@@ -1,8 +1,10 @@
 //! `--confine`: the stdio server started under Landlock, writing only into
 //! the directory it serves (`--scope`), a scratch home of its own, the
-//! audit's own directory (where the write probes aim) and the null
-//! devices. Reads are left open: a server needs its interpreter, libraries
-//! and packages wherever they are, and the read probes see what it reads.
+//! audit's own directory (where the write probes aim), the null devices
+//! and `/dev/shm`. Reads are left open: a server needs its interpreter,
+//! libraries and packages wherever they are, and the read probes see what
+//! it reads. Landlock does not hold back what is not a file write: the
+//! network and Unix sockets, signals, `chmod` and `chown`, device ioctls.
 //!
 //! The rules are put on a thread of the audit's made for the purpose, which
 //! then starts the server and ends: the server inherits the thread's
@@ -22,8 +24,18 @@ use tokio::process::{Child, Command};
 /// write, up to truncation (ABI 3). Device ioctls (ABI 5) are not held back.
 const ABI_WRITES: ABI = ABI::V3;
 
-/// Device files every process may write.
-const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+/// Device files every process may write, and the shared-memory directory
+/// (Python's `multiprocessing` locks, Chromium).
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/shm"];
+
+/// Variables that lead a process to services of the user's session that
+/// act for it outside the confinement (a session bus that starts commands,
+/// an SSH agent that signs): removed from the server's environment.
+const SESSION_VARIABLES: &[&str] = &[
+    "DBUS_SESSION_BUS_ADDRESS",
+    "SSH_AUTH_SOCK",
+    "XDG_RUNTIME_DIR",
+];
 
 /// The confinement of one audited server: where it may write, and its
 /// scratch home (removed with this).
@@ -68,11 +80,15 @@ impl Confinement {
     }
 
     /// Starts `command` confined (its environment set by
-    /// [`Confinement::env`]): from a thread that restricts itself first.
-    /// Fails, starting nothing, where Landlock cannot enforce the rules.
+    /// [`Confinement::env`], the session's services removed from it): from
+    /// a thread that restricts itself first. Fails, starting nothing, where
+    /// Landlock cannot enforce the rules.
     pub fn spawn(&self, command: &mut Command) -> io::Result<Child> {
         for (name, value) in self.env() {
             command.env(name, value);
+        }
+        for name in SESSION_VARIABLES {
+            command.env_remove(name);
         }
         let runtime = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
         std::thread::scope(|s| {

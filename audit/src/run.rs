@@ -205,6 +205,7 @@ async fn audit(
     let mut report = Report::empty(target);
     let mut client = match client {
         Ok(c) => c,
+        Err(ClientError::Confine(e)) => return unconfinable(report.target, &e),
         Err(e) => {
             report.findings.push(Finding::new(
                 Severity::High,
@@ -838,8 +839,22 @@ async fn long_query_probe(
                     )),
             );
         }
+        // A query still running past the deadline: the next probes wait
+        // until the server answers again, so that they are not taken for
+        // unanswered.
+        if overlap.first.is_err() {
+            for _ in 0..SETTLE_PINGS {
+                if client.exited() || client.alive().await {
+                    break;
+                }
+            }
+        }
     }
 }
+
+/// Most pings (each within the deadline) a server still busy with the long
+/// query is given to answer again.
+const SETTLE_PINGS: usize = 3;
 
 /// The rule of a server that leaves a ping unanswered while a call runs.
 const BLOCKED: &str = "server-blocked-by-call";

@@ -36,10 +36,7 @@ pub struct Probe {
 /// `dir`; none when the schema cannot be compiled or `dir`'s path cannot
 /// stand in a SQL string as it is.
 pub fn probes(schema: &Value, baseline: &Map<String, Value>, dir: &Path) -> Vec<Vec<Probe>> {
-    let Some(dir) = dir.to_str().filter(|d| {
-        d.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'_' | b'-' | b'.'))
-    }) else {
+    let Some(dir) = plain_path(dir) else {
         return Vec::new();
     };
     let Ok(validator) = jsonschema::validator_for(schema) else {
@@ -81,9 +78,21 @@ pub fn probes(schema: &Value, baseline: &Map<String, Value>, dir: &Path) -> Vec<
     out
 }
 
+/// `path` as text when it is absolute and plain (ASCII letters, digits,
+/// `/`, `_`, `-`, `.`): it then stands as it is in a SQL string, a `file:`
+/// URL and a path, read the same by any server.
+pub(crate) fn plain_path(path: &Path) -> Option<&str> {
+    path.to_str().filter(|p| {
+        p.starts_with('/')
+            && p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'_' | b'-' | b'.'))
+    })
+}
+
 /// A read-only statement that keeps a database busy for seconds: 25
 /// million rows counted (about 5 s for SQLite on one core of 2026), in
-/// standard SQL (SQLite, PostgreSQL, MySQL 8), starting with `SELECT` (past
+/// standard SQL (SQLite, PostgreSQL; MySQL stops it at its recursion
+/// depth of 1,000), starting with `SELECT` (past
 /// a check of the first word), streamed (little memory).
 pub const LONG_QUERY: &str = "SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL \
                               SELECT x + 1 FROM c WHERE x < 25000000) SELECT x FROM c) AS t";

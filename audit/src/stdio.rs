@@ -23,6 +23,9 @@ const STDERR_TAIL: usize = 8 * 1024;
 /// A running stdio server and the line channel to it.
 pub struct StdioClient {
     child: Child,
+    /// The server's process group (its pid when started), kept past its
+    /// reaping: what it started may outlive it.
+    group: Option<i32>,
     /// `None` once closed, the server's cue to end.
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
@@ -54,10 +57,10 @@ impl StdioClient {
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         let mut child = match confinement {
-            Some(c) => c.spawn(&mut command),
-            None => command.spawn(),
-        }
-        .map_err(ClientError::Spawn)?;
+            Some(c) => c.spawn(&mut command).map_err(ClientError::Confine)?,
+            None => command.spawn().map_err(ClientError::Spawn)?,
+        };
+        let group = child.id().and_then(|id| i32::try_from(id).ok());
         let (Some(stdin), Some(stdout), Some(mut err)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -76,6 +79,7 @@ impl StdioClient {
         });
         Ok(Self {
             child,
+            group,
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             stderr,
@@ -223,19 +227,19 @@ impl StdioClient {
     /// Ends the server the way the protocol asks a client to: its input
     /// closed, `grace` to exit, then `SIGTERM` and `grace` again. What it
     /// started and left running in its process group once it has exited
-    /// by itself, given a moment to follow, is returned (each process's
-    /// name, as the kernel has it: escape before showing) and killed. A
-    /// server that had to be killed is not held to what its children do;
-    /// they are killed all the same. A process that left the group
-    /// (`setsid`, a daemon's double fork) is not seen.
+    /// by itself (or had already died), given a moment to follow, is
+    /// returned (each process's name, as the kernel has it: escape before
+    /// showing) and killed. A server that had to be killed is not held to
+    /// what its children do; they are killed all the same. A process that
+    /// left the group (`setsid`, a daemon's double fork) is not seen.
     pub async fn shut_down(&mut self, grace: Duration) -> Vec<String> {
-        let Some(leader) = self.child.id().and_then(|id| i32::try_from(id).ok()) else {
+        let Some(group) = self.group else {
             return Vec::new();
         };
         self.stdin = None;
         let mut ended = tokio::time::timeout(grace, self.child.wait()).await.is_ok();
         if !ended {
-            if let Some(pid) = rustix::process::Pid::from_raw(leader) {
+            if let Some(pid) = rustix::process::Pid::from_raw(group) {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
             }
             ended = tokio::time::timeout(grace, self.child.wait()).await.is_ok();
@@ -243,20 +247,26 @@ impl StdioClient {
         if !ended {
             let _ = self.child.kill().await;
         }
-        let mut left = group_members(leader);
+        let mut left = group_members(group);
         let settle = Instant::now() + LINGER;
         while !left.is_empty() && Instant::now() < settle {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            left = group_members(leader);
+            left = group_members(group);
         }
-        // Members keep the group's id from being given to a new process,
-        // so the signal reaches only them.
-        if !left.is_empty()
-            && let Some(group) = rustix::process::Pid::from_raw(leader)
-        {
-            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-        }
+        kill_group(group);
         if ended { left } else { Vec::new() }
+    }
+}
+
+/// Kills what is left in `group`, the group of a server the audit started,
+/// if anything is: its live members keep its id from being given to a new
+/// process, so the signal reaches only them (and none is sent to an empty
+/// group, whose id could have been given again).
+fn kill_group(group: i32) {
+    if !group_members(group).is_empty()
+        && let Some(id) = rustix::process::Pid::from_raw(group)
+    {
+        let _ = rustix::process::kill_process_group(id, rustix::process::Signal::KILL);
     }
 }
 
@@ -265,11 +275,13 @@ impl StdioClient {
 const LINGER: Duration = Duration::from_millis(500);
 
 /// The names of the live (not zombie) processes whose process group is
-/// `group`, read from `/proc` (empty where there is none).
+/// `group` and whose session is the audit's own (a server is started in the
+/// audit's session), read from `/proc` (empty where there is none).
 fn group_members(group: i32) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
+    let own = rustix::process::getsid(None).map(|s| s.as_raw_nonzero().get());
     let mut names = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
@@ -282,43 +294,52 @@ fn group_members(group: i32) -> Vec<String> {
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };
-        if let Some((comm, state, pgrp)) = parse_stat(&stat)
-            && pgrp == group
-            && state != "Z"
+        if let Some(s) = parse_stat(&stat)
+            && s.group == group
+            && Ok(s.session) == own
+            && s.state != "Z"
         {
-            names.push(comm.to_owned());
+            names.push(s.name.to_owned());
         }
     }
     names.sort();
     names
 }
 
-/// The name, state and process group of a `/proc/PID/stat` line: `PID
-/// (NAME) STATE PPID PGRP …`, the name itself possibly holding `)` and
-/// spaces (so read up to the last `)`).
-fn parse_stat(stat: &str) -> Option<(&str, &str, i32)> {
+/// What `/proc/PID/stat` says of a process, as far as the audit needs.
+#[derive(Debug, PartialEq, Eq)]
+struct Stat<'a> {
+    name: &'a str,
+    state: &'a str,
+    group: i32,
+    session: i32,
+}
+
+/// Reads `PID (NAME) STATE PPID PGRP SESSION …`, the name itself possibly
+/// holding `)` and spaces (so read up to the last `)`).
+fn parse_stat(stat: &str) -> Option<Stat<'_>> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
-    let comm = stat.get(open + 1..close)?;
+    let name = stat.get(open + 1..close)?;
     let mut rest = stat.get(close + 1..)?.split_ascii_whitespace();
     let state = rest.next()?;
     let _ppid = rest.next()?;
-    let pgrp = rest.next()?.parse().ok()?;
-    Some((comm, state, pgrp))
+    let group = rest.next()?.parse().ok()?;
+    let session = rest.next()?.parse().ok()?;
+    Some(Stat {
+        name,
+        state,
+        group,
+        session,
+    })
 }
 
 impl Drop for StdioClient {
-    /// Kills the server's whole group while the server is known to lead
-    /// it (not yet reaped: its id cannot have been given to another).
+    /// Kills the server (`kill_on_drop`) and whatever is left in its group.
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait()
-            && let Some(group) = self
-                .child
-                .id()
-                .and_then(|id| i32::try_from(id).ok())
-                .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        let _ = self.child.start_kill();
+        if let Some(group) = self.group {
+            kill_group(group);
         }
     }
 }
@@ -339,11 +360,20 @@ mod tests {
 
     #[test]
     fn a_stat_line_is_read_past_a_name_with_parentheses_and_spaces() {
-        let line = "4242 (a) b (c)) S 1 4240 4240 0 -1 4194560 ...";
-        assert_eq!(parse_stat(line), Some(("a) b (c)", "S", 4240)));
-        assert_eq!(parse_stat("4242 (sleep) Z 1 77"), Some(("sleep", "Z", 77)));
-        assert_eq!(parse_stat("4242 sleep S 1 77"), None);
-        assert_eq!(parse_stat("4242 (sleep) S 1"), None);
+        let line = "4242 (a) b (c)) S 1 4240 4100 0 -1 4194560 ...";
+        let stat = |name, state, group, session| Stat {
+            name,
+            state,
+            group,
+            session,
+        };
+        assert_eq!(parse_stat(line), Some(stat("a) b (c)", "S", 4240, 4100)));
+        assert_eq!(
+            parse_stat("4242 (sleep) Z 1 77 78"),
+            Some(stat("sleep", "Z", 77, 78))
+        );
+        assert_eq!(parse_stat("4242 sleep S 1 77 78"), None);
+        assert_eq!(parse_stat("4242 (sleep) S 1 77"), None);
     }
 
     #[test]
@@ -352,5 +382,43 @@ mod tests {
         assert!(!group_members(own).is_empty());
         // No process group has the id of a pid that cannot exist.
         assert!(group_members(i32::MAX).is_empty());
+    }
+
+    /// A server that starts a `sleep` and dies at once, seen dead (reaped).
+    async fn dead_server_with_a_child() -> StdioClient {
+        let args = ["-c".to_owned(), "sleep 4244 & exit 0".to_owned()];
+        let mut c = StdioClient::spawn("sh", &args, Duration::from_secs(5), None).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !c.exited() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(c.exited());
+        c
+    }
+
+    /// Waits up to 5 s for `group` to be empty.
+    async fn emptied(group: i32) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !group_members(group).is_empty() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        group_members(group).is_empty()
+    }
+
+    #[tokio::test]
+    async fn what_a_dead_server_left_is_named_and_killed() {
+        let mut c = dead_server_with_a_child().await;
+        let group = c.group.unwrap();
+        assert_eq!(c.shut_down(Duration::from_secs(1)).await, ["sleep"]);
+        assert!(emptied(group).await);
+    }
+
+    #[tokio::test]
+    async fn dropping_the_client_kills_what_a_dead_server_left() {
+        let c = dead_server_with_a_child().await;
+        let group = c.group.unwrap();
+        assert_eq!(group_members(group), ["sleep"], "the positive control");
+        drop(c);
+        assert!(emptied(group).await);
     }
 }

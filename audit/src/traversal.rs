@@ -26,8 +26,10 @@ const PATHS: &[&str] = &["../../../../../../../../etc/passwd", "/etc/passwd"];
 /// The value sent to a URL parameter.
 const URLS: &[&str] = &["file:///etc/passwd"];
 
-/// How many `../` lead a relative probe out of the server's directory.
-const UP: usize = 8;
+/// How many `../` lead a relative write probe to the root from the
+/// server's directory, however deep (more at the root stay there): too few
+/// would land the probe's file in the server's own tree, unseen.
+const UP: usize = 64;
 
 /// Where a tool's path and URL probes point.
 pub enum Aim<'a> {
@@ -152,6 +154,10 @@ fn path_values(aim: &Aim<'_>, next: &mut usize) -> Vec<Aimed> {
                 .collect()
         }
         Aim::Write { dir, link } => {
+            // A path that a URL or a server could read otherwise: no probe.
+            if crate::sql::plain_path(dir).is_none() {
+                return Vec::new();
+            }
             let mut fresh = |what: &str| {
                 *next += 1;
                 dir.join(format!("{next}-{what}"))
@@ -194,6 +200,9 @@ fn url_values(aim: &Aim<'_>, next: &mut usize) -> Vec<Aimed> {
             .map(|v| ("url-file-read", (*v).to_owned(), None))
             .collect(),
         Aim::Write { dir, .. } => {
+            if crate::sql::plain_path(dir).is_none() {
+                return Vec::new();
+            }
             *next += 1;
             let file = dir.join(format!("{next}-url"));
             vec![(
@@ -555,7 +564,8 @@ mod tests {
             .map(|p| (p.rule, p.key.as_str(), p.value.clone()))
             .collect();
         let d = dir.display().to_string();
-        let up = format!("../../../../../../../..{d}");
+        let up = format!("{}{}", "../".repeat(63), d.trim_start_matches('/'));
+        let up = format!("../{up}");
         let name = &link.name;
         assert_eq!(
             shown,

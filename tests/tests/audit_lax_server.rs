@@ -364,26 +364,37 @@ async fn a_process_left_running_after_the_server_exits_is_found_and_killed() {
             })
             .collect()
     };
+    // This test's workers alone: a sleep no other test starts.
+    let secs = "4243";
     let sleeping = || {
         std::fs::read_dir("/proc")
             .unwrap()
             .flatten()
             .filter(|e| {
                 std::fs::read_to_string(e.path().join("cmdline"))
-                    .is_ok_and(|c| c == "sleep\x00300\x00")
+                    .is_ok_and(|c| c == format!("sleep\x00{secs}\x00"))
             })
             .count()
     };
-    let before = sleeping();
-    let leaky = audit(&scratch, &[]).await;
+    let args = ["--worker-secs".to_owned(), secs.to_owned()];
+    let leaky = audit(&scratch, &args).await;
     assert_eq!(
         left(&leaky),
         ["Medium still running: `sleep` x1"],
         "{}",
         leaky.text()
     );
-    assert_eq!(sleeping(), before, "the audit killed what was left");
-    let owning = audit(&scratch, &["--own-workers".to_owned()]).await;
+    // Killed: gone within seconds (a signal is delivered, not awaited).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while sleeping() > 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(sleeping(), 0, "the audit killed what was left");
+    let owning = audit(
+        &scratch,
+        &[&args[..], &["--own-workers".to_owned()]].concat(),
+    )
+    .await;
     assert!(left(&owning).is_empty(), "{}", owning.text());
     let unprobed = audit(
         &Options {

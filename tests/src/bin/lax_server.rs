@@ -30,7 +30,8 @@
 //! - `start_worker { table }` (not read-only: the audit calls it only with
 //!   `--scratch`): starts a `sleep` it never waits for, still running when
 //!   the server exits, unless `--own-workers` was given (the control: the
-//!   workers are killed before the server exits);
+//!   workers are killed before the server exits); `--worker-secs N` sets
+//!   how long each sleeps (300 s without it);
 //! - the resource template `note:///{+path}` and the prompt `review_note`
 //!   (`path`): the note read the same way, as given; the template
 //!   `safe-note:///{+path}` and the prompt `review_safe` refuse `..`, `%`
@@ -121,6 +122,9 @@ struct QueryArgs {
 struct NoteArgs {
     path: String,
 }
+
+/// How long a worker sleeps, in seconds (`--worker-secs N`, else 300).
+static WORKER_SECS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 /// The workers `start_worker` started.
 static WORKERS: std::sync::Mutex<Vec<std::process::Child>> = std::sync::Mutex::new(Vec::new());
@@ -312,7 +316,8 @@ impl Lax {
 
     #[tool(description = "Start indexing a table in the background")]
     fn start_worker(&self, Parameters(QueryArgs { table }): Parameters<QueryArgs>) -> String {
-        let started = std::process::Command::new("sleep").arg("300").spawn();
+        let secs = WORKER_SECS.get().map_or("300", String::as_str);
+        let started = std::process::Command::new("sleep").arg(secs).spawn();
         match (started, WORKERS.lock()) {
             (Ok(child), Ok(mut workers)) => {
                 workers.push(child);
@@ -434,20 +439,24 @@ impl ServerHandler for Lax {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let mut own_workers = false;
+    let usage = "usage: lax_server [--notes DIR] [--own-workers] [--marker FILE] [--worker-secs N]";
     while let Some(arg) = args.next() {
-        match (arg.as_str(), args.next()) {
-            ("--notes", Some(dir)) => {
-                let _ = NOTES.set(dir.into());
+        if arg == "--own-workers" {
+            own_workers = true;
+            continue;
+        }
+        let value = args.next().ok_or(usage)?;
+        match arg.as_str() {
+            "--notes" => {
+                let _ = NOTES.set(value.into());
             }
-            ("--own-workers", None) => own_workers = true,
-            ("--marker", Some(path)) => {
-                let _ = std::fs::write(path, "written at start\n");
+            "--worker-secs" if value.bytes().all(|b| b.is_ascii_digit()) => {
+                let _ = WORKER_SECS.set(value);
             }
-            _ => {
-                return Err(
-                    "usage: lax_server [--notes DIR] [--own-workers] [--marker FILE]".into(),
-                );
+            "--marker" => {
+                let _ = std::fs::write(value, "written at start\n");
             }
+            _ => return Err(usage.into()),
         }
     }
     let server = Lax {
