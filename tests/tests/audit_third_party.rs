@@ -168,6 +168,57 @@ async fn server_filesystem() {
     assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
 }
 
+/// The same server probed on a scratch directory, confined, with every
+/// probe that may change state (`--allow-valid-calls --scratch --confine
+/// --scope`): it resolves each path, links and all, and refuses what lies
+/// outside its directories, so no traversal, link or `file:` probe reads
+/// or writes anything, and it leaves no process behind. (The positive
+/// controls of those probes are the lax server's tools.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_filesystem_probed_confined_escapes_nothing() {
+    if !has_node() {
+        return;
+    }
+    let dir = servers();
+    let root = tempfile::tempdir().unwrap();
+    let args = [
+        node_server(&dir, "server-filesystem"),
+        root.path().to_string_lossy().into_owned(),
+    ];
+    let opts = Options {
+        timeout: Duration::from_secs(10),
+        allow_valid_calls: true,
+        scratch: true,
+        confine: true,
+        scope: Some(root.path().to_owned()),
+        wire: false,
+        ..Options::default()
+    };
+    let report = tokio::time::timeout(Duration::from_secs(400), audit_stdio("node", &args, &opts))
+        .await
+        .expect("the audit did not finish within 400 s");
+    let text = report.text();
+    assert_eq!(report.tools, 14, "{text}");
+    let escapes: Vec<&str> = report
+        .findings
+        .iter()
+        .map(|f| f.rule)
+        .filter(|r| {
+            r.ends_with("-read")
+                || r.ends_with("-write")
+                || r.ends_with("-written")
+                || r.starts_with("url-")
+                || *r == "process-left-behind"
+        })
+        .collect();
+    assert!(escapes.is_empty(), "{text}");
+    // The schema-valid calls did write, where the server serves.
+    assert!(
+        std::fs::read_dir(root.path()).unwrap().count() > 0,
+        "{text}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_memory() {
     if !has_node() {
