@@ -73,6 +73,11 @@ pub struct Finding {
     /// of a description, the HTTP exchange of an auth check.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
+    /// The call that showed it and the answer, escaped and cut, when one
+    /// call did (a place's own: not part of what makes two findings one
+    /// cause).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<String>,
 }
 
 impl Finding {
@@ -88,6 +93,7 @@ impl Finding {
             message: message.into(),
             owasp: owasp_category(rule, None),
             evidence: None,
+            exchange: None,
         }
     }
 
@@ -116,12 +122,34 @@ impl Finding {
         self
     }
 
+    /// Shown by the call whose arguments were `sent` (raw JSON text) and
+    /// the answer `answer` (`None`: none came): kept escaped, each cut to
+    /// [`EXCHANGE_CUT`] characters.
+    pub fn exchange(mut self, sent: &str, answer: Option<&serde_json::Value>) -> Self {
+        let cut = |t: &str| {
+            let escaped = crate::text::escape(t);
+            match escaped.char_indices().nth(EXCHANGE_CUT) {
+                Some((at, _)) => format!("{}...", &escaped[..at]),
+                None => escaped,
+            }
+        };
+        let answered = match answer {
+            Some(a) => cut(&a.to_string()),
+            None => "nothing".to_owned(),
+        };
+        self.exchange = Some(format!("sent {}; answered {answered}", cut(sent)));
+        self
+    }
+
     /// About `property` of the tool.
     pub fn property(mut self, property: &str) -> Self {
         self.property = Some(property.to_owned());
         self
     }
 }
+
+/// Most characters of each side of a finding's exchange kept (escaped).
+pub const EXCHANGE_CUT: usize = 240;
 
 /// The OWASP MCP Top 10 (2025) category of a finding of `rule` (shown by
 /// `mutation`), where one applies.

@@ -20,6 +20,8 @@ pub struct Place {
     /// The argument a forbidden call changed, a JSON pointer into the
     /// arguments.
     pub argument: Option<String>,
+    /// The call that showed it there and the answer, escaped and cut.
+    pub exchange: Option<String>,
 }
 
 /// One root cause: the findings of one rule at one severity, shown the
@@ -54,6 +56,7 @@ impl Cause {
                 tool: f.tool.clone(),
                 property: f.property.clone(),
                 argument: f.argument.clone(),
+                exchange: f.exchange.clone(),
             };
             let same = causes.iter_mut().find(|c| {
                 (c.severity, c.rule, c.mutation, &c.message, &c.evidence)
@@ -224,6 +227,10 @@ impl Report {
             let _ = writeln!(out);
             if let Some(e) = &c.evidence {
                 let _ = writeln!(out, "      evidence: {}", escape(e));
+            }
+            // The first place's call shows the cause; the JSON has each.
+            if let Some(x) = c.places.iter().find_map(|p| p.exchange.as_ref()) {
+                let _ = writeln!(out, "      exchange: {}", escape(x));
             }
         }
         out

@@ -393,7 +393,7 @@ async fn audit(
         }
         for m in all.into_iter().take(opts.max_calls_per_tool) {
             report.calls += 1;
-            let answer = send(&mut client, &name, &m, &canary.text).await;
+            let (answer, reply) = send(&mut client, &name, &m, &canary.text).await;
             let (severity, rule, message) = match answer {
                 // A strict refusal that names the key it refused is what
                 // a closed schema should answer, not a reflection.
@@ -454,7 +454,8 @@ async fn audit(
                     .tool(&name)
                     .property(&m.property)
                     .argument(&m.argument)
-                    .mutation(m.what),
+                    .mutation(m.what)
+                    .exchange(&m.arguments, reply.as_ref()),
             );
             if matches!(answer, Answer::Dead) {
                 break 'tools;
@@ -1196,7 +1197,14 @@ fn is_harmless(tool: &Value) -> bool {
     flag("readOnlyHint") == Some(true) && flag("destructiveHint") != Some(true)
 }
 
-async fn send(client: &mut Client, name: &str, m: &mutate::Mutation, canary: &str) -> Answer {
+/// Sends the forbidden call `m` to `name`: how it was answered, and the
+/// answer's `result` or `error` where one came.
+async fn send(
+    client: &mut Client,
+    name: &str,
+    m: &mutate::Mutation,
+    canary: &str,
+) -> (Answer, Option<Value>) {
     let id = client.id();
     let line = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":{},\"arguments\":{}}}}}",
@@ -1204,17 +1212,21 @@ async fn send(client: &mut Client, name: &str, m: &mutate::Mutation, canary: &st
         m.arguments
     );
     match client.exchange(line.as_bytes(), &json!(id)).await {
-        Ok(reply) => classify(&reply, canary, m.echo.as_deref()),
+        Ok(reply) => {
+            let answer = classify(&reply, canary, m.echo.as_deref());
+            let shown = reply.get("result").or_else(|| reply.get("error")).cloned();
+            (answer, shown)
+        }
         Err(ClientError::Timeout) => {
             if client.alive().await {
-                Answer::Silent
+                (Answer::Silent, None)
             } else {
-                Answer::Dead
+                (Answer::Dead, None)
             }
         }
         // A token good for the handshake that a call is refused with.
-        Err(ClientError::Unauthorized) => Answer::Rejected { echo: false },
-        Err(_) => Answer::Dead,
+        Err(ClientError::Unauthorized) => (Answer::Rejected { echo: false }, None),
+        Err(_) => (Answer::Dead, None),
     }
 }
 

@@ -312,3 +312,41 @@ async fn valid_calls_find_made_up_handles_and_dropped_keys_on_read_only_tools_on
         report.text()
     );
 }
+
+/// Each place of a cause shown by a call carries that call and its answer,
+/// escaped and cut: the weak server's accepted traversal shows the value
+/// sent and the answer that ran it; the JSON gives every place the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cause_shown_by_a_call_carries_the_exchange() {
+    let report = audit_weak_server(false).await;
+    let causes = report.causes();
+    let traversal = causes
+        .iter()
+        .find(|c| c.rule == "forbidden-call-accepted" && c.mutation == Some("path traversal"))
+        .unwrap();
+    let exchange = traversal.places[0].exchange.as_deref().unwrap_or_default();
+    assert!(
+        exchange.starts_with("sent {\"run\":\"../../../etc/passwdMCPAUDIT")
+            && exchange.contains("; answered {\"content\":")
+            && exchange.contains("done"),
+        "{exchange}"
+    );
+    assert!(report.text().contains("      exchange: sent {"));
+    // Schema review findings have no call: the key is there, null.
+    let json = report.json();
+    let places: Vec<&serde_json::Value> = json["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["places"].as_array().unwrap())
+        .collect();
+    assert!(places.iter().all(|p| p.get("exchange").is_some()));
+    assert!(places.iter().any(|p| p["exchange"].is_null()));
+    // Cut: no side longer than the limit (and its ellipsis).
+    for p in &places {
+        if let Some(x) = p["exchange"].as_str() {
+            let sent = x.split("; answered ").next().unwrap_or_default();
+            assert!(sent.chars().count() <= 5 + 240 + 3, "{x}");
+        }
+    }
+}
