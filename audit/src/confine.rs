@@ -3,8 +3,11 @@
 //! audit's own directory (where the write probes aim), the null devices
 //! and `/dev/shm`. Reads are left open: a server needs its interpreter,
 //! libraries and packages wherever they are, and the read probes see what
-//! it reads. Landlock does not hold back what is not a file write: the
-//! network and Unix sockets, signals, `chmod` and `chown`, device ioctls.
+//! it reads. Where the kernel has Landlock ABI 6 (Linux 6.12), the server
+//! is also kept from signalling processes outside its confinement and from
+//! reaching abstract Unix sockets made outside it. Landlock does not hold
+//! back the network and Unix sockets on paths, `chmod` and `chown`, device
+//! ioctls.
 //!
 //! The rules are put on a thread of the audit's made for the purpose, which
 //! then starts the server and ends: the server inherits the thread's
@@ -15,8 +18,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
-    RulesetStatus, path_beneath_rules,
+    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    RulesetStatus, Scope, path_beneath_rules,
 };
 use tokio::process::{Child, Command};
 
@@ -42,6 +45,8 @@ const SESSION_VARIABLES: &[&str] = &[
 pub struct Confinement {
     home: tempfile::TempDir,
     writable: Vec<PathBuf>,
+    /// Whether signals and abstract Unix sockets are scoped too.
+    scoped: bool,
 }
 
 impl Confinement {
@@ -49,11 +54,10 @@ impl Confinement {
     /// where given) and a fresh scratch home. Fails where the kernel has no
     /// Landlock that can hold back writes.
     pub fn new(scope: Option<&Path>, own: Option<&Path>) -> io::Result<Self> {
-        Ruleset::default()
-            .set_compatibility(CompatLevel::HardRequirement)
-            .handle_access(AccessFs::from_write(ABI_WRITES))
+        writes_ruleset(false)
             .and_then(|r| r.create())
             .map_err(io::Error::other)?;
+        let scoped = writes_ruleset(true).and_then(|r| r.create()).is_ok();
         let home = tempfile::Builder::new()
             .prefix("hardened-mcp-audit-home-")
             .tempdir()?;
@@ -62,7 +66,18 @@ impl Confinement {
         }
         let mut writable: Vec<PathBuf> = scope.into_iter().chain(own).map(Path::to_owned).collect();
         writable.push(home.path().to_owned());
-        Ok(Self { home, writable })
+        Ok(Self {
+            home,
+            writable,
+            scoped,
+        })
+    }
+
+    /// Whether the server is also kept from signalling processes and from
+    /// reaching abstract Unix sockets outside its confinement (where the
+    /// kernel has Landlock ABI 6, Linux 6.12).
+    pub fn scoped(&self) -> bool {
+        self.scoped
     }
 
     /// The environment that points the server's home, its XDG directories
@@ -105,9 +120,7 @@ impl Confinement {
     /// Puts the rules on the calling thread, and on what it starts from
     /// now on.
     fn restrict_this_thread(&self) -> io::Result<()> {
-        let status = Ruleset::default()
-            .set_compatibility(CompatLevel::HardRequirement)
-            .handle_access(AccessFs::from_write(ABI_WRITES))
+        let status = writes_ruleset(self.scoped)
             .and_then(|r| r.create())
             .and_then(|r| {
                 r.add_rules(path_beneath_rules(
@@ -127,5 +140,17 @@ impl Confinement {
             RulesetStatus::FullyEnforced => Ok(()),
             _ => Err(io::Error::other("Landlock did not enforce every rule")),
         }
+    }
+}
+
+/// The rules' frame: every file write held back, and with `scoped` signals
+/// and abstract Unix sockets too; an error where the kernel cannot.
+fn writes_ruleset(scoped: bool) -> Result<Ruleset, landlock::RulesetError> {
+    let ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_write(ABI_WRITES))?;
+    match scoped {
+        true => ruleset.scope(Scope::from_all(ABI::V6)),
+        false => Ok(ruleset),
     }
 }

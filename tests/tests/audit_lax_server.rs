@@ -536,6 +536,52 @@ async fn a_confined_server_writes_only_where_the_audit_lets_it() {
     );
 }
 
+/// `--confine` where the kernel scopes signals (Landlock ABI 6): the
+/// server sends `SIGTERM` at start to a process of the test's. Unconfined,
+/// it dies of it (the positive control); confined, it lives on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confined_server_cannot_signal_a_process_outside() {
+    if !hardened_mcp_audit::confine::Confinement::new(None, None)
+        .unwrap()
+        .scoped()
+    {
+        eprintln!("this kernel's Landlock does not scope signals: skipped");
+        return;
+    }
+    let target = || {
+        std::process::Command::new("sleep")
+            .arg("4246")
+            .spawn()
+            .unwrap()
+    };
+    let args = |pid: u32| ["--signal".to_owned(), pid.to_string()];
+    let ended = |c: &mut std::process::Child| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            if c.try_wait().unwrap().is_some() {
+                return true;
+            }
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let mut free = target();
+    let report = audit(&options(), &args(free.id())).await;
+    assert!(ended(&mut free), "{}", report.text());
+    let mut kept = target();
+    let confined = Options {
+        confine: true,
+        ..options()
+    };
+    let report = audit(&confined, &args(kept.id())).await;
+    let alive = kept.try_wait().unwrap().is_none();
+    let _ = kept.kill();
+    let _ = kept.wait();
+    assert!(alive, "{}", report.text());
+}
+
 /// The schema-valid calls without `--scratch`.
 fn audit_options_valid() -> Options {
     Options {

@@ -37,7 +37,8 @@
 //!   `safe-note:///{+path}` and the prompt `review_safe` refuse `..`, `%`
 //!   and a leading `/` (the controls).
 //!
-//! `--marker FILE` writes FILE at start, wherever it is (for `--confine`).
+//! `--marker FILE` writes FILE at start, wherever it is, and `--signal PID`
+//! sends PID `SIGTERM` at start, whoever it is (for `--confine`).
 //!
 //! Every other tool is annotated read-only, so that the audit's schema-valid
 //! calls (`--allow-valid-calls`) reach them all; every argument object is
@@ -439,7 +440,8 @@ impl ServerHandler for Lax {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let mut own_workers = false;
-    let usage = "usage: lax_server [--notes DIR] [--own-workers] [--marker FILE] [--worker-secs N]";
+    let usage = "usage: lax_server [--notes DIR] [--own-workers] [--marker FILE] \
+                 [--worker-secs N] [--signal PID]";
     while let Some(arg) = args.next() {
         if arg == "--own-workers" {
             own_workers = true;
@@ -455,6 +457,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             "--marker" => {
                 let _ = std::fs::write(value, "written at start\n");
+            }
+            "--signal" => {
+                let pid = value.parse().ok().and_then(rustix::process::Pid::from_raw);
+                let pid = pid.ok_or(usage)?;
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
             }
             _ => return Err(usage.into()),
         }
