@@ -281,7 +281,13 @@ fn group_members(group: i32) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
-    let own = rustix::process::getsid(None).map(|s| s.as_raw_nonzero().get());
+    // The audit's own session as `/proc` gives it: `getsid` answers 0 where
+    // the session's leader is outside this PID namespace (a container's
+    // process started by a runner outside it), and `/proc` says 0 too, so
+    // both sides of the comparison come from the same place.
+    let own = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|stat| parse_stat(&stat).map(|s| s.session));
     let mut names = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
@@ -296,7 +302,7 @@ fn group_members(group: i32) -> Vec<String> {
         };
         if let Some(s) = parse_stat(&stat)
             && s.group == group
-            && Ok(s.session) == own
+            && Some(s.session) == own
             && s.state != "Z"
         {
             names.push(s.name.to_owned());
@@ -372,13 +378,19 @@ mod tests {
             parse_stat("4242 (sleep) Z 1 77 78"),
             Some(stat("sleep", "Z", 77, 78))
         );
+        // A session (or parent) outside this PID namespace reads as 0.
+        assert_eq!(
+            parse_stat("4242 (sh) S 0 4242 0"),
+            Some(stat("sh", "S", 4242, 0))
+        );
         assert_eq!(parse_stat("4242 sleep S 1 77 78"), None);
         assert_eq!(parse_stat("4242 (sleep) S 1 77"), None);
     }
 
     #[test]
     fn the_members_of_a_group_are_this_process_s_own_group_s() {
-        let own = rustix::process::getpgrp().as_raw_nonzero().get();
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let own = parse_stat(&stat).unwrap().group;
         assert!(!group_members(own).is_empty());
         // No process group has the id of a pid that cannot exist.
         assert!(group_members(i32::MAX).is_empty());
