@@ -53,13 +53,13 @@ impl Listener {
             while let Ok((mut stream, _)) = listener.accept().await {
                 let record = Arc::clone(&record);
                 tokio::spawn(async move {
-                    let mut buf = [0u8; 1024];
-                    let read = tokio::time::timeout(Duration::from_secs(2), stream.read(&mut buf));
-                    let Ok(Ok(n)) = read.await else {
+                    let read =
+                        tokio::time::timeout(Duration::from_secs(2), request_line(&mut stream));
+                    let Ok(Some(line)) = read.await else {
                         return;
                     };
                     // `GET /path HTTP/1.1`: the path, the second word.
-                    let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+                    let head = String::from_utf8_lossy(&line).into_owned();
                     if let Some(path) = head.split_whitespace().nth(1)
                         && let Ok(mut seen) = record.lock()
                         && seen.len() < MAX_SEEN
@@ -96,6 +96,27 @@ impl Listener {
     }
 }
 
+/// Longest request line read.
+const MAX_LINE: usize = 1024;
+
+/// The request line, read until its end: a client may send it in pieces
+/// (an unbuffered `write!` sends each formatted part alone), and the first
+/// read may hold only `GET /`. `None` when the peer closes first; a line
+/// longer than [`MAX_LINE`] is cut there.
+async fn request_line(stream: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
+    let mut line = Vec::new();
+    let mut buf = [0u8; 256];
+    while !line.contains(&b'\n') && line.len() < MAX_LINE {
+        let n = stream.read(&mut buf).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        line.extend_from_slice(buf.get(..n)?);
+    }
+    line.truncate(MAX_LINE);
+    Some(line)
+}
+
 impl Drop for Listener {
     fn drop(&mut self) {
         self.task.abort();
@@ -121,5 +142,29 @@ mod tests {
         assert!(answer.starts_with("HTTP/1.0 204"), "{answer}");
         assert!(l.asked_for("MCPAUDITabc-0", Duration::from_secs(2)).await);
         assert!(!l.asked_for("MCPAUDITabc-1", Duration::ZERO).await);
+    }
+
+    /// A request line sent in pieces, the listener reading between them:
+    /// the path is the whole one, not the `/` of the first piece.
+    #[tokio::test]
+    async fn a_request_line_sent_in_pieces_is_read_whole() {
+        let l = Listener::bind().await.unwrap();
+        let url = l.url(SPELLINGS[0], "MCPAUDITabc-2");
+        let rest = url.strip_prefix("http://").unwrap();
+        let (addr, path) = rest.split_once('/').unwrap();
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.set_nodelay(true).unwrap();
+        for piece in ["GET /", path, " HTTP/1.0\r\n", "Host: x\r\n\r\n"] {
+            s.write_all(piece.as_bytes()).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.0 204"), "{answer}");
+        assert!(l.asked_for("MCPAUDITabc-2", Duration::from_secs(2)).await);
+        assert!(
+            !l.asked_for("", Duration::ZERO).await,
+            "the first piece's `/` is not recorded"
+        );
     }
 }
