@@ -284,6 +284,34 @@ async fn a_solver_that_rewrites_its_result_is_not_counted_past_what_it_holds() {
 }
 
 #[tokio::test]
+async fn a_run_that_ends_before_the_monitor_looks_is_judged_by_what_it_left() {
+    let _serial = SERIAL.lock().await;
+    // The monitor's first look is a quarter interval in: 2.5 s here, long
+    // after a run of 200 files has ended. What it left is measured then.
+    let sb = sandbox_with(SandboxConfig {
+        disk_check_interval: Duration::from_secs(10),
+        ..SandboxConfig::default()
+    });
+    let limits = Limits {
+        disk_files: 16,
+        ..small()
+    };
+    let (_path, dir) = run_dir();
+    let o = attack(&sb, &dir, &["inodes", "200"], limits).await;
+    assert_eq!(o.termination, Termination::Exited(0), "{o:?}");
+    assert_eq!(o.limit, Some(LimitHit::DiskFiles), "{o:?}");
+    assert_eq!(o.error(), Some(SandboxError::FileCountLimit));
+    // Control: the same run within its limit succeeds.
+    let (_path, dir) = run_dir();
+    let roomy = Limits {
+        disk_files: 1000,
+        ..small()
+    };
+    let o = attack(&sb, &dir, &["inodes", "200"], roomy).await;
+    assert!(o.success(), "{o:?}");
+}
+
+#[tokio::test]
 async fn a_deleted_file_held_open_counts_against_the_byte_limit() {
     let _serial = SERIAL.lock().await;
     let sb = sandbox();

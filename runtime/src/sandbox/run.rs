@@ -695,10 +695,11 @@ impl LocalRun {
         let wall_time = self.started.elapsed();
         let record = self.record.or_else(|| take_record(&mut self.status));
         if record.is_some() {
-            // The solver ended on its own before the kill took effect.
+            // The solver ended on its own before any kill took effect: it is
+            // judged by what it left, however short the run was.
             timed_out = false;
             cancelled = false;
-            disk_hit = None;
+            disk_hit = self.disk_at_end().await;
         }
         let logs_complete = self.drain_logs().await;
         let (termination, cpu_time) = match record {
@@ -794,6 +795,34 @@ impl LocalRun {
         }
     }
 
+    /// The disk limit an ended run's directory is over, measured once more
+    /// ([`super::disk::over_at_end`]); what cannot be measured is over.
+    async fn disk_at_end(&self) -> Option<LimitHit> {
+        let limits = (self.limits.disk_bytes, self.limits.disk_files);
+        let dir = rustix::io::fcntl_dupfd_cloexec(&self.run_dir, 3);
+        let measured =
+            tokio::task::spawn_blocking(move || super::disk::over_at_end(dir?.as_fd(), limits))
+                .await;
+        let over = match measured {
+            Ok(Ok(over)) => over?,
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "disk monitor: the ended run cannot be measured");
+                Over::Entries(0)
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "disk monitor: the ended run's measurement failed");
+                Over::Entries(0)
+            }
+        };
+        let (hit, what, held) = over_facts(over);
+        tracing::warn!(
+            limit = what,
+            held,
+            "disk monitor: the ended run is over its limit"
+        );
+        Some(hit)
+    }
+
     fn disk_full(&self) -> bool {
         rustix::fs::fstatfs(&self.run_dir).is_ok_and(|s| s.f_bavail == 0)
     }
@@ -836,10 +865,7 @@ impl DiskWatch<'_> {
             let members = || members.as_ref().map(|m| m()).unwrap_or_default();
             let over =
                 super::disk::monitor(dir.as_fd(), &members, limits, interval, stop_rd.as_fd());
-            let (hit, what, held) = match over? {
-                Over::Entries(n) => (LimitHit::DiskFiles, "entries", n),
-                Over::Bytes(n) => (LimitHit::DiskBytes, "bytes", n),
-            };
+            let (hit, what, held) = over_facts(over?);
             let _ = found.set(hit);
             // Killed from here first: the monitor shares the run's CPU share
             // and, throttled, would act on the kill word a period later.
@@ -860,6 +886,14 @@ impl DiskWatch<'_> {
         if !matches!(over, Ok(Some(()))) {
             std::future::pending::<()>().await;
         }
+    }
+}
+
+/// The limit an [`Over`] is, its name in the log and what the run held.
+fn over_facts(over: Over) -> (LimitHit, &'static str, u64) {
+    match over {
+        Over::Entries(n) => (LimitHit::DiskFiles, "entries", n),
+        Over::Bytes(n) => (LimitHit::DiskBytes, "bytes", n),
     }
 }
 

@@ -55,13 +55,14 @@ pub(crate) fn monitor(
         rest = t0.elapsed().saturating_mul(4);
         wait = interval.max(rest);
         match measured {
-            Ok(u) if u.over_entries(limits.1) => return Some(Over::Entries(u.entries)),
-            Ok(u) if u.over_bytes(limits.0) => return Some(Over::Bytes(u.bytes)),
-            Ok(u) => {
-                if let Some(f) = floor.as_mut() {
-                    f.end_walk(u.entries);
+            Ok(u) => match u.over(limits) {
+                Some(over) => return Some(over),
+                None => {
+                    if let Some(f) = floor.as_mut() {
+                        f.end_walk(u.entries);
+                    }
                 }
-            }
+            },
             Err(e) => tracing::error!(error = %e, "disk monitor: measurement failed"),
         }
     }
