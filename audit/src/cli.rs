@@ -150,6 +150,13 @@ struct AuditArgs {
     /// where Landlock cannot enforce that, the server is not started
     #[arg(long, conflicts_with = "url")]
     confine: bool,
+    /// Start the stdio server in a network namespace of its own where every
+    /// address is local: nothing it sends leaves the machine, the URL probes
+    /// also try private and cloud-metadata addresses, and what it sends
+    /// elsewhere is reported (needs root or CAP_SYS_ADMIN, and iproute2's
+    /// ip; where missing, the server is not started)
+    #[arg(long, conflicts_with = "url")]
+    private_network: bool,
     /// The stdio server to start, and its arguments (after `--`)
     #[arg(last = true, value_name = "SERVER COMMAND", conflicts_with = "url")]
     command: Vec<String>,
@@ -235,6 +242,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, clap::E
         scope: a.scope,
         scratch: a.scratch,
         confine: a.confine,
+        private_network: a.private_network,
         trace: a.trace,
         ..Options::default()
     };
@@ -365,6 +373,11 @@ mod tests {
         assert_eq!(a.options.scope, Some(std::path::PathBuf::from("/srv/copy")));
         assert!(a.options.scratch && !a.options.confine);
         assert!(audit(&["--confine", "--", "s"]).options.confine);
+        assert!(
+            audit(&["--private-network", "--", "s"])
+                .options
+                .private_network
+        );
         assert_eq!(
             kind(&["--confine", "--url", "http://127.0.0.1:1/mcp"]),
             ErrorKind::ArgumentConflict

@@ -22,8 +22,8 @@ pub enum ClientError {
     /// The server could not be started.
     #[error("the server could not be started: {0}")]
     Spawn(std::io::Error),
-    /// `--confine` was asked for and the server could not be started
-    /// confined (nothing was started).
+    /// `--confine` or `--private-network` was asked for and the server
+    /// could not be started so (nothing was started).
     #[error("the server could not be started confined: {0}")]
     Confine(std::io::Error),
     /// The URL or the bearer token cannot be used.
@@ -119,9 +119,9 @@ impl Client {
         program: &str,
         args: &[String],
         timeout: Duration,
-        confinement: Option<&crate::confine::Confinement>,
+        isolation: crate::stdio::Isolation<'_>,
     ) -> Result<Self, ClientError> {
-        let wire = Wire::Stdio(StdioClient::spawn(program, args, timeout, confinement)?);
+        let wire = Wire::Stdio(StdioClient::spawn(program, args, timeout, isolation)?);
         Ok(Self::new(wire, timeout))
     }
 

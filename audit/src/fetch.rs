@@ -9,13 +9,18 @@
 //! A tool that refuses the plain URL is sent the same address spelt the
 //! ways a filter on the URL's text misses and a resolver still reads as
 //! 127.0.0.1 ([`SPELLINGS`]): one of those arriving is the same finding,
-//! its evidence the spelling that passed.
+//! its evidence the spelling that passed. In the audit's private network
+//! ([`crate::netns`]) the listener answers on every address, and a tool
+//! that refuses each loopback spelling is sent the addresses of the
+//! machines around a server ([`PRIVATE`]).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
+
+use crate::netns::PrivateNetwork;
 
 /// The audit's loopback address as its URLs write it: the plain form
 /// first, then `localhost` and the forms `inet_aton` (C's resolvers,
@@ -30,7 +35,32 @@ pub const SPELLINGS: &[&str] = &[
     "0x7f000001",
     "0177.0.0.1",
     "[::ffff:127.0.0.1]",
+    "0.0.0.0",
 ];
+
+/// The addresses of the machines around a server, tried only where the
+/// listener is in a private network ([`crate::netns`]), where each is its
+/// own and nothing else answers: the cloud metadata service (IPv4, and
+/// IPv6 as one cloud spells it), the three private IPv4 ranges, carrier-grade
+/// NAT, and unique local IPv6.
+pub const PRIVATE: &[&str] = &[
+    "169.254.169.254",
+    "[fd00:ec2::254]",
+    "10.0.0.1",
+    "172.16.0.1",
+    "192.168.0.1",
+    "100.64.0.1",
+    "[fd00::1]",
+];
+
+/// What an address a tool was given reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// The server's own host ([`SPELLINGS`]).
+    Loopback,
+    /// Another machine of its network ([`PRIVATE`]).
+    Private,
+}
 
 /// Most requests recorded.
 const MAX_SEEN: usize = 64;
@@ -38,14 +68,24 @@ const MAX_SEEN: usize = 64;
 /// The audit's loopback listener.
 pub struct Listener {
     port: u16,
+    /// In a private network: every address reaches it.
+    private: bool,
     seen: Arc<Mutex<Vec<String>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Listener {
-    /// Listens on a port of 127.0.0.1 the kernel picks.
-    pub async fn bind() -> std::io::Result<Self> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+    /// Listens on a port of 127.0.0.1 the kernel picks, or with `net` on
+    /// that port of every address of the private network (IPv4 and IPv6).
+    pub async fn bind(net: Option<&PrivateNetwork>) -> std::io::Result<Self> {
+        let listener = match net {
+            None => TcpListener::bind(("127.0.0.1", 0)).await?,
+            Some(net) => {
+                let std = net.within(|| std::net::TcpListener::bind(("::", 0)))?;
+                std.set_nonblocking(true)?;
+                TcpListener::from_std(std)?
+            }
+        };
         let port = listener.local_addr()?.port();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let record = Arc::clone(&seen);
@@ -72,10 +112,26 @@ impl Listener {
                 });
             }
         });
-        Ok(Self { port, seen, task })
+        Ok(Self {
+            port,
+            private: net.is_some(),
+            seen,
+            task,
+        })
     }
 
-    /// The URL whose host is `host` (one of [`SPELLINGS`]) and whose path
+    /// The hosts a URL parameter is tried with, in turn: the loopback
+    /// spelt every way, then (in a private network) the machines around.
+    pub fn hosts(&self) -> Vec<(&'static str, Reach)> {
+        let private = PRIVATE.iter().filter(|_| self.private);
+        SPELLINGS
+            .iter()
+            .map(|h| (*h, Reach::Loopback))
+            .chain(private.map(|h| (*h, Reach::Private)))
+            .collect()
+    }
+
+    /// The URL whose host is `host` (one of [`Listener::hosts`]) and whose path
     /// is `/tag`.
     pub fn url(&self, host: &str, tag: &str) -> String {
         format!("http://{host}:{}/{tag}", self.port)
@@ -129,7 +185,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_request_for_the_tag_is_seen_and_no_other() {
-        let l = Listener::bind().await.unwrap();
+        let l = Listener::bind(None).await.unwrap();
         let url = l.url(SPELLINGS[0], "MCPAUDITabc-0");
         let rest = url.strip_prefix("http://").unwrap();
         let (addr, path) = rest.split_once('/').unwrap();
@@ -148,7 +204,7 @@ mod tests {
     /// the path is the whole one, not the `/` of the first piece.
     #[tokio::test]
     async fn a_request_line_sent_in_pieces_is_read_whole() {
-        let l = Listener::bind().await.unwrap();
+        let l = Listener::bind(None).await.unwrap();
         let url = l.url(SPELLINGS[0], "MCPAUDITabc-2");
         let rest = url.strip_prefix("http://").unwrap();
         let (addr, path) = rest.split_once('/').unwrap();

@@ -169,6 +169,7 @@ pub fn owasp_category(rule: &str, mutation: Option<&str>) -> Option<&'static str
         | "sql-file-written"
         | "symlink-escape-read"
         | "url-fetch-loopback"
+        | "url-fetch-private"
         | "path-traversal-write"
         | "symlink-escape-write"
         | "url-file-write" => INJECTION,

@@ -46,6 +46,7 @@ pub mod fetch;
 pub mod finding;
 pub mod http;
 pub mod mutate;
+pub mod netns;
 pub mod pin;
 pub mod poisoning;
 pub mod report;

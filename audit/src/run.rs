@@ -8,11 +8,14 @@ use serde_json::{Value, json};
 
 use crate::client::{Client, ClientError, Overlap};
 use crate::confine::Confinement;
+use crate::fetch::Reach;
 use crate::finding::{Finding, Severity};
 use crate::mutate::{self, Canary};
+use crate::netns::PrivateNetwork;
 use crate::pin::{self, PinFile};
 use crate::report::Report;
 use crate::schema::NoBaseline;
+use crate::stdio::Isolation;
 use crate::traversal::{Aim, PlantedLink};
 use crate::{poisoning, review};
 
@@ -57,6 +60,12 @@ pub struct Options {
     /// (`--confine`); refused, the server not started, where Landlock
     /// cannot enforce it.
     pub confine: bool,
+    /// Start a stdio server in a network namespace of the audit's
+    /// ([`crate::netns`]): nothing it sends leaves the machine, the URL
+    /// probes also try private and cloud-metadata addresses, and what it
+    /// sends elsewhere is counted (`--private-network`); refused, the
+    /// server not started, where the namespace cannot be made.
+    pub private_network: bool,
 }
 
 impl Default for Options {
@@ -75,6 +84,7 @@ impl Default for Options {
             scratch: false,
             scope: None,
             confine: false,
+            private_network: false,
         }
     }
 }
@@ -131,26 +141,47 @@ pub async fn audit_stdio(program: &str, args: &[String], opts: &Options) -> Repo
     let confinement = match opts.confine {
         true => match Confinement::new(opts.scope.as_deref(), own.as_ref().map(|d| d.path())) {
             Ok(c) => Some(c),
-            Err(e) => return unconfinable(target, &e),
+            Err(e) => return not_started(target, UNCONFINABLE, &e),
         },
         false => None,
     };
-    let client = Client::stdio(program, args, opts.timeout, confinement.as_ref());
-    audit(target, client, opts, own).await
+    let network = match opts.private_network {
+        true => match PrivateNetwork::new() {
+            Ok(n) => Some(n),
+            Err(e) => return not_started(target, NO_PRIVATE_NETWORK, &e),
+        },
+        false => None,
+    };
+    let isolation = Isolation {
+        confinement: confinement.as_ref(),
+        network: network.as_ref(),
+    };
+    let client = Client::stdio(program, args, opts.timeout, isolation);
+    audit(target, client, opts, own, network.as_ref()).await
 }
 
-/// The report of a server that was not started because `--confine` could
-/// not be had.
-fn unconfinable(target: String, e: &std::io::Error) -> Report {
+/// Why an isolation asked for could not be had (the server not started).
+const UNCONFINABLE: (&str, &str) = (
+    "confinement-unavailable",
+    "--confine or --private-network was asked for and cannot be had here: the server was not \
+     started",
+);
+const NO_PRIVATE_NETWORK: (&str, &str) = (
+    "private-network-unavailable",
+    "--private-network was asked for and no network namespace could be made here (it takes \
+     root, or CAP_SYS_ADMIN, and iproute2's ip): the server was not started",
+);
+
+/// The report of a server that was not started because the isolation
+/// asked for could not be had: `(rule, message)`, and the error escaped.
+fn not_started(
+    target: String,
+    (rule, message): (&'static str, &str),
+    e: &std::io::Error,
+) -> Report {
     let mut report = Report::empty(target);
     report.findings.push(
-        Finding::new(
-            Severity::High,
-            "confinement-unavailable",
-            "--confine was asked for and Landlock cannot enforce it here: the server was not \
-             started",
-        )
-        .evidence(&crate::text::escape(&e.to_string())),
+        Finding::new(Severity::High, rule, message).evidence(&crate::text::escape(&e.to_string())),
     );
     report
 }
@@ -189,6 +220,7 @@ pub async fn audit_http(url: &str, bearer: Option<String>, opts: &Options) -> Re
         Client::http(url, bearer, opts.timeout),
         opts,
         own_dir(opts),
+        None,
     )
     .await;
     report.findings.extend(auth);
@@ -201,11 +233,12 @@ async fn audit(
     client: Result<Client, ClientError>,
     opts: &Options,
     scratch: Option<tempfile::TempDir>,
+    network: Option<&PrivateNetwork>,
 ) -> Report {
     let mut report = Report::empty(target);
     let mut client = match client {
         Ok(c) => c,
-        Err(ClientError::Confine(e)) => return unconfinable(report.target, &e),
+        Err(ClientError::Confine(e)) => return not_started(report.target, UNCONFINABLE, &e),
         Err(e) => {
             report.findings.push(Finding::new(
                 Severity::High,
@@ -274,7 +307,7 @@ async fn audit(
     let canary = Canary::fresh();
     // Where a tool that fetches any URL it is given would come.
     let listener = match opts.allow_valid_calls {
-        true => crate::fetch::Listener::bind().await.ok(),
+        true => crate::fetch::Listener::bind(network).await.ok(),
         false => None,
     };
     // The audit's own directory, where the probes of a tool that may write
@@ -288,6 +321,9 @@ async fn audit(
         (Some(s), Some(own)) if opts.scratch => plant(s, own, &mut report),
         _ => None,
     };
+    // What the server sends elsewhere, told by the part of the audit
+    // it was sent in.
+    let mut watch = network.map(crate::netns::Watch::new);
     'tools: for tool in tools.iter().take(opts.max_tools) {
         let name = tool
             .get("name")
@@ -297,6 +333,13 @@ async fn audit(
         let Some(schema) = tool.get("inputSchema") else {
             continue;
         };
+        if let Some(w) = &mut watch {
+            let next = crate::netns::Part::Tool {
+                name: name.clone(),
+                fetches: crate::traversal::has_url_params(schema),
+            };
+            report.findings.extend(w.next(next));
+        }
         let baseline = match mutate::baseline(schema) {
             Ok(b) => b,
             Err(NoBaseline::Unsatisfiable { pointer, reason }) => {
@@ -462,6 +505,9 @@ async fn audit(
             }
         }
     }
+    report
+        .findings
+        .extend(watch.and_then(crate::netns::Watch::finish));
     // A second tools/list, after the calls: a server that changes its
     // tools once it has been looked at (a rug pull) shows it here.
     if !client.exited()
@@ -1052,8 +1098,9 @@ async fn fetch_probes(
             .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
             .collect()
     };
+    let hosts = listener.hosts();
     let mut found: Vec<String> = Vec::new();
-    for (i, host) in crate::fetch::SPELLINGS.iter().enumerate() {
+    for (i, (host, _)) in hosts.iter().enumerate() {
         let url = |key: &str| listener.url(host, &tag(key, i));
         for (key, value, arguments) in crate::traversal::url_params(schema, baseline, url) {
             if found.contains(&key) {
@@ -1068,9 +1115,9 @@ async fn fetch_probes(
             let now = listener
                 .asked_for(&tag(&key, i), Duration::from_millis(500))
                 .await;
-            // A request of an earlier spelling that came after its grace
-            // (a server fetching in the background) is the same finding,
-            // told by the spelling it asked for.
+            // A request of an earlier host that came after its grace (a
+            // server fetching in the background) is the same finding, told
+            // by the host it asked for.
             let mut arrived = now.then_some(i);
             for j in 0..i {
                 if listener.asked_for(&tag(&key, j), Duration::ZERO).await {
@@ -1078,24 +1125,33 @@ async fn fetch_probes(
                     break;
                 }
             }
-            let Some(i) = arrived else {
+            let Some((i, (spelt, reach))) = arrived.and_then(|i| Some((i, *hosts.get(i)?))) else {
                 continue;
             };
-            let value = match crate::fetch::SPELLINGS.get(i) {
-                Some(spelt) if !value.contains(&tag(&key, i)) => listener.url(spelt, &tag(&key, i)),
-                _ => value,
+            let value = match value.contains(&tag(&key, i)) {
+                true => value,
+                false => listener.url(spelt, &tag(&key, i)),
             };
-            let how = match i {
-                0 => "",
-                _ => " (the address spelt another way: a filter on the URL's text is passed)",
+            let (rule, what) = match (reach, i) {
+                (Reach::Loopback, 0) => ("url-fetch-loopback", "a loopback URL"),
+                (Reach::Loopback, _) => (
+                    "url-fetch-loopback",
+                    "a loopback URL (the address spelt another way: a filter on the URL's text \
+                     is passed)",
+                ),
+                (Reach::Private, _) => (
+                    "url-fetch-private",
+                    "the URL of another machine of its network (a private or cloud-metadata \
+                     address, every loopback URL refused)",
+                ),
             };
             report.findings.push(
                 at_parameter(
-                    "url-fetch-loopback",
+                    rule,
                     &format!(
-                        "a schema-valid call with a loopback URL in a URL parameter made the \
-                         server request it{how}: the tool fetches whatever URL it is given, so a \
-                         caller reaches the services of the server's host and network (SSRF)"
+                        "a schema-valid call with {what} in a URL parameter made the server \
+                         request it: the tool fetches whatever URL it is given, so a caller \
+                         reaches the services of the server's host and network (SSRF)"
                     ),
                     name,
                     &key,

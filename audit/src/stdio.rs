@@ -12,6 +12,17 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::client::{ClientError, Overlap};
 use crate::confine::Confinement;
+use crate::netns::PrivateNetwork;
+
+/// How a stdio server is started: under Landlock ([`Confinement`]), in a
+/// network namespace of the audit's ([`PrivateNetwork`]), both or neither.
+#[derive(Clone, Copy, Default)]
+pub struct Isolation<'a> {
+    /// `--confine`.
+    pub confinement: Option<&'a Confinement>,
+    /// `--private-network`.
+    pub network: Option<&'a PrivateNetwork>,
+}
 
 /// Longest line read from the server; a longer one counts as a broken
 /// answer.
@@ -41,12 +52,12 @@ pub struct StdioClient {
 impl StdioClient {
     /// Starts `program` with `args` in a process group of its own (the
     /// tail of its standard error kept; the group killed when dropped, if
-    /// the server still leads it), under `confinement` where given.
+    /// the server still leads it), isolated as `isolation` says.
     pub fn spawn(
         program: &str,
         args: &[String],
         timeout: Duration,
-        confinement: Option<&Confinement>,
+        isolation: Isolation<'_>,
     ) -> Result<Self, ClientError> {
         let mut command = Command::new(program);
         command
@@ -56,9 +67,22 @@ impl StdioClient {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let mut child = match confinement {
-            Some(c) => c.spawn(&mut command).map_err(ClientError::Confine)?,
-            None => command.spawn().map_err(ClientError::Spawn)?,
+        let spawn = |command: &mut Command| match isolation.confinement {
+            Some(c) => c.spawn(command).map_err(ClientError::Confine),
+            None => command.spawn().map_err(ClientError::Spawn),
+        };
+        let mut child = match isolation.network {
+            None => spawn(&mut command)?,
+            // Started from a thread in the namespace, the server is born there.
+            Some(net) => {
+                let runtime = tokio::runtime::Handle::try_current()
+                    .map_err(|e| ClientError::Confine(std::io::Error::other(e)))?;
+                let started = net.within(|| {
+                    let _entered = runtime.enter();
+                    Ok(spawn(&mut command))
+                });
+                started.map_err(ClientError::Confine)??
+            }
         };
         let group = child.id().and_then(|id| i32::try_from(id).ok());
         let (Some(stdin), Some(stdout), Some(mut err)) =
@@ -399,7 +423,8 @@ mod tests {
     /// A server that starts a `sleep` and dies at once, seen dead (reaped).
     async fn dead_server_with_a_child() -> StdioClient {
         let args = ["-c".to_owned(), "sleep 4244 & exit 0".to_owned()];
-        let mut c = StdioClient::spawn("sh", &args, Duration::from_secs(5), None).unwrap();
+        let mut c =
+            StdioClient::spawn("sh", &args, Duration::from_secs(5), Isolation::default()).unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
         while !c.exited() && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;

@@ -66,6 +66,18 @@ pub struct Probe {
     pub made: Option<PathBuf>,
 }
 
+/// Whether the schema has a top-level parameter named like a URL.
+pub fn has_url_params(schema: &Value) -> bool {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|props| {
+            props
+                .keys()
+                .any(|k| crate::review::named_like(k, URL_NAMES))
+        })
+}
+
 /// The top-level parameters named like a URL (as a word of the name) whose
 /// baseline, with the URL `url(key)` in it, the schema accepts: each with
 /// those arguments, in key order.

@@ -43,7 +43,7 @@ async fn audit(opts: &Options, args: &[String]) -> Report {
 async fn coerced_values_and_a_blocking_call_are_found_where_they_are() {
     let report = audit_lax_server().await;
     let text = report.text();
-    assert_eq!(report.tools, 13, "{text}");
+    assert_eq!(report.tools, 15, "{text}");
     let mut coerced: Vec<_> = report
         .findings
         .iter()
@@ -327,6 +327,15 @@ async fn a_tool_that_fetches_a_loopback_url_is_found_and_its_control_not() {
             && spelt.3.contains("-fetch_filtered-url-2\" was requested"),
         "{text}"
     );
+    // Outside a private network the machines around are not asked for,
+    // and what the server sends is not counted.
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.rule == "url-fetch-private" || f.rule.starts_with("network-reached")),
+        "{text}"
+    );
     let quiet = audit(&options(), &[]).await;
     assert!(
         !quiet
@@ -336,6 +345,57 @@ async fn a_tool_that_fetches_a_loopback_url_is_found_and_its_control_not() {
         "{}",
         quiet.text()
     );
+}
+
+/// In the audit's private network (`--private-network`, root here):
+/// `fetch_nearby`, which refuses every loopback spelling, fetches the
+/// cloud metadata address, the first of the machines around that the
+/// audit asks for: one `url-fetch-private`. `fetch_public` refuses those
+/// too: none. The loopback findings are the same as on the host's
+/// network. `word_count`, which takes no URL, sends a datagram as it
+/// counts: one `network-reached`, and none for the tools that send
+/// nothing or were given URLs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_private_network_finds_the_machines_around_fetched_and_traffic_elsewhere() {
+    let opts = Options {
+        private_network: true,
+        ..audit_options_valid()
+    };
+    let report = audit(&opts, &[]).await;
+    let text = report.text();
+    let of = |rule: &str| -> Vec<(&str, &str)> {
+        let mut found: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.rule == rule)
+            .map(|f| {
+                (
+                    f.tool.as_deref().unwrap_or_default(),
+                    f.evidence.as_deref().unwrap_or_default(),
+                )
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    let private = of("url-fetch-private");
+    let [(tool, evidence)] = private.as_slice() else {
+        panic!("{text}");
+    };
+    assert_eq!(*tool, "fetch_nearby", "{text}");
+    assert!(
+        evidence.starts_with("`url` = \"http://169.254.169.254:"),
+        "{text}"
+    );
+    let loopback: Vec<&str> = of("url-fetch-loopback").iter().map(|f| f.0).collect();
+    assert_eq!(loopback, ["fetch_filtered", "fetch_url"], "{text}");
+    let reached = of("network-reached");
+    let [(tool, evidence)] = reached.as_slice() else {
+        panic!("{text}");
+    };
+    assert_eq!(*tool, "word_count", "{text}");
+    assert!(evidence.starts_with("0 TCP connection(s) and "), "{text}");
+    assert!(of("network-reached-at-start").is_empty(), "{text}");
 }
 
 /// With `--scratch`, `start_worker` (not read-only) is called; the `sleep`

@@ -22,7 +22,12 @@
 //!   (SSRF); `fetch_public { url }` refuses loopback, private and
 //!   link-local addresses and names (the control); `fetch_filtered { url }`
 //!   refuses URLs whose text holds `127.0.0.1` or `localhost` (a deny-list:
-//!   `http://127.1/` passes);
+//!   `http://127.1/` passes); `fetch_nearby { url }` refuses every
+//!   loopback address and name, and fetches private and link-local ones
+//!   (the cloud metadata address included);
+//! - `word_count { text }`: counts words, and sends a UDP datagram to
+//!   `127.0.0.1:9` as it does (a usage ping: the network reached by a
+//!   tool that takes no URL);
 //! - `save_note { path }` (not read-only: the audit calls it only with
 //!   `--scratch`): writes a note at `base_dir.join(path)` as given;
 //!   `save_safe { path }` refuses `..` and a leading `/`, which a symbolic
@@ -181,17 +186,31 @@ fn get(url: &str) -> Result<String, String> {
     Ok(answer.lines().next().unwrap_or_default().to_owned())
 }
 
-/// Whether `url`'s host is a loopback, private or link-local address, or
-/// a name (which could resolve to one).
+/// The host of an `http://` URL as a dotted IPv4 address; `None` for a
+/// name or any other form.
+fn ipv4_host(url: &str) -> Option<std::net::Ipv4Addr> {
+    let rest = url.strip_prefix("http://")?;
+    rest.split(['/', ':']).next()?.parse().ok()
+}
+
+/// Whether `url`'s host is this machine: a loopback or unspecified
+/// address, or a name (which could resolve to one).
+fn this_machine(url: &str) -> bool {
+    ipv4_host(url).is_none_or(|ip| ip.is_loopback() || ip.is_unspecified())
+}
+
+/// Whether `url`'s host is this machine or a private, link-local or
+/// shared (carrier-grade NAT) address.
 fn internal(url: &str) -> bool {
-    let host = url
-        .strip_prefix("http://")
-        .and_then(|r| r.split(['/', ':']).next())
-        .unwrap_or_default();
-    match host.parse::<std::net::Ipv4Addr>() {
-        Ok(ip) => ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified(),
-        Err(_) => true,
-    }
+    let shared = |ip: std::net::Ipv4Addr| ip.octets()[0] == 100 && ip.octets()[1] & 0xc0 == 64;
+    this_machine(url)
+        || ipv4_host(url).is_some_and(|ip| ip.is_private() || ip.is_link_local() || shared(ip))
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TextArgs {
+    text: String,
 }
 
 #[derive(Clone)]
@@ -297,6 +316,31 @@ impl Lax {
             return Err("not from this machine".to_owned());
         }
         get(&url)
+    }
+
+    #[tool(
+        description = "Fetch a web page's status, not from this machine",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    fn fetch_nearby(
+        &self,
+        Parameters(FetchArgs { url }): Parameters<FetchArgs>,
+    ) -> Result<String, String> {
+        if this_machine(&url) {
+            return Err("not from this machine".to_owned());
+        }
+        get(&url)
+    }
+
+    #[tool(
+        description = "Count the words of a text",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    fn word_count(&self, Parameters(TextArgs { text }): Parameters<TextArgs>) -> String {
+        if let Ok(socket) = std::net::UdpSocket::bind(("127.0.0.1", 0)) {
+            let _ = socket.send_to(b"used", ("127.0.0.1", 9));
+        }
+        format!("{} words", text.split_whitespace().count())
     }
 
     #[tool(description = "Save a note")]

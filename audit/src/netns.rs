@@ -1,0 +1,262 @@
+//! `--private-network`: the stdio server started in a network namespace of
+//! its own, where nothing it sends leaves the machine. The namespace has
+//! only its loopback, and every address is local to it (`local` routes for
+//! `0.0.0.0/0` and `::/0`): a connection to a private range, the cloud
+//! metadata address or the loopback reaches whatever listens on that port
+//! there — the audit's [`Listener`](crate::fetch::Listener), bound inside —
+//! and any other is refused at once. The namespace's own TCP and UDP
+//! counters ([`Traffic`]) show what the server sent that the listener did
+//! not take: connections and datagrams to other ports or other servers.
+//!
+//! Made with `ip netns add` (root, or `CAP_SYS_ADMIN`, and iproute2's `ip`):
+//! the namespace is held by a descriptor, its name removed at once. The
+//! audit's threads enter it with `setns(2)` on threads of their own made
+//! for the purpose; the rest of the audit stays in the host's namespace.
+
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::process::{Command, Stdio};
+
+use rustix::thread::{LinkNameSpaceType, move_into_link_name_space};
+
+use crate::finding::{Finding, Severity};
+
+/// Where iproute2's `ip` is looked for, in turn.
+const IP: &[&str] = &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"];
+
+/// A network namespace of the audit's, every address local to it.
+#[derive(Debug)]
+pub struct PrivateNetwork {
+    ns: OwnedFd,
+}
+
+impl PrivateNetwork {
+    /// Makes the namespace, its loopback up and every address routed to
+    /// it. Fails, leaving nothing behind, where the audit may not make
+    /// network namespaces or `ip` is missing.
+    pub fn new() -> io::Result<Self> {
+        let ip = IP
+            .iter()
+            .find(|p| std::path::Path::new(p).exists())
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "iproute2's ip not found"))?;
+        let mut tag = [0u8; 6];
+        getrandom::fill(&mut tag).map_err(|e| io::Error::other(e.to_string()))?;
+        let name = format!("hardened-mcp-audit-{}", hex(&tag));
+        run(ip, &["netns", "add", &name])?;
+        let made = (|| {
+            for args in [
+                &["link", "set", "lo", "up"][..],
+                &["route", "add", "local", "0.0.0.0/0", "dev", "lo"],
+                &["-6", "route", "add", "local", "::/0", "dev", "lo"],
+            ] {
+                run(ip, &[&["-n", &name][..], args].concat())?;
+            }
+            Ok::<_, io::Error>(OwnedFd::from(std::fs::File::open(format!(
+                "/run/netns/{name}"
+            ))?))
+        })();
+        // The descriptor holds the namespace: its name goes either way.
+        let deleted = run(ip, &["netns", "delete", &name]);
+        let ns = made?;
+        deleted?;
+        Ok(Self { ns })
+    }
+
+    /// Runs `f` on a thread of its own inside the namespace: what it
+    /// opens (sockets) and starts (processes) belongs to the namespace.
+    pub fn within<T: Send>(&self, f: impl FnOnce() -> io::Result<T> + Send) -> io::Result<T> {
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                move_into_link_name_space(self.ns.as_fd(), Some(LinkNameSpaceType::Network))?;
+                f()
+            })
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("a thread in the private network panicked")))
+        })
+    }
+
+    /// The namespace's TCP and UDP counters so far.
+    pub fn traffic(&self) -> io::Result<Traffic> {
+        self.within(|| {
+            let snmp = std::fs::read_to_string("/proc/thread-self/net/snmp")?;
+            let snmp6 = std::fs::read_to_string("/proc/thread-self/net/snmp6").unwrap_or_default();
+            Traffic::parse(&snmp, &snmp6).ok_or_else(|| io::Error::other("unreadable counters"))
+        })
+    }
+}
+
+/// What a private network's processes sent, from its counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// TCP connections attempted (`ActiveOpens`, refused ones included).
+    pub connects: u64,
+    /// TCP connections taken by a listener there (`PassiveOpens`): the
+    /// audit's, the only one.
+    pub accepted: u64,
+    /// UDP datagrams sent, IPv4 and IPv6 (a name looked up is one).
+    pub datagrams: u64,
+}
+
+impl Traffic {
+    /// What was sent between `self` and `later` that no listener of the
+    /// audit's took: `(connections, datagrams)`.
+    pub fn sent_elsewhere(&self, later: &Traffic) -> (u64, u64) {
+        let connects = later.connects.saturating_sub(self.connects);
+        let accepted = later.accepted.saturating_sub(self.accepted);
+        (
+            connects.saturating_sub(accepted),
+            later.datagrams.saturating_sub(self.datagrams),
+        )
+    }
+
+    /// Reads `/proc/net/snmp` (a `Tcp:` and a `Udp:` line of names, then
+    /// one of values) and `/proc/net/snmp6` (`Udp6OutDatagrams  N`).
+    fn parse(snmp: &str, snmp6: &str) -> Option<Self> {
+        let field = |proto: &str, name: &str| -> Option<u64> {
+            let mut rows = snmp.lines().filter(|l| l.starts_with(proto));
+            let (names, values) = (rows.next()?, rows.next()?);
+            let at = names.split_whitespace().position(|n| n == name)?;
+            values.split_whitespace().nth(at)?.parse().ok()
+        };
+        let udp6 = snmp6
+            .lines()
+            .find_map(|l| l.strip_prefix("Udp6OutDatagrams"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        Some(Self {
+            connects: field("Tcp:", "ActiveOpens")?,
+            accepted: field("Tcp:", "PassiveOpens")?,
+            datagrams: field("Udp:", "OutDatagrams")?.saturating_add(udp6),
+        })
+    }
+}
+
+/// A part of an audit the traffic of a private network is told by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    /// From the server's start to its tools listed.
+    Start,
+    /// The calls to one tool; `fetches`: it has a URL parameter, so the
+    /// network is within what it was asked.
+    Tool {
+        /// The tool's name.
+        name: String,
+        /// Whether it was given URLs.
+        fetches: bool,
+    },
+}
+
+/// Tells the traffic of a private network part by part: what the server
+/// sent that the audit's listener did not take is a finding of the part
+/// it was sent in, unless that part gave it URLs to fetch.
+#[derive(Debug)]
+pub struct Watch<'a> {
+    net: &'a PrivateNetwork,
+    part: Part,
+    since: Traffic,
+}
+
+impl<'a> Watch<'a> {
+    /// Watches `net` from its start (a new namespace counts from zero).
+    pub fn new(net: &'a PrivateNetwork) -> Self {
+        Self {
+            net,
+            part: Part::Start,
+            since: Traffic::default(),
+        }
+    }
+
+    /// Ends the current part (its finding, if it sent any) and begins `next`.
+    pub fn next(&mut self, next: Part) -> Option<Finding> {
+        let part = std::mem::replace(&mut self.part, next);
+        self.end(part)
+    }
+
+    /// Ends the last part (its finding, if it sent any).
+    pub fn finish(mut self) -> Option<Finding> {
+        let part = self.part.clone();
+        self.end(part)
+    }
+
+    fn end(&mut self, part: Part) -> Option<Finding> {
+        let now = self.net.traffic().ok()?;
+        let (connections, datagrams) = self.since.sent_elsewhere(&now);
+        self.since = now;
+        if connections == 0 && datagrams == 0 {
+            return None;
+        }
+        let sent = format!(
+            "{connections} TCP connection(s) and {datagrams} UDP datagram(s) to addresses other \
+             than the audit's listener (none left the machine: the server ran in the audit's \
+             private network)"
+        );
+        match part {
+            Part::Tool { fetches: true, .. } => None,
+            Part::Tool { name, .. } => Some(
+                Finding::new(
+                    Severity::Medium,
+                    "network-reached",
+                    "calls to a tool with no URL parameter made the server reach the network: \
+                     an effect outside what it was asked to do (a lookup, a report sent home, a \
+                     service of its host's)",
+                )
+                .tool(&name)
+                .evidence(&sent),
+            ),
+            Part::Start => Some(
+                Finding::new(
+                    Severity::Low,
+                    "network-reached-at-start",
+                    "the server reached the network as it started, before any call: what it \
+                     sends and to whom is not the caller's to see (an update check, telemetry)",
+                )
+                .evidence(&sent),
+            ),
+        }
+    }
+}
+
+fn run(ip: &str, args: &[&str]) -> io::Result<()> {
+    let status = Command::new(ip)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()?;
+    match status.success() {
+        true => Ok(()),
+        false => Err(io::Error::other(format!(
+            "ip {} failed ({status})",
+            args.join(" ")
+        ))),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_are_read_by_name() {
+        let snmp = "Ip: Forwarding DefaultTTL\nIp: 2 64\n\
+                    Tcp: RtoAlgorithm RtoMin ActiveOpens PassiveOpens\nTcp: 1 200 9 8\n\
+                    Udp: InDatagrams NoPorts InErrors OutDatagrams\nUdp: 0 1 0 3\n\
+                    UdpLite: InDatagrams NoPorts InErrors OutDatagrams\nUdpLite: 0 0 0 7\n";
+        let snmp6 = "Udp6InDatagrams                 \t0\nUdp6OutDatagrams                \t2\n";
+        let t = Traffic::parse(snmp, snmp6).unwrap();
+        assert_eq!(
+            t,
+            Traffic {
+                connects: 9,
+                accepted: 8,
+                datagrams: 5
+            }
+        );
+        assert_eq!(Traffic::default().sent_elsewhere(&t), (1, 5));
+        assert_eq!(Traffic::parse("Tcp: ActiveOpens\n", ""), None);
+    }
+}
