@@ -1,5 +1,6 @@
 //! `--confine`: the stdio server started under Landlock, writing only into
-//! the directory it serves (`--scope`), a scratch home of its own, the
+//! the directory it serves (`--scope`), a scratch home of its own (with
+//! credential decoys in it, [`crate::decoy`]), the
 //! audit's own directory (where the write probes aim), the null devices
 //! and `/dev/shm`. Reads are left open: a server needs its interpreter,
 //! libraries and packages wherever they are, and the read probes see what
@@ -23,6 +24,8 @@ use landlock::{
 };
 use tokio::process::{Child, Command};
 
+use crate::decoy::Decoys;
+
 /// The rights a confined server has only where the rules give them: every
 /// write, up to truncation (ABI 3). Device ioctls (ABI 5) are not held back.
 const ABI_WRITES: ABI = ABI::V3;
@@ -44,6 +47,8 @@ const SESSION_VARIABLES: &[&str] = &[
 /// scratch home (removed with this).
 pub struct Confinement {
     home: tempfile::TempDir,
+    /// The credential decoys planted in the home.
+    decoys: Decoys,
     writable: Vec<PathBuf>,
     /// Whether signals and abstract Unix sockets are scoped too.
     scoped: bool,
@@ -64,13 +69,20 @@ impl Confinement {
         for sub in [".config", ".cache", ".local/share", ".local/state", "tmp"] {
             std::fs::create_dir_all(home.path().join(sub))?;
         }
+        let decoys = Decoys::plant(home.path(), &crate::mutate::Canary::fresh().text)?;
         let mut writable: Vec<PathBuf> = scope.into_iter().chain(own).map(Path::to_owned).collect();
         writable.push(home.path().to_owned());
         Ok(Self {
             home,
+            decoys,
             writable,
             scoped,
         })
+    }
+
+    /// The credential decoys of the scratch home ([`crate::decoy`]).
+    pub fn decoys(&self) -> &Decoys {
+        &self.decoys
     }
 
     /// Whether the server is also kept from signalling processes and from

@@ -160,7 +160,7 @@ pub fn owasp_category(rule: &str, mutation: Option<&str>) -> Option<&'static str
     const PROMPT: &str = "MCP06:2025 Prompt Injection via Contextual Payloads";
     const AUTH: &str = "MCP07:2025 Insufficient Authentication & Authorization";
     Some(match rule {
-        "output-secret-like" => SECRETS,
+        "output-secret-like" | "credential-file-opened" => SECRETS,
         "free-text-path-or-command"
         | "path-traversal-read"
         | "url-file-read"

@@ -42,6 +42,8 @@
 pub mod auth;
 pub mod client;
 pub mod confine;
+pub mod decoy;
+pub mod effects;
 pub mod fetch;
 pub mod finding;
 pub mod http;

@@ -6,7 +6,8 @@
 //! there — the audit's [`Listener`](crate::fetch::Listener), bound inside —
 //! and any other is refused at once. The namespace's own TCP and UDP
 //! counters ([`Traffic`]) show what the server sent that the listener did
-//! not take: connections and datagrams to other ports or other servers.
+//! not take: connections and datagrams to other ports or other servers
+//! (told part by part by [`crate::effects`]).
 //!
 //! Made with `ip netns add` (root, or `CAP_SYS_ADMIN`, and iproute2's `ip`):
 //! the namespace is held by a descriptor, its name removed at once. The
@@ -18,8 +19,6 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Command, Stdio};
 
 use rustix::thread::{LinkNameSpaceType, move_into_link_name_space};
-
-use crate::finding::{Finding, Severity};
 
 /// Where iproute2's `ip` is looked for, in turn.
 const IP: &[&str] = &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"];
@@ -128,91 +127,6 @@ impl Traffic {
             accepted: field("Tcp:", "PassiveOpens")?,
             datagrams: field("Udp:", "OutDatagrams")?.saturating_add(udp6),
         })
-    }
-}
-
-/// A part of an audit the traffic of a private network is told by.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Part {
-    /// From the server's start to its tools listed.
-    Start,
-    /// The calls to one tool; `fetches`: it has a URL parameter, so the
-    /// network is within what it was asked.
-    Tool {
-        /// The tool's name.
-        name: String,
-        /// Whether it was given URLs.
-        fetches: bool,
-    },
-}
-
-/// Tells the traffic of a private network part by part: what the server
-/// sent that the audit's listener did not take is a finding of the part
-/// it was sent in, unless that part gave it URLs to fetch.
-#[derive(Debug)]
-pub struct Watch<'a> {
-    net: &'a PrivateNetwork,
-    part: Part,
-    since: Traffic,
-}
-
-impl<'a> Watch<'a> {
-    /// Watches `net` from its start (a new namespace counts from zero).
-    pub fn new(net: &'a PrivateNetwork) -> Self {
-        Self {
-            net,
-            part: Part::Start,
-            since: Traffic::default(),
-        }
-    }
-
-    /// Ends the current part (its finding, if it sent any) and begins `next`.
-    pub fn next(&mut self, next: Part) -> Option<Finding> {
-        let part = std::mem::replace(&mut self.part, next);
-        self.end(part)
-    }
-
-    /// Ends the last part (its finding, if it sent any).
-    pub fn finish(mut self) -> Option<Finding> {
-        let part = self.part.clone();
-        self.end(part)
-    }
-
-    fn end(&mut self, part: Part) -> Option<Finding> {
-        let now = self.net.traffic().ok()?;
-        let (connections, datagrams) = self.since.sent_elsewhere(&now);
-        self.since = now;
-        if connections == 0 && datagrams == 0 {
-            return None;
-        }
-        let sent = format!(
-            "{connections} TCP connection(s) and {datagrams} UDP datagram(s) to addresses other \
-             than the audit's listener (none left the machine: the server ran in the audit's \
-             private network)"
-        );
-        match part {
-            Part::Tool { fetches: true, .. } => None,
-            Part::Tool { name, .. } => Some(
-                Finding::new(
-                    Severity::Medium,
-                    "network-reached",
-                    "calls to a tool with no URL parameter made the server reach the network: \
-                     an effect outside what it was asked to do (a lookup, a report sent home, a \
-                     service of its host's)",
-                )
-                .tool(&name)
-                .evidence(&sent),
-            ),
-            Part::Start => Some(
-                Finding::new(
-                    Severity::Low,
-                    "network-reached-at-start",
-                    "the server reached the network as it started, before any call: what it \
-                     sends and to whom is not the caller's to see (an update check, telemetry)",
-                )
-                .evidence(&sent),
-            ),
-        }
     }
 }
 

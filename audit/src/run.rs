@@ -157,7 +157,7 @@ pub async fn audit_stdio(program: &str, args: &[String], opts: &Options) -> Repo
         network: network.as_ref(),
     };
     let client = Client::stdio(program, args, opts.timeout, isolation);
-    audit(target, client, opts, own, network.as_ref()).await
+    audit(target, client, opts, own, isolation).await
 }
 
 /// Why an isolation asked for could not be had (the server not started).
@@ -220,7 +220,7 @@ pub async fn audit_http(url: &str, bearer: Option<String>, opts: &Options) -> Re
         Client::http(url, bearer, opts.timeout),
         opts,
         own_dir(opts),
-        None,
+        Isolation::default(),
     )
     .await;
     report.findings.extend(auth);
@@ -233,8 +233,9 @@ async fn audit(
     client: Result<Client, ClientError>,
     opts: &Options,
     scratch: Option<tempfile::TempDir>,
-    network: Option<&PrivateNetwork>,
+    isolation: Isolation<'_>,
 ) -> Report {
+    let network = isolation.network;
     let mut report = Report::empty(target);
     let mut client = match client {
         Ok(c) => c,
@@ -323,7 +324,8 @@ async fn audit(
     };
     // What the server sends elsewhere, told by the part of the audit
     // it was sent in.
-    let mut watch = network.map(crate::netns::Watch::new);
+    let decoys = isolation.confinement.map(Confinement::decoys);
+    let mut watch = crate::effects::Watch::new(network, decoys);
     'tools: for tool in tools.iter().take(opts.max_tools) {
         let name = tool
             .get("name")
@@ -334,7 +336,7 @@ async fn audit(
             continue;
         };
         if let Some(w) = &mut watch {
-            let next = crate::netns::Part::Tool {
+            let next = crate::effects::Part::Tool {
                 name: name.clone(),
                 fetches: crate::traversal::has_url_params(schema),
             };
@@ -507,7 +509,7 @@ async fn audit(
     }
     report
         .findings
-        .extend(watch.and_then(crate::netns::Watch::finish));
+        .extend(watch.map(crate::effects::Watch::finish).unwrap_or_default());
     // A second tools/list, after the calls: a server that changes its
     // tools once it has been looked at (a rug pull) shows it here.
     if !client.exited()

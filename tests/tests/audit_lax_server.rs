@@ -591,9 +591,47 @@ async fn a_confined_server_writes_only_where_the_audit_lets_it() {
         !confined
             .findings
             .iter()
-            .any(|f| f.rule == "confinement-unavailable"),
+            .any(|f| f.rule == "confinement-unavailable" || f.rule == "credential-file-opened"),
         "{text}"
     );
+}
+
+/// `--confine` plants credential decoys in the server's scratch home:
+/// with `--read-home` the lax server reads the SSH key as it starts and
+/// the AWS credentials on each call to `tally`: one finding each, told by
+/// when it happened. The same server without the flag opens none (the
+/// control; the probes name none either: the test above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_opens_the_keys_of_its_home_is_found_by_the_decoys() {
+    let confined = Options {
+        confine: true,
+        ..options()
+    };
+    let opened = |report: &Report| -> Vec<(Option<String>, String)> {
+        let mut found: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.rule == "credential-file-opened")
+            .map(|f| (f.tool.clone(), f.evidence.clone().unwrap_or_default()))
+            .collect();
+        found.sort();
+        found
+    };
+    let report = audit(&confined, &["--read-home".to_owned()]).await;
+    assert_eq!(
+        opened(&report),
+        [
+            (None, "opened: `~/.ssh/id_ed25519`".to_owned()),
+            (
+                Some("tally".to_owned()),
+                "opened: `~/.aws/credentials`".to_owned()
+            ),
+        ],
+        "{}",
+        report.text()
+    );
+    let control = audit(&confined, &[]).await;
+    assert_eq!(opened(&control), [], "{}", control.text());
 }
 
 /// `--confine` where the kernel scopes signals (Landlock ABI 6): the
