@@ -172,8 +172,10 @@ async fn server_filesystem() {
 /// probe that may change state (`--allow-valid-calls --scratch --confine
 /// --scope`): it resolves each path, links and all, and refuses what lies
 /// outside its directories, so no traversal, link or `file:` probe reads
-/// or writes anything, and it leaves no process behind. (The positive
-/// controls of those probes are the lax server's tools.)
+/// or writes anything, and it leaves no process behind; in the audit's
+/// private network it fetches no other machine and sends nothing, and it
+/// opens none of the credential decoys. (The positive controls of those
+/// probes are the lax server's tools.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_filesystem_probed_confined_escapes_nothing() {
     if !has_node() {
@@ -190,6 +192,7 @@ async fn server_filesystem_probed_confined_escapes_nothing() {
         allow_valid_calls: true,
         scratch: true,
         confine: true,
+        private_network: true,
         scope: Some(root.path().to_owned()),
         wire: false,
         ..Options::default()
@@ -208,6 +211,8 @@ async fn server_filesystem_probed_confined_escapes_nothing() {
                 || r.ends_with("-write")
                 || r.ends_with("-written")
                 || r.starts_with("url-")
+                || r.starts_with("network-")
+                || *r == "credential-file-opened"
                 || *r == "process-left-behind"
         })
         .collect();
@@ -261,7 +266,9 @@ async fn mcp_server_time() {
 /// a `ping` waiting (`server-blocked-by-call`).
 /// Confined (`--confine`, its scratch directory as `--scope`): the audit's
 /// `ATTACH` still lands in the audit's own directory, and nothing else
-/// outside the scratch directory can be written.
+/// outside the scratch directory can be written; in the audit's private
+/// network it sends nothing and opens no credential decoy (no finding of
+/// either: the highs above are all it has).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sqlite_servers_write_query_writes_files_anywhere() {
     let program = servers().join("venv-sqlite/bin/mcp-server-sqlite");
@@ -273,6 +280,7 @@ async fn the_sqlite_servers_write_query_writes_files_anywhere() {
         scratch: true,
         scope: Some(scratch.path().to_owned()),
         confine: true,
+        private_network: true,
         wire: false,
         ..Options::default()
     };
@@ -322,4 +330,11 @@ async fn the_sqlite_servers_write_query_writes_files_anywhere() {
         .filter_map(|f| f.tool.as_deref())
         .collect();
     assert_eq!(blocked, ["read_query"], "{text}");
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.rule.starts_with("network-")),
+        "{text}"
+    );
 }
