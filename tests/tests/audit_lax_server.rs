@@ -44,6 +44,26 @@ async fn coerced_values_and_a_blocking_call_are_found_where_they_are() {
     let report = audit_lax_server().await;
     let text = report.text();
     assert_eq!(report.tools, 15, "{text}");
+    // Without the wire checks, the non-JSON literals left unanswered are
+    // still told as the parse drop they are (rmcp drops the line), by
+    // their one line each and no other of the wire checks.
+    let unanswered = |rule: &str| -> Vec<(Severity, &str)> {
+        let mut found: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.rule == rule)
+            .map(|f| (f.severity, f.mutation.unwrap_or_default()))
+            .collect();
+        found.sort();
+        found.dedup();
+        found
+    };
+    let literals = [
+        (Severity::Info, "NaN literal"),
+        (Severity::Info, "non-finite literal 1e999"),
+    ];
+    assert_eq!(unanswered("call-unanswered"), literals, "{text}");
+    assert_eq!(unanswered("wire-unanswered"), literals, "{text}");
     let mut coerced: Vec<_> = report
         .findings
         .iter()
