@@ -322,8 +322,8 @@ async fn audit(
         (Some(s), Some(own)) if opts.scratch => plant(s, own, &mut report),
         _ => None,
     };
-    // What the server sends elsewhere, told by the part of the audit
-    // it was sent in.
+    // What the server does outside its scope (decoys opened, the network
+    // reached), told by the part of the audit it happened in.
     let decoys = isolation.confinement.map(Confinement::decoys);
     let mut watch = crate::effects::Watch::new(network, decoys);
     'tools: for tool in tools.iter().take(opts.max_tools) {
