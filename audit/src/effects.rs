@@ -1,12 +1,13 @@
 //! Effects outside the server's scope, told by the part of the audit they
 //! happened in: what a server in the audit's private network sent that
-//! the listener did not take ([`crate::netns`]), and the credential decoys
+//! the listener did not take ([`crate::netns`]) and where it went, and the credential decoys
 //! of its scratch home it opened ([`crate::decoy`]). Each part (the
 //! server's start, then each tool's calls) is one finding per effect.
 
 use crate::decoy::Decoys;
 use crate::finding::{Finding, Severity};
 use crate::netns::{PrivateNetwork, Traffic};
+use crate::packet::Sent;
 
 /// A part of an audit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,16 +28,25 @@ pub enum Part {
 pub struct Watch<'a> {
     net: Option<(&'a PrivateNetwork, Traffic)>,
     decoys: Option<&'a Decoys>,
+    /// The port of the audit's listener: connections to it are the
+    /// probes' own.
+    listener: Option<u16>,
     part: Part,
 }
 
 impl<'a> Watch<'a> {
     /// Watches from the server's start (a new namespace counts from zero);
-    /// `None` with nothing to watch.
-    pub fn new(net: Option<&'a PrivateNetwork>, decoys: Option<&'a Decoys>) -> Option<Self> {
+    /// `None` with nothing to watch. `listener` is the port of the
+    /// audit's listener in `net`, where there is one.
+    pub fn new(
+        net: Option<&'a PrivateNetwork>,
+        decoys: Option<&'a Decoys>,
+        listener: Option<u16>,
+    ) -> Option<Self> {
         (net.is_some() || decoys.is_some()).then(|| Self {
             net: net.map(|n| (n, Traffic::default())),
             decoys,
+            listener,
             part: Part::Start,
         })
     }
@@ -62,14 +72,23 @@ impl<'a> Watch<'a> {
         if let Some(opened) = self.decoys.map(Decoys::opened).filter(|o| !o.is_empty()) {
             found.push(decoys_opened(tool, &opened));
         }
-        if let Some((net, since)) = &mut self.net
-            && let Ok(now) = net.traffic()
-        {
-            let sent = since.sent_elsewhere(&now);
-            *since = now;
-            let fetches = matches!(part, Part::Tool { fetches: true, .. });
-            if sent != (0, 0) && !fetches {
-                found.push(network_reached(tool, sent));
+        if let Some((net, since)) = &mut self.net {
+            // Read out either way, so the next part starts empty.
+            let listener = self.listener;
+            let mut to: Vec<Sent> = net
+                .sent()
+                .into_iter()
+                .filter(|s| !matches!(s, Sent::Connect(a) if Some(a.port()) == listener))
+                .collect();
+            to.sort();
+            to.dedup();
+            if let Ok(now) = net.traffic() {
+                let sent = since.sent_elsewhere(&now);
+                *since = now;
+                let fetches = matches!(part, Part::Tool { fetches: true, .. });
+                if sent != (0, 0) && !fetches {
+                    found.push(network_reached(tool, sent, &to));
+                }
             }
         }
         found
@@ -98,12 +117,26 @@ fn decoys_opened(tool: Option<&str>, opened: &[&str]) -> Finding {
     }
 }
 
-fn network_reached(tool: Option<&str>, (connections, datagrams): (u64, u64)) -> Finding {
-    let sent = format!(
+/// The most destinations a finding lists.
+const SHOWN: usize = 12;
+
+fn network_reached(
+    tool: Option<&str>,
+    (connections, datagrams): (u64, u64),
+    to: &[Sent],
+) -> Finding {
+    let mut sent = format!(
         "{connections} TCP connection(s) and {datagrams} UDP datagram(s) to addresses other \
          than the audit's listener (none left the machine: the server ran in the audit's \
          private network)"
     );
+    if !to.is_empty() {
+        let shown: Vec<String> = to.iter().take(SHOWN).map(Sent::to_string).collect();
+        sent.push_str(&format!("; seen: {}", shown.join(", ")));
+        if to.len() > SHOWN {
+            sent.push_str(&format!(" and {} more", to.len() - SHOWN));
+        }
+    }
     match tool {
         Some(t) => Finding::new(
             Severity::Medium,

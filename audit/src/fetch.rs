@@ -120,6 +120,11 @@ impl Listener {
         })
     }
 
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// The hosts a URL parameter is tried with, in turn: the loopback
     /// spelt every way, then (in a private network) the machines around.
     pub fn hosts(&self) -> Vec<(&'static str, Reach)> {

@@ -49,6 +49,7 @@ pub mod finding;
 pub mod http;
 pub mod mutate;
 pub mod netns;
+pub mod packet;
 pub mod pin;
 pub mod poisoning;
 pub mod report;

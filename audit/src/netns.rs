@@ -7,7 +7,11 @@
 //! and any other is refused at once. The namespace's own TCP and UDP
 //! counters ([`Traffic`]) show what the server sent that the listener did
 //! not take: connections and datagrams to other ports or other servers
-//! (told part by part by [`crate::effects`]).
+//! (told part by part by [`crate::effects`]). A packet socket on the
+//! namespace's loopback, opened before the server starts, tells where
+//! they went ([`PrivateNetwork::sent`]): every packet a process there
+//! sends passes through it, so the first packet of each connection and
+//! each datagram is read there, and a DNS query's name with it.
 //!
 //! Made with `ip netns add` (root, or `CAP_SYS_ADMIN`, and iproute2's `ip`):
 //! the namespace is held by a descriptor, its name removed at once. The
@@ -18,7 +22,11 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Command, Stdio};
 
+use rustix::io::Errno;
+use rustix::net::{AddressFamily, RecvFlags, SocketFlags, SocketType, eth};
 use rustix::thread::{LinkNameSpaceType, move_into_link_name_space};
+
+use crate::packet::Sent;
 
 /// Where iproute2's `ip` is looked for, in turn.
 const IP: &[&str] = &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"];
@@ -27,6 +35,9 @@ const IP: &[&str] = &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"];
 #[derive(Debug)]
 pub struct PrivateNetwork {
     ns: OwnedFd,
+    /// The packet socket on its loopback, where it could be opened
+    /// (`CAP_NET_RAW`); without it the counters still count.
+    capture: Option<OwnedFd>,
 }
 
 impl PrivateNetwork {
@@ -58,7 +69,30 @@ impl PrivateNetwork {
         let deleted = run(ip, &["netns", "delete", &name]);
         let ns = made?;
         deleted?;
-        Ok(Self { ns })
+        let mut net = Self { ns, capture: None };
+        net.capture = net.within(capture).ok();
+        Ok(net)
+    }
+
+    /// Where what was sent since the last call went, as read from the
+    /// loopback (each packet is seen going out and coming in: a
+    /// destination may be listed twice; the counters of [`Self::traffic`]
+    /// count). Empty without the packet socket; packets beyond its buffer
+    /// (8 MiB) are lost to it.
+    pub fn sent(&self) -> Vec<Sent> {
+        let Some(capture) = &self.capture else {
+            return Vec::new();
+        };
+        let mut sent = Vec::new();
+        // The headers and a DNS question: the rest of a packet is cut off.
+        let mut buf = [0u8; 512];
+        loop {
+            match rustix::net::recv(capture, &mut buf[..], RecvFlags::TRUNC) {
+                Ok((read, _)) => sent.extend(crate::packet::sent(&buf[..read])),
+                Err(Errno::INTR) => continue,
+                Err(_) => return sent,
+            }
+        }
     }
 
     /// Runs `f` on a thread of its own inside the namespace: what it
@@ -128,6 +162,23 @@ impl Traffic {
             datagrams: field("Udp:", "OutDatagrams")?.saturating_add(udp6),
         })
     }
+}
+
+/// A non-blocking packet socket of the calling thread's network namespace,
+/// taking every packet at the network layer, with a receive buffer of
+/// 8 MiB (forced beyond the system's ceiling where the audit may).
+fn capture() -> io::Result<OwnedFd> {
+    let fd = rustix::net::socket_with(
+        AddressFamily::PACKET,
+        SocketType::DGRAM,
+        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+        Some(eth::ALL),
+    )?;
+    const BUFFER: usize = 8 << 20;
+    if rustix::net::sockopt::set_socket_recv_buffer_size_force(&fd, BUFFER).is_err() {
+        rustix::net::sockopt::set_socket_recv_buffer_size(&fd, BUFFER)?;
+    }
+    Ok(fd)
 }
 
 fn run(ip: &str, args: &[&str]) -> io::Result<()> {

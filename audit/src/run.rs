@@ -325,7 +325,8 @@ async fn audit(
     // What the server does outside its scope (decoys opened, the network
     // reached), told by the part of the audit it happened in.
     let decoys = isolation.confinement.map(Confinement::decoys);
-    let mut watch = crate::effects::Watch::new(network, decoys);
+    let port = listener.as_ref().map(crate::fetch::Listener::port);
+    let mut watch = crate::effects::Watch::new(network, decoys, port);
     'tools: for tool in tools.iter().take(opts.max_tools) {
         let name = tool
             .get("name")

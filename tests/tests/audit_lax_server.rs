@@ -372,9 +372,10 @@ async fn a_tool_that_fetches_a_loopback_url_is_found_and_its_control_not() {
 /// cloud metadata address, the first of the machines around that the
 /// audit asks for: one `url-fetch-private`. `fetch_public` refuses those
 /// too: none. The loopback findings are the same as on the host's
-/// network. `word_count`, which takes no URL, sends a datagram as it
-/// counts: one `network-reached`, and none for the tools that send
-/// nothing or were given URLs.
+/// network. `word_count`, which takes no URL, sends two datagrams (one a
+/// DNS query) and tries a connection as it counts: one `network-reached`
+/// naming the three destinations and the name looked up, and none for
+/// the tools that send nothing or were given URLs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_private_network_finds_the_machines_around_fetched_and_traffic_elsewhere() {
     let opts = Options {
@@ -414,7 +415,19 @@ async fn a_private_network_finds_the_machines_around_fetched_and_traffic_elsewhe
         panic!("{text}");
     };
     assert_eq!(*tool, "word_count", "{text}");
-    assert!(evidence.starts_with("0 TCP connection(s) and "), "{text}");
+    assert!(
+        !evidence.starts_with("0 TCP connection(s) and 0 "),
+        "{text}"
+    );
+    let seen = evidence.split_once("; seen: ").map(|(_, s)| s);
+    assert_eq!(
+        seen,
+        Some(
+            "TCP to 127.0.0.1:1, UDP to 127.0.0.1:9, \
+             UDP to 127.0.0.1:53 (a DNS lookup of `usage.lax.invalid`)"
+        ),
+        "{text}"
+    );
     assert!(of("network-reached-at-start").is_empty(), "{text}");
 }
 

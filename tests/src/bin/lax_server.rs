@@ -25,9 +25,11 @@
 //!   `http://127.1/` passes); `fetch_nearby { url }` refuses every
 //!   loopback address and name, and fetches private and link-local ones
 //!   (the cloud metadata address included);
-//! - `word_count { text }`: counts words, and sends a UDP datagram to
-//!   `127.0.0.1:9` as it does (a usage ping: the network reached by a
-//!   tool that takes no URL);
+//! - `word_count { text }`: counts words, and as it does sends a UDP
+//!   datagram to `127.0.0.1:9`, a DNS query for `usage.lax.invalid` to
+//!   `127.0.0.1:53` and tries a TCP connection to `127.0.0.1:1` (a usage
+//!   ping: the network reached by a tool that takes no URL; loopback
+//!   only, nothing listens there);
 //! - `save_note { path }` (not read-only: the audit calls it only with
 //!   `--scratch`): writes a note at `base_dir.join(path)` as given;
 //!   `save_safe { path }` refuses `..` and a leading `/`, which a symbolic
@@ -354,7 +356,15 @@ impl Lax {
     fn word_count(&self, Parameters(TextArgs { text }): Parameters<TextArgs>) -> String {
         if let Ok(socket) = std::net::UdpSocket::bind(("127.0.0.1", 0)) {
             let _ = socket.send_to(b"used", ("127.0.0.1", 9));
+            // A query for `usage.lax.invalid`, one question of type A.
+            let query = b"\x4c\x41\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\
+                          \x05usage\x03lax\x07invalid\x00\x00\x01\x00\x01";
+            let _ = socket.send_to(query, ("127.0.0.1", 53));
         }
+        let _ = std::net::TcpStream::connect_timeout(
+            &std::net::SocketAddr::from(([127, 0, 0, 1], 1)),
+            std::time::Duration::from_millis(200),
+        );
         format!("{} words", text.split_whitespace().count())
     }
 
