@@ -34,9 +34,9 @@ const STDERR_TAIL: usize = 8 * 1024;
 /// A running stdio server and the line channel to it.
 pub struct StdioClient {
     child: Child,
-    /// The server's process group (its pid when started), kept past its
-    /// reaping: what it started may outlive it.
-    group: Option<i32>,
+    /// What tells the server's processes (its group, its mark), kept past
+    /// its reaping: what it started may outlive it.
+    lineage: Option<Lineage>,
     /// `None` once closed, the server's cue to end.
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
@@ -50,18 +50,24 @@ pub struct StdioClient {
 }
 
 impl StdioClient {
-    /// Starts `program` with `args` in a process group of its own (the
-    /// tail of its standard error kept; the group killed when dropped, if
-    /// the server still leads it), isolated as `isolation` says.
+    /// Starts `program` with `args` in a process group of its own, marked
+    /// ([`LINEAGE`]), the tail of its standard error kept (what is left of
+    /// its group and its mark killed when dropped), isolated as
+    /// `isolation` says.
     pub fn spawn(
         program: &str,
         args: &[String],
         timeout: Duration,
         isolation: Isolation<'_>,
     ) -> Result<Self, ClientError> {
+        let mut tag = [0u8; 8];
+        getrandom::fill(&mut tag)
+            .map_err(|e| ClientError::Spawn(std::io::Error::other(e.to_string())))?;
+        let tag: String = tag.iter().map(|b| format!("{b:02x}")).collect();
         let mut command = Command::new(program);
         command
             .args(args)
+            .env(LINEAGE, &tag)
             .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -84,7 +90,10 @@ impl StdioClient {
                 started.map_err(ClientError::Confine)??
             }
         };
-        let group = child.id().and_then(|id| i32::try_from(id).ok());
+        let lineage = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(|group| Lineage::new(group, &tag));
         let (Some(stdin), Some(stdout), Some(mut err)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -103,7 +112,7 @@ impl StdioClient {
         });
         Ok(Self {
             child,
-            group,
+            lineage,
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             stderr,
@@ -250,16 +259,19 @@ impl StdioClient {
 
     /// Ends the server the way the protocol asks a client to: its input
     /// closed, `grace` to exit, then `SIGTERM` and `grace` again. What it
-    /// started and left running in its process group once it has exited
-    /// by itself (or had already died), given a moment to follow, is
-    /// returned (each process's name, as the kernel has it: escape before
-    /// showing) and killed. A server that had to be killed is not held to
-    /// what its children do; they are killed all the same. A process that
-    /// left the group (`setsid`, a daemon's double fork) is not seen.
+    /// started and left running once it has exited by itself (or had
+    /// already died), given a moment to follow, is returned (each
+    /// process's name, as the kernel has it: escape before showing) and
+    /// killed: the live members of its process group and the processes
+    /// that carry its mark wherever they went (`setsid`, a daemon's double
+    /// fork). A server that had to be killed is not held to what its
+    /// children do; they are killed all the same. A process that left the
+    /// group and cleared its environment is not seen.
     pub async fn shut_down(&mut self, grace: Duration) -> Vec<String> {
-        let Some(group) = self.group else {
+        let Some(lineage) = &self.lineage else {
             return Vec::new();
         };
+        let group = lineage.group;
         self.stdin = None;
         let mut ended = tokio::time::timeout(grace, self.child.wait()).await.is_ok();
         if !ended {
@@ -271,26 +283,89 @@ impl StdioClient {
         if !ended {
             let _ = self.child.kill().await;
         }
-        let mut left = group_members(group);
+        let mut left = lineage.members();
         let settle = Instant::now() + LINGER;
         while !left.is_empty() && Instant::now() < settle {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            left = group_members(group);
+            left = lineage.members();
         }
-        kill_group(group);
-        if ended { left } else { Vec::new() }
+        lineage.kill();
+        match ended {
+            true => left.into_iter().map(|m| m.name).collect(),
+            false => Vec::new(),
+        }
     }
 }
 
-/// Kills what is left in `group`, the group of a server the audit started,
-/// if anything is: its live members keep its id from being given to a new
-/// process, so the signal reaches only them (and none is sent to an empty
-/// group, whose id could have been given again).
-fn kill_group(group: i32) {
-    if !group_members(group).is_empty()
-        && let Some(id) = rustix::process::Pid::from_raw(group)
-    {
-        let _ = rustix::process::kill_process_group(id, rustix::process::Signal::KILL);
+/// The variable every process of an audited server is started with, its
+/// value one of its own per server (its mark): a process that left the
+/// server's group is still told by it, as long as it kept its environment.
+pub const LINEAGE: &str = "HARDENED_MCP_AUDIT_SERVER";
+
+/// What tells the processes of one server the audit started.
+struct Lineage {
+    /// Its process group (the server's pid).
+    group: i32,
+    /// `LINEAGE=TAG`, as `/proc/PID/environ` holds it.
+    mark: Vec<u8>,
+}
+
+/// A live process of a server's.
+#[derive(Debug)]
+struct Member {
+    pid: i32,
+    name: String,
+    in_group: bool,
+}
+
+impl Lineage {
+    fn new(group: i32, tag: &str) -> Self {
+        Self {
+            group,
+            mark: format!("{LINEAGE}={tag}").into_bytes(),
+        }
+    }
+
+    /// The live processes of the group and those carrying the mark, by
+    /// name.
+    fn members(&self) -> Vec<Member> {
+        let mut found = processes(|pid, s, own| {
+            (s.group == self.group && Some(s.session) == own)
+                .then_some(true)
+                .or_else(|| self.carried_by(pid).then_some(false))
+        });
+        found.sort_by(|a, b| a.name.cmp(&b.name));
+        found
+    }
+
+    /// Whether the process `pid` has the mark in its environment.
+    fn carried_by(&self, pid: i32) -> bool {
+        std::fs::read(format!("/proc/{pid}/environ"))
+            .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == self.mark.as_slice()))
+    }
+
+    /// Kills what is left: the group, if it has a live member (which keeps
+    /// its id from being given to a new process, so the signal reaches
+    /// only them; none is sent to an empty group, whose id could have been
+    /// given again), and each marked process outside it through a pidfd,
+    /// the mark read again once the pidfd holds the process (a pid given
+    /// again in between is not signalled).
+    fn kill(&self) {
+        use rustix::process::{Pid, PidfdFlags, Signal};
+        let members = self.members();
+        if members.iter().any(|m| m.in_group)
+            && let Some(id) = Pid::from_raw(self.group)
+        {
+            let _ = rustix::process::kill_process_group(id, Signal::KILL);
+        }
+        for m in members.iter().filter(|m| !m.in_group) {
+            if let Some(pid) = Pid::from_raw(m.pid)
+                && let Ok(fd) = rustix::process::pidfd_open(pid, PidfdFlags::empty())
+                && self.carried_by(m.pid)
+            {
+                let _ = rustix::process::pidfd_send_signal(&fd, Signal::KILL);
+            }
+        }
     }
 }
 
@@ -298,10 +373,11 @@ fn kill_group(group: i32) {
 /// it before they count as left behind.
 const LINGER: Duration = Duration::from_millis(500);
 
-/// The names of the live (not zombie) processes whose process group is
-/// `group` and whose session is the audit's own (a server is started in the
-/// audit's session), read from `/proc` (empty where there is none).
-fn group_members(group: i32) -> Vec<String> {
+/// The live (not zombie) processes of `/proc` that `member` takes, given
+/// each one's pid, its stat and the audit's own session (a server is
+/// started in the audit's session): `Some(in_group)` for a member. Empty
+/// where `/proc` is not.
+fn processes(member: impl Fn(i32, &Stat<'_>, Option<i32>) -> Option<bool>) -> Vec<Member> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -312,28 +388,31 @@ fn group_members(group: i32) -> Vec<String> {
     let own = std::fs::read_to_string("/proc/self/stat")
         .ok()
         .and_then(|stat| parse_stat(&stat).map(|s| s.session));
-    let mut names = Vec::new();
+    let this = std::process::id();
+    let mut found = Vec::new();
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
+        let Some(pid) = entry
+            .file_name()
             .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|n| n.parse::<i32>().ok())
+            .filter(|pid| u32::try_from(*pid).is_ok_and(|p| p != this))
         else {
             continue;
         };
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };
-        if let Some(s) = parse_stat(&stat)
-            && s.group == group
-            && Some(s.session) == own
-            && s.state != "Z"
+        if let Some(s) = parse_stat(&stat).filter(|s| s.state != "Z")
+            && let Some(in_group) = member(pid, &s, own)
         {
-            names.push(s.name.to_owned());
+            found.push(Member {
+                pid,
+                name: s.name.to_owned(),
+                in_group,
+            });
         }
     }
-    names.sort();
-    names
+    found
 }
 
 /// What `/proc/PID/stat` says of a process, as far as the audit needs.
@@ -365,11 +444,12 @@ fn parse_stat(stat: &str) -> Option<Stat<'_>> {
 }
 
 impl Drop for StdioClient {
-    /// Kills the server (`kill_on_drop`) and whatever is left in its group.
+    /// Kills the server (`kill_on_drop`) and whatever is left of its group
+    /// and its mark.
     fn drop(&mut self) {
         let _ = self.child.start_kill();
-        if let Some(group) = self.group {
-            kill_group(group);
+        if let Some(lineage) = &self.lineage {
+            lineage.kill();
         }
     }
 }
@@ -411,18 +491,54 @@ mod tests {
         assert_eq!(parse_stat("4242 (sleep) S 1 77"), None);
     }
 
-    #[test]
-    fn the_members_of_a_group_are_this_process_s_own_group_s() {
-        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-        let own = parse_stat(&stat).unwrap().group;
-        assert!(!group_members(own).is_empty());
-        // No process group has the id of a pid that cannot exist.
-        assert!(group_members(i32::MAX).is_empty());
+    /// A process in a group of its own, with `LINEAGE=tag` only where
+    /// `marked`.
+    fn sleeper(tag: &str, marked: bool) -> std::process::Child {
+        use std::os::unix::process::CommandExt as _;
+        let mut command = std::process::Command::new("sleep");
+        command.arg("4243").process_group(0);
+        if marked {
+            command.env(LINEAGE, tag);
+        }
+        command.spawn().unwrap()
     }
 
-    /// A server that starts a `sleep` and dies at once, seen dead (reaped).
-    async fn dead_server_with_a_child() -> StdioClient {
-        let args = ["-c".to_owned(), "sleep 4244 & exit 0".to_owned()];
+    #[test]
+    fn a_lineage_is_its_group_and_its_mark() {
+        let (mut marked, mut unmarked) = (sleeper("t1", true), sleeper("t1", false));
+        let pid = |c: &std::process::Child| i32::try_from(c.id()).unwrap();
+        let seen = |l: &Lineage| -> Vec<(i32, bool)> {
+            l.members().iter().map(|m| (m.pid, m.in_group)).collect()
+        };
+        // By its group (this test's session), the mark being another's.
+        assert_eq!(
+            seen(&Lineage::new(pid(&unmarked), "t2")),
+            [(pid(&unmarked), true)]
+        );
+        // By its mark, in no group of the lineage's.
+        assert_eq!(seen(&Lineage::new(i32::MAX, "t1")), [(pid(&marked), false)]);
+        assert!(seen(&Lineage::new(i32::MAX, "t2")).is_empty());
+        Lineage::new(i32::MAX, "t1").kill();
+        assert!(
+            marked.wait().unwrap().code().is_none(),
+            "killed by its mark"
+        );
+        assert!(
+            unmarked.try_wait().unwrap().is_none(),
+            "the unmarked one lives"
+        );
+        unmarked.kill().unwrap();
+        unmarked.wait().unwrap();
+    }
+
+    /// A server that starts a `sleep` (with `setsid`: out of its group and
+    /// session) and dies at once, seen dead (reaped).
+    async fn dead_server_with_a_child(setsid: bool) -> StdioClient {
+        let script = match setsid {
+            false => "sleep 4244 & exit 0",
+            true => "setsid sleep 4245 & exit 0",
+        };
+        let args = ["-c".to_owned(), script.to_owned()];
         let mut c =
             StdioClient::spawn("sh", &args, Duration::from_secs(5), Isolation::default()).unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -433,29 +549,54 @@ mod tests {
         c
     }
 
-    /// Waits up to 5 s for `group` to be empty.
-    async fn emptied(group: i32) -> bool {
+    /// What is left of `c`'s server, by process and whether in its group,
+    /// waited for (5 s at most) to be `want` (a process seen before its
+    /// `exec` has another name).
+    async fn left(c: &StdioClient, want: &[(&str, bool)]) -> Vec<(String, bool)> {
+        let lineage = c.lineage.as_ref().unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
-        while !group_members(group).is_empty() && Instant::now() < deadline {
+        loop {
+            let left: Vec<_> = lineage
+                .members()
+                .into_iter()
+                .map(|m| (m.name, m.in_group))
+                .collect();
+            let same = left.len() == want.len()
+                && left.iter().zip(want).all(|(l, w)| l.0 == w.0 && l.1 == w.1);
+            if same || Instant::now() > deadline {
+                return left;
+            }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        group_members(group).is_empty()
     }
 
     #[tokio::test]
     async fn what_a_dead_server_left_is_named_and_killed() {
-        let mut c = dead_server_with_a_child().await;
-        let group = c.group.unwrap();
-        assert_eq!(c.shut_down(Duration::from_secs(1)).await, ["sleep"]);
-        assert!(emptied(group).await);
+        for setsid in [false, true] {
+            let mut c = dead_server_with_a_child(setsid).await;
+            // The control: `setsid` took it out of the group.
+            let want = [("sleep", !setsid)];
+            assert_eq!(left(&c, &want).await, [("sleep".to_owned(), !setsid)]);
+            assert_eq!(c.shut_down(Duration::from_secs(1)).await, ["sleep"]);
+            assert!(left(&c, &[]).await.is_empty(), "{setsid}");
+        }
     }
 
     #[tokio::test]
     async fn dropping_the_client_kills_what_a_dead_server_left() {
-        let c = dead_server_with_a_child().await;
-        let group = c.group.unwrap();
-        assert_eq!(group_members(group), ["sleep"], "the positive control");
-        drop(c);
-        assert!(emptied(group).await);
+        for setsid in [false, true] {
+            let c = dead_server_with_a_child(setsid).await;
+            let lineage = Lineage {
+                group: c.lineage.as_ref().unwrap().group,
+                mark: c.lineage.as_ref().unwrap().mark.clone(),
+            };
+            assert_eq!(lineage.members().len(), 1, "the positive control");
+            drop(c);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !lineage.members().is_empty() && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            assert!(lineage.members().is_empty(), "{setsid}");
+        }
     }
 }
