@@ -13,6 +13,13 @@
 //! ([`crate::netns`]) the listener answers on every address, and a tool
 //! that refuses each loopback spelling is sent the addresses of the
 //! machines around a server ([`PRIVATE`]).
+//!
+//! A tool found fetching is then given a URL the listener answers with a
+//! body of [`WHOLE_BODY`] bytes, its length declared: a server that reads
+//! all of it, when what a caller needs of a page is its first megabytes,
+//! holds whatever any URL sends it (memory, time): the listener counts
+//! the bytes it could hand over before the server stopped reading
+//! ([`Listener::streamed`]).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -65,12 +72,25 @@ pub enum Reach {
 /// Most requests recorded.
 const MAX_SEEN: usize = 64;
 
+/// The length of the body a whole-body URL is answered with: far more
+/// than any page a caller asks a tool to read, little for the machine.
+pub const WHOLE_BODY: u64 = 64 << 20;
+
+/// What ends the path of a whole-body URL.
+const WHOLE: &str = "-whole-body";
+
+/// Longest the listener streams one whole body.
+const STREAM_FOR: Duration = Duration::from_secs(30);
+
 /// The audit's loopback listener.
 pub struct Listener {
     port: u16,
     /// In a private network: every address reaches it.
     private: bool,
     seen: Arc<Mutex<Vec<String>>>,
+    /// Each whole-body path answered, with the bytes of the body the
+    /// server took before it stopped reading.
+    streamed: Arc<Mutex<Vec<(String, u64)>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -88,10 +108,11 @@ impl Listener {
         };
         let port = listener.local_addr()?.port();
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let record = Arc::clone(&seen);
+        let streamed = Arc::new(Mutex::new(Vec::new()));
+        let (record, bodies) = (Arc::clone(&seen), Arc::clone(&streamed));
         let task = tokio::spawn(async move {
             while let Ok((mut stream, _)) = listener.accept().await {
-                let record = Arc::clone(&record);
+                let (record, bodies) = (Arc::clone(&record), Arc::clone(&bodies));
                 tokio::spawn(async move {
                     let read =
                         tokio::time::timeout(Duration::from_secs(2), request_line(&mut stream));
@@ -106,9 +127,20 @@ impl Listener {
                     {
                         seen.push(path.to_owned());
                     }
-                    let _ = stream
-                        .write_all(b"HTTP/1.0 204 No Content\r\nContent-Length: 0\r\n\r\n")
-                        .await;
+                    let path = head.split_whitespace().nth(1).unwrap_or_default();
+                    if !path.ends_with(WHOLE) {
+                        let _ = stream
+                            .write_all(b"HTTP/1.0 204 No Content\r\nContent-Length: 0\r\n\r\n")
+                            .await;
+                        return;
+                    }
+                    let sent = tokio::time::timeout(STREAM_FOR, whole_body(&mut stream));
+                    let sent = sent.await.unwrap_or(0);
+                    if let Ok(mut bodies) = bodies.lock()
+                        && bodies.len() < MAX_SEEN
+                    {
+                        bodies.push((path.to_owned(), sent));
+                    }
                 });
             }
         });
@@ -116,6 +148,7 @@ impl Listener {
             port,
             private: net.is_some(),
             seen,
+            streamed,
             task,
         })
     }
@@ -142,6 +175,33 @@ impl Listener {
         format!("http://{host}:{}/{tag}", self.port)
     }
 
+    /// The URL of `host` whose path is `/tag` and the listener answers
+    /// with a body of [`WHOLE_BODY`] bytes.
+    pub fn whole_body_url(&self, host: &str, tag: &str) -> String {
+        self.url(host, &format!("{tag}{WHOLE}"))
+    }
+
+    /// How much of the whole body of `tag`'s URL the server took, once
+    /// the listener has stopped sending it (all of it sent, the peer gone,
+    /// or 30 s), waiting up to `grace` for that; `None` if it was not
+    /// asked for or is still being sent.
+    pub async fn streamed(&self, tag: &str, grace: Duration) -> Option<u64> {
+        let path = format!("/{tag}{WHOLE}");
+        let deadline = tokio::time::Instant::now() + grace;
+        loop {
+            let taken = self.streamed.lock().ok().and_then(|bodies| {
+                bodies
+                    .iter()
+                    .find(|(p, _)| *p == path)
+                    .map(|(_, sent)| *sent)
+            });
+            if taken.is_some() || tokio::time::Instant::now() >= deadline {
+                return taken;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Whether a request for `/tag` arrived, waiting up to `grace` for one
     /// still on its way.
     pub async fn asked_for(&self, tag: &str, grace: Duration) -> bool {
@@ -155,6 +215,35 @@ impl Listener {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+}
+
+/// Answers with `200 OK` and a body of [`WHOLE_BODY`] bytes (lines of
+/// text), its length declared; the bytes the peer took before it stopped
+/// reading or closed (all but what the kernel's buffers hold), or all of
+/// them.
+async fn whole_body(stream: &mut tokio::net::TcpStream) -> u64 {
+    let head = format!(
+        "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {WHOLE_BODY}\r\n\r\n"
+    );
+    if stream.write_all(head.as_bytes()).await.is_err() {
+        return 0;
+    }
+    let mut line = [b'a'; 1024];
+    line[1023] = b'\n';
+    let chunk = line.repeat(64);
+    let mut sent = 0;
+    while sent < WHOLE_BODY {
+        if stream.write_all(&chunk).await.is_err() {
+            break;
+        }
+        sent += chunk.len() as u64;
+    }
+    // Its request's headers, unread, would turn the close into a reset.
+    let _ = stream.shutdown().await;
+    let mut rest = [0u8; 4096];
+    let drain = async { while let Ok(1..) = stream.read(&mut rest).await {} };
+    let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
+    sent
 }
 
 /// Longest request line read.
@@ -203,6 +292,35 @@ mod tests {
         assert!(answer.starts_with("HTTP/1.0 204"), "{answer}");
         assert!(l.asked_for("MCPAUDITabc-0", Duration::from_secs(2)).await);
         assert!(!l.asked_for("MCPAUDITabc-1", Duration::ZERO).await);
+    }
+
+    /// A reader that takes the whole body is counted as having taken it
+    /// all; one that stops after 1 MiB and closes, as having taken far less.
+    #[tokio::test]
+    async fn a_whole_body_is_counted_as_far_as_it_was_taken() {
+        let l = Listener::bind(None).await.unwrap();
+        for (tag, limit) in [("MCPAUDITabc-3", u64::MAX), ("MCPAUDITabc-4", 1 << 20)] {
+            let url = l.whole_body_url(SPELLINGS[0], tag);
+            let rest = url.strip_prefix("http://").unwrap();
+            let (addr, path) = rest.split_once('/').unwrap();
+            let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+            s.write_all(format!("GET /{path} HTTP/1.0\r\nHost: x\r\n\r\n").as_bytes())
+                .await
+                .unwrap();
+            let mut read = Vec::new();
+            let _ = (&mut s).take(limit).read_to_end(&mut read).await;
+            drop(s);
+            let taken = l.streamed(tag, Duration::from_secs(10)).await.unwrap();
+            match limit {
+                u64::MAX => {
+                    assert_eq!(taken, WHOLE_BODY);
+                    let head = read.len() as u64 - WHOLE_BODY;
+                    assert!(read.starts_with(b"HTTP/1.0 200 OK\r\n") && head < 100);
+                }
+                _ => assert!(taken < WHOLE_BODY / 4, "{taken}"),
+            }
+        }
+        assert_eq!(l.streamed("MCPAUDITabc-5", Duration::ZERO).await, None);
     }
 
     /// A request line sent in pieces, the listener reading between them:

@@ -1183,9 +1183,63 @@ async fn fetch_probes(
                     crate::text::escape(&Value::String(value).to_string())
                 )),
             );
+            let url = |k: &str| listener.whole_body_url(spelt, &tag(k, i));
+            if let Some((_, _, arguments)) = crate::traversal::url_params(schema, baseline, url)
+                .into_iter()
+                .find(|(k, _, _)| *k == key)
+            {
+                whole_body_probe(
+                    client,
+                    report,
+                    name,
+                    &key,
+                    arguments,
+                    listener,
+                    &tag(&key, i),
+                )
+                .await;
+            }
             found.push(key);
         }
     }
+}
+
+/// The whole-body probe of a URL parameter found fetching: `arguments`
+/// point it at a body of [`crate::fetch::WHOLE_BODY`] bytes; taken whole,
+/// it is `url-response-unbounded`.
+async fn whole_body_probe(
+    client: &mut Client,
+    report: &mut Report,
+    name: &str,
+    key: &str,
+    arguments: serde_json::Map<String, Value>,
+    listener: &crate::fetch::Listener,
+    tag: &str,
+) {
+    let _ = probe_call(client, report, name, arguments).await;
+    let whole = crate::fetch::WHOLE_BODY;
+    if listener.streamed(tag, Duration::from_secs(2)).await != Some(whole) {
+        return;
+    }
+    let segment = crate::schema::segment(key);
+    report.findings.push(
+        Finding::new(
+            Severity::Medium,
+            "url-response-unbounded",
+            "the tool read the whole of a response far larger than any page a caller needs: \
+             it reads whatever a URL sends, so one call makes the server hold (or spend its \
+             time on) as much as a hostile or broken site serves",
+        )
+        .tool(name)
+        .property(&format!("/properties/{segment}"))
+        .argument(&format!("/{segment}"))
+        .evidence(&format!(
+            "`{}` = a URL of the audit's listener whose answer declared {} MiB: all of it was \
+             read",
+            crate::text::escape(key),
+            whole >> 20
+        )),
+    );
 }
 
 /// The SQL write probes of one tool ([`crate::sql`]): per parameter, the

@@ -306,6 +306,8 @@ async fn a_confinement_on_the_paths_text_is_left_through_a_planted_link() {
 /// text `127.0.0.1` and `localhost`, so it is found by the next spelling
 /// (`127.1`); `fetch_public` refuses loopback addresses and names in every
 /// spelling: none. Without `--allow-valid-calls`, no URL is sent.
+/// `fetch_url` also reads the whole of the listener's 64 MiB answer:
+/// `url-response-unbounded`; `fetch_filtered` reads 4 KiB of it: not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_that_fetches_a_loopback_url_is_found_and_its_control_not() {
     let report = audit_lax_server().await;
@@ -345,6 +347,17 @@ async fn a_tool_that_fetches_a_loopback_url_is_found_and_its_control_not() {
     assert!(
         spelt.3.starts_with("`url` = \"http://127.1:")
             && spelt.3.contains("-fetch_filtered-url-2\" was requested"),
+        "{text}"
+    );
+    let unbounded: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "url-response-unbounded")
+        .map(|f| (f.severity, f.tool.as_deref(), f.argument.as_deref()))
+        .collect();
+    assert_eq!(
+        unbounded,
+        [(Severity::Medium, Some("fetch_url"), Some("/url"))],
         "{text}"
     );
     // Outside a private network the machines around are not asked for,

@@ -19,7 +19,8 @@
 //! - `read_resolved { path }`: the path resolved, links and all, and
 //!   refused unless it lies in the notes (the control of `read_safe`);
 //! - `fetch_url { url }`: `GET`s any `http://` URL, loopback included
-//!   (SSRF); `fetch_public { url }` refuses loopback, private and
+//!   (SSRF), and reads the whole answer (the other fetching tools read
+//!   its first 4 KiB); `fetch_public { url }` refuses loopback, private and
 //!   link-local addresses and names (the control); `fetch_filtered { url }`
 //!   refuses URLs whose text holds `127.0.0.1` or `localhost` (a deny-list:
 //!   `http://127.1/` passes); `fetch_nearby { url }` refuses every
@@ -183,7 +184,7 @@ struct FetchArgs {
 
 /// `GET`s an `http://host:port/path` URL (HTTP/1.0, 2 s deadlines): the
 /// status line of the answer.
-fn get(url: &str) -> Result<String, String> {
+fn get(url: &str, limit: u64) -> Result<String, String> {
     use std::io::{Read as _, Write as _};
     let fail = |_| "fetch failed".to_owned();
     let rest = url.strip_prefix("http://").ok_or("http URLs only")?;
@@ -198,7 +199,7 @@ fn get(url: &str) -> Result<String, String> {
         .map_err(fail)?;
     write!(s, "GET /{path} HTTP/1.0\r\nHost: {authority}\r\n\r\n").map_err(fail)?;
     let mut answer = String::new();
-    let _ = s.take(4096).read_to_string(&mut answer);
+    let _ = s.take(limit).read_to_string(&mut answer);
     Ok(answer.lines().next().unwrap_or_default().to_owned())
 }
 
@@ -304,7 +305,7 @@ impl Lax {
         &self,
         Parameters(FetchArgs { url }): Parameters<FetchArgs>,
     ) -> Result<String, String> {
-        get(&url)
+        get(&url, u64::MAX)
     }
 
     #[tool(
@@ -318,7 +319,7 @@ impl Lax {
         if internal(&url) {
             return Err("public addresses only".to_owned());
         }
-        get(&url)
+        get(&url, 4096)
     }
 
     #[tool(
@@ -332,7 +333,7 @@ impl Lax {
         if url.contains("127.0.0.1") || url.contains("localhost") {
             return Err("not from this machine".to_owned());
         }
-        get(&url)
+        get(&url, 4096)
     }
 
     #[tool(
@@ -346,7 +347,7 @@ impl Lax {
         if this_machine(&url) {
             return Err("not from this machine".to_owned());
         }
-        get(&url)
+        get(&url, 4096)
     }
 
     #[tool(
