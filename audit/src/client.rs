@@ -76,6 +76,9 @@ pub struct Client {
     slowest: Duration,
     /// `--trace FILE`: every exchange, one JSON object a line.
     trace: Option<Trace>,
+    /// The first request that went unanswered since the server last
+    /// answered one (its text, cut): where a silence began.
+    silence: Option<String>,
 }
 
 /// The record of every exchange (`--trace`): `{"ms", "sent"}` for what the
@@ -140,6 +143,7 @@ impl Client {
             answered: 0,
             slowest: Duration::ZERO,
             trace: None,
+            silence: None,
         }
     }
 
@@ -196,8 +200,28 @@ impl Client {
         if answer.is_ok() {
             self.timed(started.elapsed());
         }
+        self.heard(answer.is_ok(), message);
         self.trace_answer(&answer);
         answer
+    }
+
+    /// Keeps where the current silence began: `message` if it went
+    /// unanswered and began one, nothing once an answer comes.
+    fn heard(&mut self, answered: bool, message: &[u8]) {
+        match answered {
+            true => self.silence = None,
+            false if self.silence.is_none() => {
+                let cut = &message[..message.len().min(crate::finding::EXCHANGE_CUT * 4)];
+                self.silence = Some(String::from_utf8_lossy(cut).into_owned());
+            }
+            false => {}
+        }
+    }
+
+    /// The first request the server has not answered since it last
+    /// answered one (as sent, cut): where it fell silent, if it has.
+    pub fn silence(&self) -> Option<&str> {
+        self.silence.as_deref()
     }
 
     /// Two requests in flight at once: `first`, then `second` `gap` later
@@ -218,6 +242,10 @@ impl Client {
         };
         if let Ok((_, took)) = &o.first {
             self.timed(*took);
+        }
+        match (&o.first, &o.second) {
+            (Err(_), Err(_)) => self.heard(false, lines[0]),
+            _ => self.heard(true, b""),
         }
         if let Ok((_, at)) = &o.second {
             self.timed(at.saturating_sub(o.second_sent));

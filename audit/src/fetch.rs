@@ -19,7 +19,9 @@
 //! all of it, when what a caller needs of a page is its first megabytes,
 //! holds whatever any URL sends it (memory, time): the listener counts
 //! the bytes it could hand over before the server stopped reading
-//! ([`Listener::streamed`]).
+//! ([`Listener::streamed`]). In a private network a tool that refused
+//! every internal address gets that URL on a public address ([`PUBLIC`]),
+//! local there too.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -59,6 +61,12 @@ pub const PRIVATE: &[&str] = &[
     "100.64.0.1",
     "[fd00::1]",
 ];
+
+/// A public address, tried (in a private network only, where it is local
+/// like every other) for the whole-body probe of a tool that refuses every
+/// internal address: fetching it is no SSRF, reading all it sends is
+/// still `url-response-unbounded`.
+pub const PUBLIC: &str = "1.1.1.1";
 
 /// What an address a tool was given reaches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,7 +138,7 @@ impl Listener {
                     let path = head.split_whitespace().nth(1).unwrap_or_default();
                     if !path.ends_with(WHOLE) {
                         let _ = stream
-                            .write_all(b"HTTP/1.0 204 No Content\r\nContent-Length: 0\r\n\r\n")
+                            .write_all(b"HTTP/1.0 204 No Content\r\nContent-Type: text/plain\r\nContent-Length: 0\r\n\r\n")
                             .await;
                         return;
                     }
@@ -167,6 +175,12 @@ impl Listener {
             .map(|h| (*h, Reach::Loopback))
             .chain(private.map(|h| (*h, Reach::Private)))
             .collect()
+    }
+
+    /// In a private network, a public address that reaches the listener
+    /// there as every address does ([`PUBLIC`]); `None` on the loopback.
+    pub fn public_host(&self) -> Option<&'static str> {
+        self.private.then_some(PUBLIC)
     }
 
     /// The URL whose host is `host` (one of [`Listener::hosts`]) and whose path

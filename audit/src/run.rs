@@ -327,6 +327,8 @@ async fn audit(
     let decoys = isolation.confinement.map(Confinement::decoys);
     let port = listener.as_ref().map(crate::fetch::Listener::port);
     let mut watch = crate::effects::Watch::new(network, decoys, port);
+    // Set when the server stopped answering: nothing after is judged.
+    let mut silent = false;
     'tools: for tool in tools.iter().take(opts.max_tools) {
         let name = tool
             .get("name")
@@ -439,7 +441,23 @@ async fn audit(
         }
         for m in all.into_iter().take(opts.max_calls_per_tool) {
             report.calls += 1;
+            let before = client.silence().map(str::to_owned);
             let (answer, reply) = send(&mut client, &name, &m, &canary.text).await;
+            // Dead, and silent since an earlier request: that one is
+            // where it stopped, not this call.
+            if let (Answer::Dead, Some(since)) = (&answer, &before) {
+                let stopped = stopped_answering(since);
+                // Its valid call unanswered, or holding a ping, is the
+                // same cause.
+                report.findings.retain(|f| {
+                    !matches!(f.rule, "valid-call-unanswered" | BLOCKED)
+                        || f.tool.is_none()
+                        || f.tool != stopped.tool
+                });
+                report.findings.push(stopped);
+                silent = true;
+                break 'tools;
+            }
             let (severity, rule, message) = match answer {
                 // A strict refusal that names the key it refused is what
                 // a closed schema should answer, not a reflection.
@@ -504,6 +522,7 @@ async fn audit(
                     .exchange(&m.arguments, reply.as_ref()),
             );
             if matches!(answer, Answer::Dead) {
+                silent = true;
                 break 'tools;
             }
         }
@@ -514,6 +533,7 @@ async fn audit(
     // A second tools/list, after the calls: a server that changes its
     // tools once it has been looked at (a rug pull) shows it here.
     if !client.exited()
+        && !silent
         && let Ok(again) = client.list_tools(20).await
     {
         report
@@ -528,13 +548,36 @@ async fn audit(
     // call left unanswered still tells a parse drop from a hang.
     let literals = unanswered_literals(&report);
     let only = (!opts.wire).then_some(literals.as_slice());
-    if (opts.wire || !literals.is_empty()) && !client.exited() {
+    if (opts.wire || !literals.is_empty()) && !client.exited() && !silent {
         wire_checks(&mut client, &canary.text, &mut report, only).await;
         same_cause_as_the_wire(&mut report);
     }
     left_behind(&mut client, opts, &mut report).await;
     report.sort();
     report
+}
+
+/// The finding of a server that answered nothing, pings included, from the
+/// request `since` on (as sent: a probe or a schema-valid call, before the
+/// call that found it so).
+fn stopped_answering(since: &str) -> Finding {
+    let sent: Option<Value> = serde_json::from_str(since).ok();
+    let tool = sent
+        .as_ref()
+        .and_then(|v| v.pointer("/params/name"))
+        .and_then(Value::as_str);
+    let finding = Finding::new(
+        Severity::High,
+        "server-stopped-answering",
+        "the server answered nothing, pings included, from this request on (a call the \
+         schema allows): one call left it unable to serve anyone (blocked, hung or waiting \
+         forever), and the audit's later checks were not judged",
+    )
+    .exchange(since, None);
+    match tool {
+        Some(t) => finding.tool(t),
+        None => finding,
+    }
 }
 
 /// Most the audit waits for a stdio server to exit once its input is
@@ -1201,6 +1244,20 @@ async fn fetch_probes(
             }
             found.push(key);
         }
+    }
+    // A tool that refused every internal address may still read whole what
+    // a public one sends: in the private network a public address is the
+    // listener's too.
+    let Some(public) = listener.public_host() else {
+        return;
+    };
+    let url = |key: &str| listener.whole_body_url(public, &tag(key, hosts.len()));
+    for (key, _, arguments) in crate::traversal::url_params(schema, baseline, url) {
+        if found.contains(&key) || client.exited() {
+            continue;
+        }
+        let tag = tag(&key, hosts.len());
+        whole_body_probe(client, report, name, &key, arguments, listener, &tag).await;
     }
 }
 

@@ -360,6 +360,13 @@ async fn a_tool_that_fetches_a_loopback_url_is_found_and_its_control_not() {
         [(Severity::Medium, Some("fetch_url"), Some("/url"))],
         "{text}"
     );
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.rule == "server-stopped-answering"),
+        "{text}"
+    );
     // Outside a private network the machines around are not asked for,
     // and what the server sends is not counted.
     assert!(
@@ -442,6 +449,65 @@ async fn a_private_network_finds_the_machines_around_fetched_and_traffic_elsewhe
         "{text}"
     );
     assert!(of("network-reached-at-start").is_empty(), "{text}");
+}
+
+/// With `--lock-up`, the schema-valid call to `word_count` blocks the
+/// server's only thread: one `server-stopped-answering` at that tool, with
+/// that call, and nothing after it judged (no `server-died` of the
+/// forbidden call that found it dead, no wire finding). The control: the
+/// same server without the flag answers on (in
+/// `a_tool_that_fetches_a_loopback_url_is_found_and_its_control_not`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_stops_answering_is_told_by_the_call_it_stopped_at() {
+    let opts = Options {
+        wire: true,
+        ..audit_options_valid()
+    };
+    let report = audit(&opts, &["--lock-up".to_owned()]).await;
+    let text = report.text();
+    let stopped: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "server-stopped-answering")
+        .collect();
+    let [stopped] = stopped.as_slice() else {
+        panic!("{text}");
+    };
+    assert_eq!(stopped.tool.as_deref(), Some("word_count"), "{text}");
+    let exchange = stopped.exchange.as_deref().unwrap_or_default();
+    assert!(
+        exchange.contains("\"name\":\"word_count\"") && exchange.ends_with("answered nothing"),
+        "{text}"
+    );
+    for rule in ["server-died", "valid-call-unanswered"] {
+        assert!(
+            !report.findings.iter().any(|f| f.rule == rule),
+            "{rule}: {text}"
+        );
+    }
+    // The tools before it were judged (the NaN lines the SDK drops stay
+    // unanswered calls: the wire line that tells a drop from a hang is not
+    // sent to a silent server); at `word_count`, nothing but its silence
+    // and its schema's review.
+    let judged = |tool: &str| {
+        report
+            .findings
+            .iter()
+            .any(|f| f.tool.as_deref() == Some(tool))
+    };
+    assert!(judged("lookup") && judged("tally"), "{text}");
+    let at_word_count: Vec<&str> = report
+        .findings
+        .iter()
+        .filter(|f| f.tool.as_deref() == Some("word_count"))
+        .map(|f| f.rule)
+        .filter(|r| !r.ends_with("-unbounded") && *r != "output-schema-missing")
+        .collect();
+    assert_eq!(at_word_count, ["server-stopped-answering"], "{text}");
+    assert!(
+        !report.findings.iter().any(|f| f.rule.starts_with("wire-")),
+        "{text}"
+    );
 }
 
 /// With `--scratch`, `start_worker` (not read-only) is called; the `sleep`

@@ -6,7 +6,11 @@
 //! And the archived reference `mcp-server-sqlite` (PyPI, 2025.4.25) on a
 //! scratch database with `--allow-valid-calls --scratch`: its known defect,
 //! a `write_query` that refuses only `SELECT` and so runs `ATTACH` and
-//! `VACUUM INTO` wherever they point, is found.
+//! `VACUUM INTO` wherever they point, is found. And the reference
+//! `mcp-server-fetch` (PyPI, 2026.10.24) in the audit's private network:
+//! it reads the whole of any response (found), refuses internal addresses
+//! by default (nothing found) and fetches them with `--allow-private-ips`
+//! (found).
 //!
 //! For each: the audit completes, every tool gets a baseline (no
 //! `no-baseline`, no `schema-unsatisfiable`), and the findings are held
@@ -40,7 +44,8 @@ fn servers() -> PathBuf {
         .join("node/node_modules/@modelcontextprotocol/server-memory/package.json")
         .exists()
         && dest.join("venv/bin/mcp-server-time").exists()
-        && dest.join("venv-sqlite/bin/mcp-server-sqlite").exists();
+        && dest.join("venv-sqlite/bin/mcp-server-sqlite").exists()
+        && dest.join("venv-fetch/bin/mcp-server-fetch").exists();
     if !ready {
         let status = Command::new("bash")
             .arg(workspace().join(".ci/setup-audit-servers"))
@@ -337,4 +342,52 @@ async fn the_sqlite_servers_write_query_writes_files_anywhere() {
             .any(|f| f.rule.starts_with("network-")),
         "{text}"
     );
+}
+
+/// The reference fetch server, audited with the probes that may change
+/// state (`--allow-valid-calls --scratch`, nothing of its own to change),
+/// confined, in the audit's private network: its `fetch` refuses every
+/// loopback, private and metadata address (checked on the resolved address
+/// of each request, redirects included), so no `url-fetch-*`; but it reads
+/// the whole of a response before cutting it to `max_length`, so the 64 MiB
+/// answer of a public address (local to the audit's network) is read whole:
+/// `url-response-unbounded`, its only medium or high. Started with
+/// `--allow-private-ips` (its documented opt-out) it fetches the loopback:
+/// `url-fetch-loopback`, the positive control of the first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fetch_servers_fetch_reads_whole_responses() {
+    let program = servers().join("venv-fetch/bin/mcp-server-fetch");
+    let opts = Options {
+        timeout: Duration::from_secs(10),
+        allow_valid_calls: true,
+        scratch: true,
+        confine: true,
+        private_network: true,
+        wire: false,
+        ..Options::default()
+    };
+    for args in [&[][..], &["--allow-private-ips".to_owned()][..]] {
+        let report = tokio::time::timeout(
+            Duration::from_secs(400),
+            audit_stdio(&program.to_string_lossy(), args, &opts),
+        )
+        .await
+        .expect("the audit did not finish within 400 s");
+        let text = report.text();
+        let mut serious: Vec<(&str, &str)> = report
+            .findings
+            .iter()
+            .filter(|f| f.severity >= hardened_mcp_audit::Severity::Medium)
+            .map(|f| (f.rule, f.tool.as_deref().unwrap_or_default()))
+            .collect();
+        serious.sort();
+        let want: &[(&str, &str)] = match args.is_empty() {
+            true => &[("url-response-unbounded", "fetch")],
+            false => &[
+                ("url-fetch-loopback", "fetch"),
+                ("url-response-unbounded", "fetch"),
+            ],
+        };
+        assert_eq!(serious, want, "{text}");
+    }
 }
