@@ -71,14 +71,33 @@ pub fn has_url_params(schema: &Value) -> bool {
     schema
         .get("properties")
         .and_then(Value::as_object)
-        .is_some_and(|props| {
-            props
-                .keys()
-                .any(|k| crate::review::named_like(k, URL_NAMES))
-        })
+        .is_some_and(|props| props.iter().any(|(k, p)| url_like(k, p)))
 }
 
-/// The top-level parameters named like a URL (as a word of the name) whose
+/// The formats of a URL (JSON Schema's, and the spelling some SDKs write).
+const URL_FORMATS: &[&str] = &["uri", "url", "iri", "uri-reference", "iri-reference"];
+
+/// Whether the parameter `key` of schema `prop` takes a URL: named like one
+/// (as a word of the name), of a URL format, or with an `http(s)://`
+/// default or example (`data` with `format: uri` and a default page).
+pub fn url_like(key: &str, prop: &Value) -> bool {
+    let web = |v: &Value| {
+        v.as_str()
+            .is_some_and(|s| s.starts_with("http://") || s.starts_with("https://"))
+    };
+    crate::review::named_like(key, URL_NAMES)
+        || prop
+            .get("format")
+            .and_then(Value::as_str)
+            .is_some_and(|f| URL_FORMATS.contains(&f))
+        || prop.get("default").is_some_and(web)
+        || prop
+            .get("examples")
+            .and_then(Value::as_array)
+            .is_some_and(|e| e.iter().any(web))
+}
+
+/// The top-level parameters that take a URL ([`url_like`]) whose
 /// baseline, with the URL `url(key)` in it, the schema accepts: each with
 /// those arguments, in key order.
 pub fn url_params(
@@ -93,8 +112,9 @@ pub fn url_params(
         return Vec::new();
     };
     props
-        .keys()
-        .filter(|k| crate::review::named_like(k, URL_NAMES))
+        .iter()
+        .filter(|(k, p)| url_like(k, p))
+        .map(|(k, _)| k)
         .filter_map(|key| {
             let value = url(key);
             let mut arguments = baseline.clone();
@@ -239,10 +259,10 @@ pub fn probes(schema: &Value, baseline: &Map<String, Value>, aim: &Aim<'_>) -> V
     };
     let mut next = 0;
     let mut out = Vec::new();
-    for key in props.keys() {
+    for (key, prop) in props {
         let values = if crate::review::names_a_path(key) {
             path_values(aim, &mut next)
-        } else if crate::review::named_like(key, URL_NAMES) {
+        } else if url_like(key, prop) {
             url_values(aim, &mut next)
         } else {
             continue;
@@ -446,6 +466,34 @@ mod tests {
 
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_url_is_known_by_its_name_its_format_or_its_default() {
+        let plain = json!({"type": "string"});
+        assert!(url_like("base_url", &plain) && url_like("href", &plain));
+        assert!(!url_like("data", &plain) && !url_like("curl", &plain));
+        assert!(url_like(
+            "data",
+            &json!({"type": "string", "format": "uri"})
+        ));
+        assert!(!url_like(
+            "data",
+            &json!({"type": "string", "format": "email"})
+        ));
+        let page = json!({"type": "string", "default": "https://example.org/a.md"});
+        assert!(url_like("data", &page));
+        assert!(!url_like(
+            "data",
+            &json!({"type": "string", "default": "file.md"})
+        ));
+        let example = json!({"type": "string", "examples": ["x", "http://example.org/"]});
+        assert!(url_like("source", &example));
+        let schema = json!({"type": "object", "properties": {"data": page, "n": plain}});
+        assert!(has_url_params(&schema));
+        assert!(!has_url_params(
+            &json!({"properties": {"n": {"type": "string"}}})
+        ));
+    }
 
     #[test]
     fn every_template_variable_is_probed_in_its_operators_form() {

@@ -391,3 +391,50 @@ async fn the_fetch_servers_fetch_reads_whole_responses() {
         assert_eq!(serious, want, "{text}");
     }
 }
+
+/// `server-everything` with the probes that may change state, in the
+/// audit's private network: its `gzip-file-as-resource` fetches the URL in
+/// `data` (a URL by its format and default, not its name) from any domain
+/// unless `GZIP_ALLOWED_DOMAINS` is set, so the loopback URL is requested:
+/// `url-fetch-loopback`, its only high; it refuses a declared length over
+/// its 10 MB cap and counts what it reads, so the 64 MiB answer is not
+/// read whole (no `url-response-unbounded`), and a tool given URLs is not
+/// held to the network it reached (no `network-reached`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_probed_fetches_any_url_and_caps_what_it_reads() {
+    if !has_node() {
+        return;
+    }
+    let dir = servers();
+    let opts = Options {
+        timeout: Duration::from_secs(10),
+        allow_valid_calls: true,
+        scratch: true,
+        private_network: true,
+        wire: false,
+        ..Options::default()
+    };
+    let args = [node_server(&dir, "server-everything")];
+    let report = tokio::time::timeout(Duration::from_secs(400), audit_stdio("node", &args, &opts))
+        .await
+        .expect("the audit did not finish within 400 s");
+    let text = report.text();
+    let highs: Vec<(&str, &str)> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == hardened_mcp_audit::Severity::High)
+        .map(|f| (f.rule, f.tool.as_deref().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        highs,
+        [("url-fetch-loopback", "gzip-file-as-resource")],
+        "{text}"
+    );
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.rule == "url-response-unbounded" || f.rule.starts_with("network-")),
+        "{text}"
+    );
+}
