@@ -851,12 +851,25 @@ async fn valid_calls(
                 .evidence(&evidence),
         );
     }
+    let pinged = overlap.second.is_ok();
     match overlap.first.map(|(reply, _)| reply) {
+        // The server went on answering: a slow tool, not a stalled server.
+        Err(ClientError::Timeout) if pinged => report.findings.push(
+            Finding::new(
+                Severity::Info,
+                "valid-call-slow",
+                "a schema-valid call got no answer within the deadline while the server went \
+                 on answering a ping: a tool that takes long (a client's own deadline may cut \
+                 it off), not a stalled server",
+            )
+            .tool(name),
+        ),
         Err(ClientError::Timeout) => report.findings.push(
             Finding::new(
                 Severity::Medium,
                 "valid-call-unanswered",
-                "a schema-valid call got no answer within the deadline",
+                "a schema-valid call got no answer within the deadline, nor did a ping sent \
+                 while it ran",
             )
             .tool(name),
         ),

@@ -451,6 +451,38 @@ async fn a_private_network_finds_the_machines_around_fetched_and_traffic_elsewhe
     assert!(of("network-reached-at-start").is_empty(), "{text}");
 }
 
+/// With `--wait-secs 8`, the schema-valid call to the asynchronous `wait`
+/// outlasts the 5 s deadline while its ping is answered: `valid-call-slow`
+/// (info), not `valid-call-unanswered` nor `server-blocked-by-call`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_valid_call_that_takes_long_while_pings_are_answered_is_a_note() {
+    let report = audit(
+        &audit_options_valid(),
+        &["--wait-secs".to_owned(), "8".to_owned()],
+    )
+    .await;
+    let text = report.text();
+    let at_wait: Vec<(hardened_mcp_audit::Severity, &str)> = report
+        .findings
+        .iter()
+        .filter(|f| f.tool.as_deref() == Some("wait"))
+        .filter(|f| f.rule.starts_with("valid-call-") || f.rule.starts_with("server-"))
+        .map(|f| (f.severity, f.rule))
+        .collect();
+    assert_eq!(
+        at_wait,
+        [(hardened_mcp_audit::Severity::Info, "valid-call-slow")],
+        "{text}"
+    );
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.rule == "server-stopped-answering" || f.rule == "server-died"),
+        "{text}"
+    );
+}
+
 /// With `--lock-up`, the schema-valid call to `word_count` blocks the
 /// server's only thread: one `server-stopped-answering` at that tool, with
 /// that call, and nothing after it judged (no `server-died` of the

@@ -49,6 +49,7 @@
 //! sends PID `SIGTERM` at start, whoever it is (for `--confine`);
 //! `--read-home` reads `~/.ssh/id_ed25519` at start and
 //! `~/.aws/credentials` on each call to `tally` (for the audit's decoys);
+//! `--wait-secs N` makes `wait` take N s (3 s without it);
 //! `--lock-up` makes `word_count` block the server's only thread for an
 //! hour (a server that stops answering after a schema-valid call).
 //!
@@ -138,6 +139,9 @@ struct NoteArgs {
 
 /// How long a worker sleeps, in seconds (`--worker-secs N`, else 300).
 static WORKER_SECS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// `--wait-secs N`: how long `wait` takes (`SLOW` without it).
+static WAIT_SECS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 
 /// The workers `start_worker` started.
 static WORKERS: std::sync::Mutex<Vec<std::process::Child>> = std::sync::Mutex::new(Vec::new());
@@ -273,7 +277,8 @@ impl Lax {
         annotations(read_only_hint = true, destructive_hint = false)
     )]
     async fn wait(&self, Parameters(QueryArgs { table }): Parameters<QueryArgs>) -> String {
-        tokio::time::sleep(SLOW).await;
+        let secs = WAIT_SECS.get().copied();
+        tokio::time::sleep(secs.map_or(SLOW, Duration::from_secs)).await;
         format!("{} waited for", name(&table))
     }
 
@@ -519,7 +524,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let mut own_workers = false;
     let usage = "usage: lax_server [--notes DIR] [--own-workers] [--marker FILE] \
-                 [--worker-secs N] [--signal PID] [--read-home] [--lock-up]";
+                 [--worker-secs N] [--wait-secs N] [--signal PID] [--read-home] [--lock-up]";
     while let Some(arg) = args.next() {
         if arg == "--own-workers" {
             own_workers = true;
@@ -541,6 +546,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             "--worker-secs" if value.bytes().all(|b| b.is_ascii_digit()) => {
                 let _ = WORKER_SECS.set(value);
+            }
+            "--wait-secs" => {
+                let _ = WAIT_SECS.set(value.parse().map_err(|_| usage)?);
             }
             "--marker" => {
                 let _ = std::fs::write(value, "written at start\n");
