@@ -172,6 +172,7 @@ pub fn owasp_category(rule: &str, mutation: Option<&str>) -> Option<&'static str
         | "url-fetch-private"
         | "path-traversal-write"
         | "symlink-escape-write"
+        | "option-injection-write"
         | "url-file-write" => INJECTION,
         "forbidden-call-accepted"
             if matches!(mutation, Some("path traversal" | "shell metacharacters")) =>

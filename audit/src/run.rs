@@ -1057,6 +1057,12 @@ async fn traversal_probes(
                          symbolic link planted there, made a file outside it: the confinement \
                          checks the path's text, not where it leads"
                     }
+                    "option-injection-write" => {
+                        "a schema-valid value that begins with `--` was read as an option by a \
+                         command the tool runs, and `--output=` made its file: a caller gives \
+                         that command whatever options it has (files written, commands run); \
+                         end the options with `--` or refuse a leading `-`"
+                    }
                     _ => {
                         "a schema-valid call with a path outside the tool's files made a file \
                          there: a caller writes files wherever the server can"

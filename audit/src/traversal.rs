@@ -224,6 +224,23 @@ fn path_values(aim: &Aim<'_>, next: &mut usize) -> Vec<Aimed> {
     }
 }
 
+/// The values any other string parameter of a tool that may write gets:
+/// an option, `--output=FILE` (git's `diff`, curl, wget and many more read
+/// it), for a tool that hands its arguments to a command line without
+/// `--` before them. Nothing for a read-only tool.
+fn option_values(aim: &Aim<'_>, next: &mut usize) -> Vec<Aimed> {
+    let Aim::Write { dir, .. } = aim else {
+        return Vec::new();
+    };
+    if crate::sql::plain_path(dir).is_none() {
+        return Vec::new();
+    }
+    *next += 1;
+    let file = dir.join(format!("{next}-option"));
+    let value = format!("--output={}", file.display());
+    vec![("option-injection-write", value, Some(file))]
+}
+
 /// The values a URL parameter gets.
 fn url_values(aim: &Aim<'_>, next: &mut usize) -> Vec<Aimed> {
     match aim {
@@ -264,6 +281,8 @@ pub fn probes(schema: &Value, baseline: &Map<String, Value>, aim: &Aim<'_>) -> V
             path_values(aim, &mut next)
         } else if url_like(key, prop) {
             url_values(aim, &mut next)
+        } else if prop.get("type").and_then(Value::as_str) == Some("string") {
+            option_values(aim, &mut next)
         } else {
             continue;
         };

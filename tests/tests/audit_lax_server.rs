@@ -43,7 +43,7 @@ async fn audit(opts: &Options, args: &[String]) -> Report {
 async fn coerced_values_and_a_blocking_call_are_found_where_they_are() {
     let report = audit_lax_server().await;
     let text = report.text();
-    assert_eq!(report.tools, 15, "{text}");
+    assert_eq!(report.tools, 17, "{text}");
     // Without the wire checks, the non-JSON literals left unanswered are
     // still told as the parse drop they are (rmcp drops the line), by
     // their one line each and no other of the wire checks.
@@ -615,7 +615,8 @@ async fn a_process_left_running_after_the_server_exits_is_found_and_killed() {
 /// pointed only at fresh names in the audit's own directory: `save_note`,
 /// which writes where it is told, makes the file by a traversal; `save_safe`
 /// refuses those, and with `--scope` (the notes) is left through the link
-/// planted there to the audit's directory. Nothing else is written: the
+/// planted there to the audit's directory. `sort_words` takes
+/// `--output=FILE` as sort(1)'s option; `sort_safe` does not. Nothing else is written: the
 /// notes hold what was there and the baseline's note, the links are gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_that_writes_where_it_is_told_is_found_by_a_file_of_the_audit_s() {
@@ -646,9 +647,20 @@ async fn a_tool_that_writes_where_it_is_told_is_found_by_a_file_of_the_audit_s()
     };
     let plain = audit(&scratch, &args).await;
     let found = written(&plain);
-    let [(rule, tool, evidence)] = found.as_slice() else {
+    let [(option, sorted, injected), (rule, tool, evidence)] = found.as_slice() else {
         panic!("{}", plain.text());
     };
+    // `sort_words` hands the value to sort(1), which takes `--output=`;
+    // `sort_safe` puts `--` before it: not found.
+    assert_eq!(
+        (option.as_str(), sorted.as_str()),
+        ("option-injection-write", "sort_words")
+    );
+    assert!(
+        injected.starts_with("`order` = \"--output=/")
+            && injected.ends_with("-option\" made that file"),
+        "{injected}"
+    );
     assert_eq!(
         (rule.as_str(), tool.as_str()),
         ("path-traversal-write", "save_note")
@@ -674,6 +686,7 @@ async fn a_tool_that_writes_where_it_is_told_is_found_by_a_file_of_the_audit_s()
     assert_eq!(
         tools,
         [
+            ("option-injection-write", "sort_words"),
             ("path-traversal-write", "save_note"),
             ("symlink-escape-write", "save_safe"),
         ],

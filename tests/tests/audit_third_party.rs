@@ -10,7 +10,8 @@
 //! `mcp-server-fetch` (PyPI, 2026.10.24) in the audit's private network:
 //! it reads the whole of any response (found), refuses internal addresses
 //! by default (nothing found) and fetches them with `--allow-private-ips`
-//! (found).
+//! (found). And the reference `mcp-server-git` 2025.7.1, before two of
+//! its published defects were fixed: both are found.
 //!
 //! For each: the audit completes, every tool gets a baseline (no
 //! `no-baseline`, no `schema-unsatisfiable`), and the findings are held
@@ -45,7 +46,8 @@ fn servers() -> PathBuf {
         .exists()
         && dest.join("venv/bin/mcp-server-time").exists()
         && dest.join("venv-sqlite/bin/mcp-server-sqlite").exists()
-        && dest.join("venv-fetch/bin/mcp-server-fetch").exists();
+        && dest.join("venv-fetch/bin/mcp-server-fetch").exists()
+        && dest.join("venv-git/bin/mcp-server-git").exists();
     if !ready {
         let status = Command::new("bash")
             .arg(workspace().join(".ci/setup-audit-servers"))
@@ -444,6 +446,75 @@ async fn server_everything_probed_fetches_any_url_and_caps_what_it_reads() {
             .findings
             .iter()
             .any(|f| f.severity == hardened_mcp_audit::Severity::Medium),
+        "{text}"
+    );
+}
+
+/// The reference Git server as of 2025.7.1, confined, started (with
+/// `env -C`) in a scratch directory that is its `--scope` and holds a
+/// repository at `a`, the path of the audit's baseline: its `git_init`
+/// makes a repository wherever `repo_path` says (`path-traversal-write`,
+/// fixed upstream since) and its `git_diff` hands `target` to `git diff`
+/// as an argument, so `--output=FILE` writes FILE (`option-injection-write`,
+/// fixed since with `--`). Its other highs are integers taken as strings,
+/// arrays or `NaN` (`forbidden-call-accepted`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_git_servers_init_and_diff_write_where_a_caller_says() {
+    let program = servers().join("venv-git/bin/mcp-server-git");
+    let scope = tempfile::tempdir().unwrap();
+    let repo = scope.path().join("a");
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let status = Command::new("git")
+            .args([
+                "-c",
+                "user.name=audit",
+                "-c",
+                "user.email=audit@example.org",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    std::fs::write(repo.join("notes.txt"), "kept\n").unwrap();
+    git(&repo, &["add", "notes.txt"]);
+    git(&repo, &["commit", "-q", "-m", "scratch"]);
+    let opts = Options {
+        timeout: Duration::from_secs(10),
+        allow_valid_calls: true,
+        scratch: true,
+        confine: true,
+        scope: Some(scope.path().to_owned()),
+        wire: false,
+        ..Options::default()
+    };
+    let args = [
+        "-C".to_owned(),
+        scope.path().display().to_string(),
+        program.display().to_string(),
+    ];
+    let report = tokio::time::timeout(Duration::from_secs(400), audit_stdio("env", &args, &opts))
+        .await
+        .expect("the audit did not finish within 400 s");
+    let text = report.text();
+    let mut highs: Vec<(&str, &str)> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == hardened_mcp_audit::Severity::High)
+        .filter(|f| f.rule != "forbidden-call-accepted")
+        .map(|f| (f.rule, f.tool.as_deref().unwrap_or_default()))
+        .collect();
+    highs.sort();
+    assert_eq!(
+        highs,
+        [
+            ("option-injection-write", "git_diff"),
+            ("path-traversal-write", "git_init"),
+        ],
         "{text}"
     );
 }

@@ -35,6 +35,10 @@
 //!   `--scratch`): writes a note at `base_dir.join(path)` as given;
 //!   `save_safe { path }` refuses `..` and a leading `/`, which a symbolic
 //!   link in the notes still leads out of;
+//! - `sort_words { order }` (not read-only: the audit calls it only with
+//!   `--scratch`): runs `sort ORDER` on nothing, the order handed to
+//!   sort(1) as its argument (an option injected: `--output=FILE` writes
+//!   FILE); `sort_safe { order }` puts `--` before it (the control);
 //! - `start_worker { table }` (not read-only: the audit calls it only with
 //!   `--scratch`): starts a `sleep` it never waits for, still running when
 //!   the server exits, unless `--own-workers` was given (the control: the
@@ -239,6 +243,25 @@ struct TextArgs {
     text: String,
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SortArgs {
+    order: String,
+}
+
+/// sort(1) with `args`, on empty input.
+fn sort(args: &[&str]) -> Result<String, String> {
+    let out = std::process::Command::new("sort")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|_| "sort failed".to_owned())?;
+    match out.status.success() {
+        true => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
+        false => Err("sort failed".to_owned()),
+    }
+}
+
 #[derive(Clone)]
 struct Lax {
     tool_router: ToolRouter<Self>,
@@ -396,6 +419,22 @@ impl Lax {
         Parameters(NoteArgs { path }): Parameters<NoteArgs>,
     ) -> Result<String, String> {
         save(safe(&path)?)
+    }
+
+    #[tool(description = "Sort words in the order given")]
+    fn sort_words(
+        &self,
+        Parameters(SortArgs { order }): Parameters<SortArgs>,
+    ) -> Result<String, String> {
+        sort(&[&order])
+    }
+
+    #[tool(description = "Sort words in the order given, as an operand")]
+    fn sort_safe(
+        &self,
+        Parameters(SortArgs { order }): Parameters<SortArgs>,
+    ) -> Result<String, String> {
+        sort(&["--", &order])
     }
 
     #[tool(description = "Start indexing a table in the background")]
