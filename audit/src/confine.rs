@@ -55,10 +55,14 @@ pub struct Confinement {
 }
 
 impl Confinement {
-    /// A confinement that lets the server write in `scope` and `own` (each
-    /// where given) and a fresh scratch home. Fails where the kernel has no
-    /// Landlock that can hold back writes.
-    pub fn new(scope: Option<&Path>, own: Option<&Path>) -> io::Result<Self> {
+    /// A confinement that lets the server write in `scope` (where given),
+    /// in each of `own` (the audit's directories for its probes) and in a
+    /// fresh scratch home. Fails where the kernel has no Landlock that can
+    /// hold back writes.
+    pub fn new<'a>(
+        scope: Option<&'a Path>,
+        own: impl IntoIterator<Item = &'a Path>,
+    ) -> io::Result<Self> {
         writes_ruleset(false)
             .and_then(|r| r.create())
             .map_err(io::Error::other)?;

@@ -168,10 +168,12 @@ pub fn owasp_category(rule: &str, mutation: Option<&str>) -> Option<&'static str
         | "prompt-traversal-read"
         | "sql-file-written"
         | "symlink-escape-read"
+        | "path-prefix-escape-read"
         | "url-fetch-loopback"
         | "url-fetch-private"
         | "path-traversal-write"
         | "symlink-escape-write"
+        | "path-prefix-escape-write"
         | "option-injection-write"
         | "url-file-write" => INJECTION,
         "forbidden-call-accepted"

@@ -16,7 +16,7 @@ use crate::pin::{self, PinFile};
 use crate::report::Report;
 use crate::schema::NoBaseline;
 use crate::stdio::Isolation;
-use crate::traversal::{Aim, PlantedLink};
+use crate::traversal::{Aim, PlantedLink, Sibling};
 use crate::{poisoning, review};
 
 /// What the audit may do.
@@ -138,8 +138,14 @@ pub async fn audit_stdio(program: &str, args: &[String], opts: &Options) -> Repo
         .collect::<Vec<_>>()
         .join(" ");
     let own = own_dir(opts);
+    let sibling = sibling(opts);
     let confinement = match opts.confine {
-        true => match Confinement::new(opts.scope.as_deref(), own.as_ref().map(|d| d.path())) {
+        true => match Confinement::new(
+            opts.scope.as_deref(),
+            own.iter()
+                .map(tempfile::TempDir::path)
+                .chain(sibling.iter().flatten().map(Sibling::path)),
+        ) {
             Ok(c) => Some(c),
             Err(e) => return not_started(target, UNCONFINABLE, &e),
         },
@@ -157,7 +163,8 @@ pub async fn audit_stdio(program: &str, args: &[String], opts: &Options) -> Repo
         network: network.as_ref(),
     };
     let client = Client::stdio(program, args, opts.timeout, isolation);
-    audit(target, client, opts, own, isolation).await
+    let planted = Planted { own, sibling };
+    audit(target, client, opts, planted, isolation).await
 }
 
 /// Why an isolation asked for could not be had (the server not started).
@@ -199,6 +206,20 @@ fn own_dir(opts: &Options) -> Option<tempfile::TempDir> {
         .flatten()
 }
 
+/// The directory planted beside `--scope` (with `--allow-valid-calls`)
+/// for the path probes, or why it could not be.
+fn sibling(opts: &Options) -> Option<std::io::Result<Sibling>> {
+    let scope = opts.scope.as_deref().filter(|_| opts.allow_valid_calls)?;
+    Some(Sibling::plant(scope))
+}
+
+/// What the audit made for its probes, outside what the server serves,
+/// removed at the end: its own directory and the scope's sibling.
+struct Planted {
+    own: Option<tempfile::TempDir>,
+    sibling: Option<std::io::Result<Sibling>>,
+}
+
 /// Audits the streamable HTTP server at `url`, sending `bearer` (the token
 /// itself, never printed) as `Authorization: Bearer` when given.
 pub async fn audit_http(url: &str, bearer: Option<String>, opts: &Options) -> Report {
@@ -219,7 +240,10 @@ pub async fn audit_http(url: &str, bearer: Option<String>, opts: &Options) -> Re
         url.to_owned(),
         Client::http(url, bearer, opts.timeout),
         opts,
-        own_dir(opts),
+        Planted {
+            own: own_dir(opts),
+            sibling: sibling(opts),
+        },
         Isolation::default(),
     )
     .await;
@@ -232,7 +256,10 @@ async fn audit(
     target: String,
     client: Result<Client, ClientError>,
     opts: &Options,
-    scratch: Option<tempfile::TempDir>,
+    Planted {
+        own: scratch,
+        sibling,
+    }: Planted,
     isolation: Isolation<'_>,
 ) -> Report {
     let network = isolation.network;
@@ -322,6 +349,22 @@ async fn audit(
         (Some(s), Some(own)) if opts.scratch => plant(s, own, &mut report),
         _ => None,
     };
+    let sibling = match sibling {
+        Some(Ok(sibling)) => Some(sibling),
+        Some(Err(e)) => {
+            report.findings.push(
+                Finding::new(
+                    Severity::Info,
+                    "scope-sibling-not-planted",
+                    "no directory could be made beside the --scope directory: the path probes \
+                     did not try a path that shares its prefix",
+                )
+                .evidence(&crate::text::escape(&e.to_string())),
+            );
+            None
+        }
+        None => None,
+    };
     // What the server does outside its scope (decoys opened, the network
     // reached), told by the part of the audit it happened in.
     let decoys = isolation.confinement.map(Confinement::decoys);
@@ -389,10 +432,12 @@ async fn audit(
             let aim = match &tool_dir {
                 _ if is_harmless(tool) => Some(Aim::Read {
                     link: link.as_ref(),
+                    sibling: sibling.as_ref(),
                 }),
                 Some(dir) => Some(Aim::Write {
                     dir: dir.path(),
                     link: write_link.as_ref(),
+                    sibling: sibling.as_ref(),
                 }),
                 None => None,
             };
@@ -1057,6 +1102,11 @@ async fn traversal_probes(
                          symbolic link planted there, made a file outside it: the confinement \
                          checks the path's text, not where it leads"
                     }
+                    "path-prefix-escape-write" => {
+                        "a schema-valid call with a path in a directory beside the served one, \
+                         whose name begins with the served directory's, made a file there: the \
+                         confinement compares the path's text as a prefix, not its components"
+                    }
                     "option-injection-write" => {
                         "a schema-valid value that begins with `--` was read as an option by a \
                          command the tool runs, and `--output=` made its file: a caller gives \
@@ -1091,6 +1141,13 @@ async fn traversal_probes(
                     "a file: URL",
                     "a schema-valid call with a file: URL in a URL parameter returned a line of \
                      /etc/passwd: a caller reads any file the server can",
+                )
+            } else if p.rule == "path-prefix-escape-read" {
+                (
+                    "a path in a directory beside the served one, sharing its prefix",
+                    "a schema-valid call with a path in a directory beside the served one, whose \
+                     name begins with the served directory's, returned the file planted there: \
+                     the confinement compares the path's text as a prefix, not its components",
                 )
             } else if p.rule == "symlink-escape-read" {
                 (

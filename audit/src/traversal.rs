@@ -12,6 +12,12 @@
 //! `--scratch`) is never pointed at a file of the system: its probes name
 //! fresh files in a directory of the audit's own, outside what the server
 //! serves, and a file made there is the effect, whatever the answer says.
+//!
+//! With `--scope`, two more ways out are planted: a symbolic link in the
+//! served directory ([`PlantedLink`]), and a directory beside it whose name
+//! begins with the served directory's ([`Sibling`]): a confinement that
+//! compares the text of a path with the served directory's as a prefix
+//! takes `/srv/data-x/f` to lie within `/srv/data`.
 
 use std::path::{Path, PathBuf};
 
@@ -33,28 +39,35 @@ const UP: usize = 64;
 
 /// Where a tool's path and URL probes point.
 pub enum Aim<'a> {
-    /// A read-only tool: at `/etc/passwd`, and through `link` (to `/etc`);
-    /// a line of it in the answer is the effect.
+    /// A read-only tool: at `/etc/passwd`, through `link` (to `/etc`) and
+    /// at the sibling's passwd-like file; a root line in the answer is the
+    /// effect.
     Read {
         /// The link to `/etc` planted in `--scope`.
         link: Option<&'a PlantedLink>,
+        /// The directory planted beside `--scope`.
+        sibling: Option<&'a Sibling>,
     },
     /// A tool that may write: at fresh names in `dir` (absolute, the
-    /// audit's own, outside what the server serves), and through `link`
-    /// (to `dir` or a directory above it); a file made there is the effect.
+    /// audit's own, outside what the server serves), through `link` (to
+    /// `dir` or a directory above it) and in the sibling; a file made there
+    /// is the effect.
     Write {
         /// The tool's own directory of the audit's.
         dir: &'a Path,
         /// A link planted in `--scope` to `dir` or a directory above it.
         link: Option<&'a PlantedLink>,
+        /// The directory planted beside `--scope`.
+        sibling: Option<&'a Sibling>,
     },
 }
 
 /// One probe: the rule it shows, the parameter and the arguments.
 pub struct Probe {
-    /// `path-traversal-read`, `url-file-read` or `symlink-escape-read`; or,
-    /// aimed to write, `path-traversal-write`, `url-file-write` or
-    /// `symlink-escape-write`.
+    /// `path-traversal-read`, `url-file-read`, `symlink-escape-read` or
+    /// `path-prefix-escape-read`; or, aimed to write, `path-traversal-write`,
+    /// `url-file-write`, `symlink-escape-write`, `path-prefix-escape-write`
+    /// or `option-injection-write`.
     pub rule: &'static str,
     /// The top-level parameter changed.
     pub key: String,
@@ -138,13 +151,19 @@ pub struct PlantedLink {
     target: PathBuf,
 }
 
+/// A fresh name of the audit's: `hardened-mcp-audit-` and 16 random hex
+/// digits.
+fn fresh_name() -> std::io::Result<String> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
+    let tag: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("hardened-mcp-audit-{tag}"))
+}
+
 impl PlantedLink {
     /// Plants a link to `target` under a fresh name in `scope`.
     pub fn plant(scope: &Path, target: &Path) -> std::io::Result<Self> {
-        let mut bytes = [0u8; 8];
-        getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
-        let tag: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        let name = format!("hardened-mcp-audit-{tag}");
+        let name = fresh_name()?;
         let path = scope.join(&name);
         std::os::unix::fs::symlink(target, &path)?;
         Ok(Self {
@@ -170,6 +189,63 @@ impl Drop for PlantedLink {
     }
 }
 
+/// A directory the audit made beside the served one (`--scope`), named as
+/// the served directory followed by `-hardened-mcp-audit-…`: within it as
+/// text (a prefix), outside it on disk. It holds `passwd`, one root entry
+/// whose comment is that fresh name, for the read probes; the write
+/// probes name fresh files in it. Removed, with what it holds, on drop.
+pub struct Sibling {
+    /// The directory's path: the served directory's text and a suffix.
+    path: PathBuf,
+    /// `../` and its file name: the way to it from the served directory.
+    relative: PathBuf,
+}
+
+impl Sibling {
+    /// Makes a fresh sibling of `scope` (as given: the text a server
+    /// compares; made absolute from the current directory where relative)
+    /// with its `passwd`. Fails where the scope has no file name or its
+    /// parent is not writable.
+    pub fn plant(scope: &Path) -> std::io::Result<Self> {
+        let scope = std::path::absolute(scope)?;
+        let name = scope
+            .file_name()
+            .ok_or_else(|| std::io::Error::other("the --scope directory has no name"))?;
+        let fresh = fresh_name()?;
+        let mut sibling = name.to_owned();
+        sibling.push(format!("-{fresh}"));
+        let path = scope.with_file_name(&sibling);
+        std::fs::create_dir(&path)?;
+        let planted = Self {
+            relative: Path::new("..").join(&sibling),
+            path,
+        };
+        let entry = format!("root:x:0:0:{fresh}:/root:/bin/sh\n");
+        std::fs::write(planted.path.join("passwd"), entry)?;
+        Ok(planted)
+    }
+
+    /// The directory's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The paths to `file` (a name in it): from the served directory, and
+    /// absolute.
+    fn values(&self, file: &str) -> [String; 2] {
+        [
+            self.relative.join(file).display().to_string(),
+            self.path.join(file).display().to_string(),
+        ]
+    }
+}
+
+impl Drop for Sibling {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
 /// A probe's rule, its value, and the file whose making shows it (aimed to
 /// write).
 type Aimed = (&'static str, String, Option<PathBuf>);
@@ -177,15 +253,17 @@ type Aimed = (&'static str, String, Option<PathBuf>);
 /// The values a path parameter gets.
 fn path_values(aim: &Aim<'_>, next: &mut usize) -> Vec<Aimed> {
     match aim {
-        Aim::Read { link } => {
+        Aim::Read { link, sibling } => {
             let through = link.iter().flat_map(|l| l.values(Path::new("passwd")));
+            let beside = sibling.iter().flat_map(|s| s.values("passwd"));
             PATHS
                 .iter()
                 .map(|v| ("path-traversal-read", (*v).to_owned(), None))
                 .chain(through.map(|v| ("symlink-escape-read", v, None)))
+                .chain(beside.map(|v| ("path-prefix-escape-read", v, None)))
                 .collect()
         }
-        Aim::Write { dir, link } => {
+        Aim::Write { dir, link, sibling } => {
             // A path that a URL or a server could read otherwise: no probe.
             if crate::sql::plain_path(dir).is_none() {
                 return Vec::new();
@@ -217,6 +295,19 @@ fn path_values(aim: &Aim<'_>, next: &mut usize) -> Vec<Aimed> {
                     };
                     let through = link.values(rel)[value].clone();
                     out.push(("symlink-escape-write", through, Some(file)));
+                }
+            }
+            // The sibling is every tool's: a name in it is made unique by
+            // the tool's own directory's.
+            let tool = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+            let plain = |s: &&&Sibling| crate::sql::plain_path(s.path()).is_some();
+            for sibling in sibling.iter().filter(plain) {
+                for value in [0, 1] {
+                    *next += 1;
+                    let name = format!("{}-{next}-prefix", tool.as_deref().unwrap_or("tool"));
+                    let file = sibling.path().join(&name);
+                    let beside = sibling.values(&name)[value].clone();
+                    out.push(("path-prefix-escape-write", beside, Some(file)));
                 }
             }
             out
@@ -573,8 +664,10 @@ mod tests {
         let Value::Object(base) = base else {
             unreachable!()
         };
-        let got = |link| -> Vec<(&str, String, String)> {
-            probes(&schema, &base, &Aim::Read { link })
+        let got = |link: Option<&PlantedLink>,
+                   sibling: Option<&Sibling>|
+         -> Vec<(&str, String, String)> {
+            probes(&schema, &base, &Aim::Read { link, sibling })
                 .into_iter()
                 .flatten()
                 .map(|p| (p.rule, p.key, p.value))
@@ -590,12 +683,12 @@ mod tests {
             ("path-traversal-read", "file_path", "/etc/passwd"),
         ]
         .map(|(r, k, v)| (r, k.to_owned(), v.to_owned()));
-        assert_eq!(got(None), plain);
+        assert_eq!(got(None, None), plain);
         // A planted link adds a read through it, relative and absolute,
         // to the path parameters only.
         let scope = tempfile::tempdir().unwrap();
         let link = PlantedLink::plant(scope.path(), Path::new("/etc")).unwrap();
-        let through = got(Some(&link));
+        let through = got(Some(&link), None);
         assert_eq!(through[..3], plain);
         let name = &link.name;
         assert_eq!(
@@ -620,6 +713,38 @@ mod tests {
             std::fs::symlink_metadata(&path).is_err(),
             "removed at the end"
         );
+        // A sibling adds a read of its passwd, whose path begins with the
+        // served directory's text, from there and absolute.
+        let sibling = Sibling::plant(scope.path()).unwrap();
+        let beside = got(None, Some(&sibling));
+        assert_eq!(beside[..3], plain);
+        let [(r1, k1, relative), (r2, k2, absolute)] = &beside[3..] else {
+            panic!("{beside:?}");
+        };
+        assert_eq!(
+            [*r1, k1.as_str(), *r2, k2.as_str()],
+            [
+                "path-prefix-escape-read",
+                "file_path",
+                "path-prefix-escape-read",
+                "file_path"
+            ]
+        );
+        let served = scope.path().display().to_string();
+        assert!(absolute.starts_with(&format!("{served}-hardened-mcp-audit-")));
+        assert!(!absolute.starts_with(&format!("{served}/")));
+        assert_eq!(
+            std::fs::read_to_string(scope.path().join(relative)).unwrap(),
+            std::fs::read_to_string(absolute).unwrap()
+        );
+        let planted = std::fs::read_to_string(absolute).unwrap();
+        assert_eq!(
+            passwd_line(&json!({ "text": planted })).as_deref(),
+            Some(planted.trim_end())
+        );
+        let dir = sibling.path().to_owned();
+        drop(sibling);
+        assert!(!dir.exists(), "removed at the end, with its file");
     }
 
     #[test]
@@ -633,9 +758,11 @@ mod tests {
         let dir = own.path().join("tool");
         let scope = tempfile::tempdir().unwrap();
         let link = PlantedLink::plant(scope.path(), own.path()).unwrap();
+        let sibling = Sibling::plant(scope.path()).unwrap();
         let aim = Aim::Write {
             dir: &dir,
             link: Some(&link),
+            sibling: Some(&sibling),
         };
         let got: Vec<Probe> = probes(&schema, &base, &aim).into_iter().flatten().collect();
         let shown: Vec<(&str, &str, String)> = got
@@ -646,6 +773,11 @@ mod tests {
         let up = format!("{}{}", "../".repeat(63), d.trim_start_matches('/'));
         let up = format!("../{up}");
         let name = &link.name;
+        let b = sibling.path().display().to_string();
+        let s = format!(
+            "../{}",
+            sibling.path().file_name().unwrap().to_string_lossy()
+        );
         assert_eq!(
             shown,
             [
@@ -661,18 +793,30 @@ mod tests {
                     "path",
                     format!("{}/{name}/tool/4-link", scope.path().display())
                 ),
-                ("url-file-write", "url", format!("file://{d}/5-url")),
+                (
+                    "path-prefix-escape-write",
+                    "path",
+                    format!("{s}/tool-5-prefix")
+                ),
+                (
+                    "path-prefix-escape-write",
+                    "path",
+                    format!("{b}/tool-6-prefix")
+                ),
+                ("url-file-write", "url", format!("file://{d}/7-url")),
             ]
         );
-        // Each names a file of its own, in the tool's directory, and the
-        // value leads there.
+        // Each names a file of its own, in the tool's directory or the
+        // sibling, and the value (from the served directory) leads there.
         for p in &got {
             let made = p.made.as_deref().unwrap();
-            assert_eq!(made.parent(), Some(dir.as_path()));
+            let home = match p.rule {
+                "path-prefix-escape-write" => sibling.path(),
+                _ => dir.as_path(),
+            };
+            assert_eq!(made.parent(), Some(home));
             let leads = match p.value.strip_prefix("file://") {
                 Some(path) => PathBuf::from(path),
-                None if p.value.starts_with('/') => PathBuf::from(&p.value),
-                None if p.value.starts_with("..") => Path::new("/").join(&p.value),
                 None => scope.path().join(&p.value),
             };
             std::fs::create_dir_all(&dir).unwrap();

@@ -43,7 +43,7 @@ async fn audit(opts: &Options, args: &[String]) -> Report {
 async fn coerced_values_and_a_blocking_call_are_found_where_they_are() {
     let report = audit_lax_server().await;
     let text = report.text();
-    assert_eq!(report.tools, 17, "{text}");
+    assert_eq!(report.tools, 18, "{text}");
     // Without the wire checks, the non-JSON literals left unanswered are
     // still told as the parse drop they are (rmcp drops the line), by
     // their one line each and no other of the wire checks.
@@ -256,7 +256,11 @@ async fn a_template_and_a_prompt_that_read_as_given_are_found_and_their_controls
 /// With `--scope` naming the notes' directory, a link to `/etc` is planted
 /// there: `read_safe`, which refuses `..` and a leading `/` in the text,
 /// reads `/etc/passwd` through it; `read_resolved`, which resolves the path
-/// and checks where it lands, does not; the link is gone at the end.
+/// and checks where it lands, does not. A directory is planted beside the
+/// notes, its name theirs and a suffix: `read_prefixed`, which compares the
+/// resolved path's text with the notes' as a prefix, reads the file there;
+/// `read_resolved`, comparing components, does not. Link and directory are
+/// gone at the end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_confinement_on_the_paths_text_is_left_through_a_planted_link() {
     let notes = tempfile::tempdir().unwrap();
@@ -278,11 +282,34 @@ async fn a_confinement_on_the_paths_text_is_left_through_a_planted_link() {
     assert_eq!(
         read,
         [
+            ("path-prefix-escape-read", "read_prefixed"),
             ("path-traversal-read", "read_note"),
             ("symlink-escape-read", "read_safe")
         ],
         "{text}"
     );
+    let beside = report
+        .findings
+        .iter()
+        .find(|f| f.rule == "path-prefix-escape-read")
+        .unwrap();
+    assert_eq!(beside.severity, Severity::High);
+    let evidence = beside.evidence.as_deref().unwrap_or_default();
+    let served = notes.path().display().to_string();
+    assert!(
+        evidence.starts_with(&format!("`path` = \"../{}-hardened-mcp-audit-", {
+            notes.path().file_name().unwrap().to_string_lossy()
+        })) && evidence.contains("answered: root:x:0:0:hardened-mcp-audit-"),
+        "{evidence}"
+    );
+    let parent = notes.path().parent().unwrap();
+    let left: Vec<_> = std::fs::read_dir(parent)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| parent.join(e.file_name()).display().to_string())
+        .filter(|p| p.starts_with(&format!("{served}-")))
+        .collect();
+    assert!(left.is_empty(), "the planted sibling is removed: {left:?}");
     let link = report
         .findings
         .iter()

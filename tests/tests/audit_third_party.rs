@@ -11,7 +11,8 @@
 //! it reads the whole of any response (found), refuses internal addresses
 //! by default (nothing found) and fetches them with `--allow-private-ips`
 //! (found). And the reference `mcp-server-git` 2025.7.1, before two of
-//! its published defects were fixed: both are found.
+//! its published defects were fixed: both are found; and `server-filesystem`
+//! 2025.3.28, before its path-prefix defect was fixed: found.
 //!
 //! For each: the audit completes, every tool gets a baseline (no
 //! `no-baseline`, no `schema-unsatisfiable`), and the findings are held
@@ -44,6 +45,9 @@ fn servers() -> PathBuf {
     let ready = dest
         .join("node/node_modules/@modelcontextprotocol/server-memory/package.json")
         .exists()
+        && dest
+            .join("node/node_modules/server-filesystem-2025.3.28/package.json")
+            .exists()
         && dest.join("venv/bin/mcp-server-time").exists()
         && dest.join("venv-sqlite/bin/mcp-server-sqlite").exists()
         && dest.join("venv-fetch/bin/mcp-server-fetch").exists()
@@ -229,6 +233,79 @@ async fn server_filesystem_probed_confined_escapes_nothing() {
         std::fs::read_dir(root.path()).unwrap().count() > 0,
         "{text}"
     );
+}
+
+/// `server-filesystem` 2025.3.28, before its published path-prefix defect
+/// (CVE-2025-53110, fixed in 2025.7.1), probed the same way: it resolves
+/// links, then checks that the path's text begins with its directory's,
+/// so in the directory the audit plants beside its `--scope` (the scope's
+/// name and a suffix) `write_file` writes and `create_directory` makes
+/// directories, and nowhere else: the traversals and the planted links are
+/// refused, as by the version after it. (Its tools carry no annotations, so
+/// each is probed as one that may write.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_filesystem_before_its_prefix_fix_is_left_beside_its_directory() {
+    if !has_node() {
+        return;
+    }
+    let dir = servers();
+    let root = tempfile::tempdir().unwrap();
+    let args = [
+        dir.join("node/node_modules/server-filesystem-2025.3.28/dist/index.js")
+            .display()
+            .to_string(),
+        root.path().display().to_string(),
+    ];
+    let opts = Options {
+        timeout: Duration::from_secs(10),
+        allow_valid_calls: true,
+        scratch: true,
+        confine: true,
+        private_network: true,
+        scope: Some(root.path().to_owned()),
+        wire: false,
+        ..Options::default()
+    };
+    let report = tokio::time::timeout(Duration::from_secs(400), audit_stdio("node", &args, &opts))
+        .await
+        .expect("the audit did not finish within 400 s");
+    let text = report.text();
+    let mut escapes: Vec<(&str, &str)> = report
+        .findings
+        .iter()
+        .filter(|f| {
+            f.rule.ends_with("-read")
+                || f.rule.ends_with("-write")
+                || f.rule.starts_with("network-")
+                || f.rule == "credential-file-opened"
+                || f.rule == "process-left-behind"
+        })
+        .map(|f| (f.rule, f.tool.as_deref().unwrap_or_default()))
+        .collect();
+    escapes.sort_unstable();
+    assert_eq!(
+        escapes,
+        [
+            ("path-prefix-escape-write", "create_directory"),
+            ("path-prefix-escape-write", "write_file"),
+        ],
+        "{text}"
+    );
+    // What the audit planted beside the scope is gone.
+    let served = root.path().display().to_string();
+    let parent = root.path().parent().unwrap();
+    let left = std::fs::read_dir(parent)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            parent
+                .join(e.file_name())
+                .display()
+                .to_string()
+                .starts_with(&format!("{served}-"))
+        })
+        .count();
+    assert_eq!(left, 0, "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,6 +18,10 @@
 //!   notes still leads out of;
 //! - `read_resolved { path }`: the path resolved, links and all, and
 //!   refused unless it lies in the notes (the control of `read_safe`);
+//! - `read_prefixed { path }`: resolved too, and refused unless its text
+//!   begins with the notes' (`/tmp/notes-x/f` passes for `/tmp/notes`: a
+//!   sibling directory sharing the prefix is read; `read_resolved`, which
+//!   compares components, is its control);
 //! - `fetch_url { url }`: `GET`s any `http://` URL, loopback included
 //!   (SSRF), and reads the whole answer (the other fetching tools read
 //!   its first 4 KiB); `fetch_public { url }` refuses loopback, private and
@@ -462,6 +466,24 @@ impl Lax {
         let base = base_dir().canonicalize().map_err(|_| outside())?;
         let real = base.join(&path).canonicalize().map_err(|_| outside())?;
         if !real.starts_with(&base) {
+            return Err(outside());
+        }
+        std::fs::read_to_string(real).map_err(|_| "no such note".to_owned())
+    }
+
+    #[tool(
+        description = "Read a note, where it really is, if that path begins with the notes'",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    fn read_prefixed(
+        &self,
+        Parameters(NoteArgs { path }): Parameters<NoteArgs>,
+    ) -> Result<String, String> {
+        let outside = || "outside the notes".to_owned();
+        let base = base_dir().canonicalize().map_err(|_| outside())?;
+        let real = base.join(&path).canonicalize().map_err(|_| outside())?;
+        // The gap: the text is compared, not the components.
+        if !real.to_string_lossy().starts_with(&*base.to_string_lossy()) {
             return Err(outside());
         }
         std::fs::read_to_string(real).map_err(|_| "no such note".to_owned())
