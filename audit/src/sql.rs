@@ -2,10 +2,12 @@
 //! and over stdio only, where the server's files are the audit's to see):
 //! one top-level string named like SQL (`sql`, `query`, `statement`,
 //! `stmt`, as a word of the name) set to a statement that makes a file at a
-//! path the audit chose, in a private directory of its own: `ATTACH
-//! DATABASE` and `VACUUM INTO`, alone and after a `SELECT` (past a check of
-//! the first word). A file there after the call is a write outside
-//! anything the server serves. The directory is removed at the end.
+//! path the audit chose, in a private directory of its own: SQLite's
+//! `ATTACH DATABASE` and `VACUUM INTO`, and `COPY (SELECT 1) TO` (DuckDB,
+//! which runs it on a connection opened read-only, too), alone and after a
+//! `SELECT` (past a check of the first word). A file there after the call
+//! is a write outside anything the server serves. The directory is removed
+//! at the end.
 //!
 //! And the long query ([`LONG_QUERY`]): a read that keeps the database
 //! busy for seconds, sent with a `ping` in flight beside it, to see whether
@@ -54,10 +56,14 @@ pub fn probes(schema: &Value, baseline: &Map<String, Value>, dir: &Path) -> Vec<
         let mut of_key = Vec::new();
         for (form, prefix) in [("", ""), ("stacked-", "SELECT 1; ")] {
             for (what, statement) in [
-                ("attach", "ATTACH DATABASE '{file}' AS hardened_mcp_probe"),
-                ("vacuum", "VACUUM INTO '{file}'"),
+                (
+                    "attach.db",
+                    "ATTACH DATABASE '{file}' AS hardened_mcp_probe",
+                ),
+                ("vacuum.db", "VACUUM INTO '{file}'"),
+                ("copy.csv", "COPY (SELECT 1) TO '{file}'"),
             ] {
-                let file = format!("{dir}/{i}-{form}{what}.db");
+                let file = format!("{dir}/{i}-{form}{what}");
                 let statement = format!("{prefix}{}", statement.replace("{file}", &file));
                 let mut arguments = baseline.clone();
                 arguments.insert(key.clone(), Value::String(statement.clone()));
@@ -154,6 +160,7 @@ mod tests {
                     "ATTACH DATABASE '/tmp/audit-x/1-attach.db' AS hardened_mcp_probe"
                 ),
                 ("sql", "VACUUM INTO '/tmp/audit-x/1-vacuum.db'"),
+                ("sql", "COPY (SELECT 1) TO '/tmp/audit-x/1-copy.csv'"),
                 (
                     "sql",
                     "SELECT 1; ATTACH DATABASE '/tmp/audit-x/1-stacked-attach.db' AS hardened_mcp_probe"
@@ -161,6 +168,10 @@ mod tests {
                 (
                     "sql",
                     "SELECT 1; VACUUM INTO '/tmp/audit-x/1-stacked-vacuum.db'"
+                ),
+                (
+                    "sql",
+                    "SELECT 1; COPY (SELECT 1) TO '/tmp/audit-x/1-stacked-copy.csv'"
                 ),
             ]
         );

@@ -12,7 +12,8 @@
 //! by default (nothing found) and fetches them with `--allow-private-ips`
 //! (found). And the reference `mcp-server-git` 2025.7.1, before two of
 //! its published defects were fixed: both are found; and `server-filesystem`
-//! 2025.3.28, before its path-prefix defect was fixed: found.
+//! 2025.3.28, before its path-prefix defect was fixed: found; and
+//! `mcp-server-motherduck` 1.1.0, whose read-only query writes files.
 //!
 //! For each: the audit completes, every tool gets a baseline (no
 //! `no-baseline`, no `schema-unsatisfiable`), and the findings are held
@@ -51,7 +52,10 @@ fn servers() -> PathBuf {
         && dest.join("venv/bin/mcp-server-time").exists()
         && dest.join("venv-sqlite/bin/mcp-server-sqlite").exists()
         && dest.join("venv-fetch/bin/mcp-server-fetch").exists()
-        && dest.join("venv-git/bin/mcp-server-git").exists();
+        && dest.join("venv-git/bin/mcp-server-git").exists()
+        && dest
+            .join("venv-motherduck/bin/mcp-server-motherduck")
+            .exists();
     if !ready {
         let status = Command::new("bash")
             .arg(workspace().join(".ci/setup-audit-servers"))
@@ -420,6 +424,89 @@ async fn the_sqlite_servers_write_query_writes_files_anywhere() {
             .iter()
             .any(|f| f.rule.starts_with("network-")),
         "{text}"
+    );
+}
+
+/// `mcp-server-motherduck` 1.1.0 (DuckDB) on a local database file, in its
+/// default read-only mode, audited with `--allow-valid-calls` only (no
+/// `--scratch`: its `execute_query` says it is read-only, so a schema-valid
+/// call is what the annotation invites), confined, in the private network:
+/// DuckDB runs `COPY (SELECT 1) TO 'FILE'` on a connection opened
+/// read-only, so the tool that refuses `CREATE` and `INSERT` writes a file
+/// wherever a caller says (`sql-file-written`, the one high), while the
+/// database is left as it was. The control: the same server given
+/// `--init-sql "SET enable_external_access = false"`, DuckDB's own switch
+/// for it, refuses the statement, and nothing is found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_motherduck_servers_read_only_query_writes_files_anywhere() {
+    let venv = servers().join("venv-motherduck/bin");
+    let scratch = tempfile::tempdir().unwrap();
+    let db = scratch.path().join("data.duckdb");
+    let made = Command::new(venv.join("python"))
+        .arg("-c")
+        .arg("import duckdb, sys; c = duckdb.connect(sys.argv[1]); c.execute('CREATE TABLE notes (id INTEGER, body VARCHAR)'); c.execute(\"INSERT INTO notes VALUES (1, 'a')\"); c.close()")
+        .arg(&db)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let before = std::fs::read(&db).unwrap();
+    let opts = Options {
+        timeout: Duration::from_secs(10),
+        allow_valid_calls: true,
+        scope: Some(scratch.path().to_owned()),
+        confine: true,
+        private_network: true,
+        wire: false,
+        ..Options::default()
+    };
+    let program = venv.join("mcp-server-motherduck").display().to_string();
+    let args = ["--db-path".to_owned(), db.display().to_string()];
+    let report = tokio::time::timeout(
+        Duration::from_secs(400),
+        audit_stdio(&program, &args, &opts),
+    )
+    .await
+    .expect("the audit did not finish within 400 s");
+    let text = report.text();
+    let highs: Vec<(&str, &str)> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == hardened_mcp_audit::Severity::High)
+        .map(|f| (f.rule, f.tool.as_deref().unwrap_or_default()))
+        .collect();
+    assert_eq!(highs, [("sql-file-written", "execute_query")], "{text}");
+    let written = &report.findings[report
+        .findings
+        .iter()
+        .position(|f| f.rule == "sql-file-written")
+        .unwrap()];
+    let evidence = written.evidence.as_deref().unwrap_or_default();
+    assert!(
+        evidence.starts_with("`sql` = \"COPY (SELECT 1) TO '/"),
+        "{evidence}"
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before, "{text}");
+    let closed = [
+        args.to_vec(),
+        vec![
+            "--init-sql".to_owned(),
+            "SET enable_external_access = false".to_owned(),
+        ],
+    ]
+    .concat();
+    let report = tokio::time::timeout(
+        Duration::from_secs(400),
+        audit_stdio(&program, &closed, &opts),
+    )
+    .await
+    .expect("the audit did not finish within 400 s");
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.severity == hardened_mcp_audit::Severity::High),
+        "{}",
+        report.text()
     );
 }
 
