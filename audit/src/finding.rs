@@ -167,6 +167,7 @@ pub fn owasp_category(rule: &str, mutation: Option<&str>) -> Option<&'static str
         | "resource-template-traversal-read"
         | "prompt-traversal-read"
         | "sql-file-written"
+        | "sql-file-read"
         | "symlink-escape-read"
         | "path-prefix-escape-read"
         | "url-fetch-loopback"

@@ -420,6 +420,7 @@ async fn audit(
         if opts.allow_valid_calls && (opts.scratch || is_harmless(tool)) {
             valid_calls(&mut client, &name, schema, &baseline, &canary, &mut report).await;
             long_query_probe(&mut client, &name, schema, &baseline, &mut report).await;
+            sql_read_probes(&mut client, &name, schema, &baseline, &mut report).await;
             // A tool that may write is pointed only at the audit's own
             // directory, and only where its files are the audit's to see.
             let tool_dir = match (is_harmless(tool), &own) {
@@ -1416,6 +1417,56 @@ async fn sql_probes(
                 )),
             );
             break;
+        }
+    }
+}
+
+/// The SQL file reads of `name` ([`crate::sql::FILE_READS`]): per
+/// parameter, the first statement whose answer (not a refusal) holds a
+/// passwd root entry is a finding.
+async fn sql_read_probes(
+    client: &mut Client,
+    name: &str,
+    schema: &Value,
+    baseline: &serde_json::Map<String, Value>,
+    report: &mut Report,
+) {
+    let mut found: Vec<String> = Vec::new();
+    for statement in crate::sql::FILE_READS {
+        for (key, arguments) in crate::sql::with_statement(schema, baseline, statement) {
+            if client.exited() {
+                return;
+            }
+            if found.contains(&key) {
+                continue;
+            }
+            let Ok(reply) = probe_call(client, report, name, arguments).await else {
+                continue;
+            };
+            let Some(result) = reply
+                .get("result")
+                .filter(|r| r.get("isError") != Some(&Value::Bool(true)))
+            else {
+                continue;
+            };
+            let Some(line) = crate::traversal::passwd_line(result) else {
+                continue;
+            };
+            report.findings.push(
+                at_parameter(
+                    "sql-file-read",
+                    "a schema-valid SQL statement returned a line of /etc/passwd: the engine \
+                     reads files for SQL, so a caller reads any file the database can",
+                    name,
+                    &key,
+                )
+                .evidence(&format!(
+                    "`{}` = {} answered: {line}",
+                    crate::text::escape(&key),
+                    crate::text::escape(&Value::String((*statement).to_owned()).to_string())
+                )),
+            );
+            found.push(key);
         }
     }
 }

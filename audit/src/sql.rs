@@ -9,6 +9,10 @@
 //! is a write outside anything the server serves. The directory is removed
 //! at the end.
 //!
+//! And file reads ([`FILE_READS`], to read-only tools over any transport):
+//! statements that return `/etc/passwd` where an engine lets SQL read
+//! files; a line of it in the answer is the finding.
+//!
 //! And the long query ([`LONG_QUERY`]): a read that keeps the database
 //! busy for seconds, sent with a `ping` in flight beside it, to see whether
 //! one heavy query stalls the whole server.
@@ -103,12 +107,33 @@ pub(crate) fn plain_path(path: &Path) -> Option<&str> {
 pub const LONG_QUERY: &str = "SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL \
                               SELECT x + 1 FROM c WHERE x < 25000000) SELECT x FROM c) AS t";
 
+/// Read-only statements that return `/etc/passwd` where the engine lets
+/// SQL read files: DuckDB's `read_text`, PostgreSQL's `pg_read_file` and
+/// MySQL's `LOAD_FILE` (these two read on the database's host, as their
+/// role is allowed). Each starts with `SELECT`.
+pub const FILE_READS: &[&str] = &[
+    "SELECT content FROM read_text('/etc/passwd')",
+    "SELECT pg_read_file('/etc/passwd')",
+    "SELECT LOAD_FILE('/etc/passwd')",
+];
+
 /// The top-level parameters named like SQL whose baseline, with
 /// [`LONG_QUERY`] in it, the schema accepts: each with those arguments, in
 /// key order.
 pub fn long_queries(
     schema: &Value,
     baseline: &Map<String, Value>,
+) -> Vec<(String, Map<String, Value>)> {
+    with_statement(schema, baseline, LONG_QUERY)
+}
+
+/// The top-level parameters named like SQL whose baseline, with
+/// `statement` in it, the schema accepts: each with those arguments, in
+/// key order.
+pub fn with_statement(
+    schema: &Value,
+    baseline: &Map<String, Value>,
+    statement: &str,
 ) -> Vec<(String, Map<String, Value>)> {
     let Ok(validator) = jsonschema::validator_for(schema) else {
         return Vec::new();
@@ -121,7 +146,7 @@ pub fn long_queries(
         .filter(|k| crate::review::named_like(k, SQL_NAMES))
         .filter_map(|key| {
             let mut arguments = baseline.clone();
-            arguments.insert(key.clone(), Value::String(LONG_QUERY.to_owned()));
+            arguments.insert(key.clone(), Value::String(statement.to_owned()));
             validator
                 .is_valid(&Value::Object(arguments.clone()))
                 .then(|| (key.clone(), arguments))

@@ -552,19 +552,35 @@ fn is_root_entry(line: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
 }
 
+/// How deep JSON held as text in a string (a tool's `json.dumps` of its
+/// rows) is read for a passwd line.
+const NESTED_JSON: usize = 3;
+
 /// The first line of any string in `result` (text contents, embedded
-/// resources, structured content) that is a passwd root entry, escaped and
-/// cut to 80 characters.
+/// resources, structured content, and JSON documents held as text in
+/// them) that is a passwd root entry, escaped and cut to 80 characters.
 pub fn passwd_line(result: &Value) -> Option<String> {
-    fn find(v: &Value) -> Option<&str> {
+    fn find(v: &Value, depth: usize) -> Option<String> {
         match v {
-            Value::String(s) => s.lines().find(|l| is_root_entry(l)),
-            Value::Array(a) => a.iter().find_map(find),
-            Value::Object(o) => o.values().find_map(find),
+            Value::String(s) => s
+                .lines()
+                .find(|l| is_root_entry(l))
+                .map(str::to_owned)
+                .or_else(|| {
+                    let text = s.trim_start();
+                    let nested =
+                        depth < NESTED_JSON && (text.starts_with('{') || text.starts_with('['));
+                    nested
+                        .then(|| serde_json::from_str::<Value>(text).ok())
+                        .flatten()
+                        .and_then(|inner| find(&inner, depth + 1))
+                }),
+            Value::Array(a) => a.iter().find_map(|v| find(v, depth)),
+            Value::Object(o) => o.values().find_map(|v| find(v, depth)),
             _ => None,
         }
     }
-    let line = find(result)?;
+    let line = find(result, 0)?;
     let cut: String = line.chars().take(80).collect();
     let more = if cut.len() < line.len() { "..." } else { "" };
     Some(format!("{}{more}", crate::text::escape(&cut)))
@@ -843,8 +859,19 @@ mod tests {
             "{got}"
         );
         assert_eq!(got.len(), 83);
+        // In JSON held as text (a tool's rows, dumped), however the
+        // answer wraps it.
+        let rows = json!({"rows": [["root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:"]]});
+        let r = json!({"content": [{"type": "text", "text": rows.to_string()}],
+                       "structuredContent": {"result": rows.to_string()}});
+        assert_eq!(
+            passwd_line(&r).as_deref(),
+            Some("root:x:0:0:root:/root:/bin/bash")
+        );
         for no in [
             "no such file: ../etc/passwd",
+            "{\"rows\": [\"root:x:0:0\"]}",
+            "[1, 2",
             "daemon:x:1:1:daemon:/usr/sbin",
             "Root:x:0:0:",
             "root:x:0:0",

@@ -433,10 +433,11 @@ async fn the_sqlite_servers_write_query_writes_files_anywhere() {
 /// call is what the annotation invites), confined, in the private network:
 /// DuckDB runs `COPY (SELECT 1) TO 'FILE'` on a connection opened
 /// read-only, so the tool that refuses `CREATE` and `INSERT` writes a file
-/// wherever a caller says (`sql-file-written`, the one high), while the
-/// database is left as it was. The control: the same server given
-/// `--init-sql "SET enable_external_access = false"`, DuckDB's own switch
-/// for it, refuses the statement, and nothing is found.
+/// wherever a caller says (`sql-file-written`), and returns any file
+/// `read_text` is given (`sql-file-read`), while the database is left as
+/// it was. The control: the same server given `--init-sql "SET
+/// enable_external_access = false"`, DuckDB's own switch for both, refuses
+/// the statements, and nothing is found.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_motherduck_servers_read_only_query_writes_files_anywhere() {
     let venv = servers().join("venv-motherduck/bin");
@@ -474,7 +475,14 @@ async fn the_motherduck_servers_read_only_query_writes_files_anywhere() {
         .filter(|f| f.severity == hardened_mcp_audit::Severity::High)
         .map(|f| (f.rule, f.tool.as_deref().unwrap_or_default()))
         .collect();
-    assert_eq!(highs, [("sql-file-written", "execute_query")], "{text}");
+    assert_eq!(
+        highs,
+        [
+            ("sql-file-read", "execute_query"),
+            ("sql-file-written", "execute_query")
+        ],
+        "{text}"
+    );
     let written = &report.findings[report
         .findings
         .iter()
