@@ -32,6 +32,10 @@ pub enum ClientError {
     /// No answer within the deadline.
     #[error("no answer within the deadline")]
     Timeout,
+    /// Not waited for: the other request of an overlapped pair, whose
+    /// answer alone decides ([`Awaited::Second`]), was answered first.
+    #[error("not waited for past the answer that decided")]
+    NotAwaited,
     /// The server closed its output, exited, or refused the connection.
     #[error("the server closed the connection")]
     Closed,
@@ -95,6 +99,18 @@ impl Trace {
         let _ = writeln!(self.file, "{record}");
         let _ = self.file.flush();
     }
+}
+
+/// Which answers of an overlapped pair are waited for (each until the
+/// deadline).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Awaited {
+    /// Both.
+    Both,
+    /// The second; the first only until the second is answered (then
+    /// [`ClientError::NotAwaited`]): where the second's answer alone
+    /// decides, a slow first is not waited out.
+    Second,
 }
 
 /// What [`Client::overlapped`] saw: each answer with when it came, and
@@ -229,7 +245,13 @@ impl Client {
     /// come; over HTTP two `POST`s). Both are bounded by the deadline given,
     /// not the adapted one, from the first's sending: this is how a call
     /// that runs long is seen.
-    pub async fn overlapped(&mut self, first: &Value, second: &Value, gap: Duration) -> Overlap {
+    pub async fn overlapped(
+        &mut self,
+        first: &Value,
+        second: &Value,
+        gap: Duration,
+        awaited: Awaited,
+    ) -> Overlap {
         let texts = [first.to_string(), second.to_string()];
         let ids = [first, second].map(|m| m.get("id").cloned().unwrap_or(Value::Null));
         for text in &texts {
@@ -237,8 +259,8 @@ impl Client {
         }
         let lines = [texts[0].as_bytes(), texts[1].as_bytes()];
         let o = match &mut self.wire {
-            Wire::Stdio(c) => c.overlapped(lines, [&ids[0], &ids[1]], gap).await,
-            Wire::Http(c) => c.overlapped(lines, [&ids[0], &ids[1]], gap).await,
+            Wire::Stdio(c) => c.overlapped(lines, [&ids[0], &ids[1]], gap, awaited).await,
+            Wire::Http(c) => c.overlapped(lines, [&ids[0], &ids[1]], gap, awaited).await,
         };
         if let Ok((_, took)) = &o.first {
             self.timed(*took);

@@ -10,7 +10,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 use tokio::time::{Instant, timeout_at};
 
-use crate::client::{ClientError, Overlap};
+use crate::client::{Awaited, ClientError, Overlap};
 
 /// Most bytes read from one HTTP answer; a longer one is cut there.
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -86,7 +86,13 @@ impl HttpClient {
     /// Posts `bodies[0]`, then `bodies[1]` `gap` later, each on its own
     /// connection, and reads both answers until the deadline; each with
     /// when it came, from the first's sending.
-    pub async fn overlapped(&self, bodies: [&[u8]; 2], ids: [&Value; 2], gap: Duration) -> Overlap {
+    pub async fn overlapped(
+        &self,
+        bodies: [&[u8]; 2],
+        ids: [&Value; 2],
+        gap: Duration,
+        awaited: Awaited,
+    ) -> Overlap {
         let start = Instant::now();
         let deadline = start + self.timeout;
         let timed = |answer: Result<(Value, _), ClientError>| {
@@ -98,7 +104,20 @@ impl HttpClient {
             let sent = start.elapsed();
             (sent, timed(self.answer(bodies[1], ids[1], deadline).await))
         };
-        let (first, (second_sent, second)) = tokio::join!(first, second);
+        let (first, (second_sent, second)) = match awaited {
+            Awaited::Both => tokio::join!(first, second),
+            Awaited::Second => {
+                let (mut first, mut second) = (std::pin::pin!(first), std::pin::pin!(second));
+                let mut answered = None;
+                let decided = loop {
+                    tokio::select! {
+                        f = &mut first, if answered.is_none() => answered = Some(f),
+                        s = &mut second => break s,
+                    }
+                };
+                (answered.unwrap_or(Err(ClientError::NotAwaited)), decided)
+            }
+        };
         Overlap {
             first,
             second,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::client::{Client, ClientError, Overlap};
+use crate::client::{Awaited, Client, ClientError, Overlap};
 use crate::confine::Confinement;
 use crate::fetch::Reach;
 use crate::finding::{Finding, Severity};
@@ -887,7 +887,9 @@ async fn valid_calls(
     let started = std::time::Instant::now();
     let pace = client.alive().await.then(|| started.elapsed());
     let ping = json!({"jsonrpc": "2.0", "id": client.id(), "method": "ping"});
-    let overlap = client.overlapped(&call, &ping, PING_GAP).await;
+    let overlap = client
+        .overlapped(&call, &ping, PING_GAP, Awaited::Both)
+        .await;
     if let Some(evidence) = pace.and_then(|p| held_ping(&overlap, p, client.timeout()))
         && !client.exited()
     {
@@ -996,7 +998,11 @@ async fn long_query_probe(
         let call = json!({"jsonrpc": "2.0", "id": client.id(), "method": "tools/call",
                           "params": {"name": name, "arguments": Value::Object(arguments)}});
         let ping = json!({"jsonrpc": "2.0", "id": client.id(), "method": "ping"});
-        let overlap = client.overlapped(&call, &ping, PING_GAP).await;
+        // The ping's answer decides: a query still running then (an
+        // engine that runs it off the event loop) is not waited out.
+        let overlap = client
+            .overlapped(&call, &ping, PING_GAP, Awaited::Second)
+            .await;
         if let Some(evidence) = pace.and_then(|p| held_ping(&overlap, p, client.timeout()))
             && !client.exited()
         {
@@ -1060,6 +1066,7 @@ fn held_ping(o: &Overlap, pace: Duration, deadline: Duration) -> Option<String> 
         Ok((_, took)) if *took <= o.second_sent => return None,
         Ok((_, took)) => format!("took {}", secs(*took)),
         Err(ClientError::Timeout) => within,
+        Err(ClientError::NotAwaited) => "was still running".to_owned(),
         Err(_) => return None,
     };
     let sent = o.second_sent.as_millis();
@@ -1780,5 +1787,17 @@ mod tests {
             None
         );
         assert_eq!(held(Some(1000), Some(1001), fast), None);
+        // A call not waited for past the ping's answer (the long query):
+        // the ping alone decides.
+        let unawaited = |ping| {
+            let mut o = overlap(None, Some(ping));
+            o.first = Err(ClientError::NotAwaited);
+            held_ping(&o, fast, ten)
+        };
+        assert_eq!(unawaited(60), None);
+        assert_eq!(
+            unawaited(3050).as_deref(),
+            Some("the call was still running; a ping sent 50 ms into it was answered after 3.0 s")
+        );
     }
 }

@@ -10,7 +10,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, Buf
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::{Instant, timeout_at};
 
-use crate::client::{ClientError, Overlap};
+use crate::client::{Awaited, ClientError, Overlap};
 use crate::confine::Confinement;
 use crate::netns::PrivateNetwork;
 
@@ -170,12 +170,14 @@ impl StdioClient {
 
     /// Sends `lines[0]`, then `lines[1]` `gap` later, and reads the answers
     /// to both (matched by `ids`, in whatever order they come) until the
-    /// deadline; each with when it came, from the first's sending.
+    /// deadline, or what `awaited` says; each with when it came, from the
+    /// first's sending. A first left unanswered is skipped when it comes.
     pub async fn overlapped(
         &mut self,
         lines: [&[u8]; 2],
         ids: [&Value; 2],
         gap: Duration,
+        awaited: Awaited,
     ) -> Overlap {
         let start = Instant::now();
         let deadline = start + self.timeout;
@@ -187,7 +189,11 @@ impl StdioClient {
             end = self.send_line(lines[1]).await.err();
         }
         let mut answers: [Option<(Value, Duration)>; 2] = [None, None];
-        while end.is_none() && answers.iter().any(Option::is_none) {
+        let decided = |a: &[Option<(Value, Duration)>; 2]| match awaited {
+            Awaited::Both => a.iter().all(Option::is_some),
+            Awaited::Second => a[1].is_some(),
+        };
+        while end.is_none() && !decided(&answers) {
             match self.next_response(deadline).await {
                 Err(e) => end = Some(e),
                 Ok(message) => {
@@ -207,7 +213,13 @@ impl StdioClient {
                 }
             }
         }
-        let [first, second] = answers.map(|a| a.ok_or_else(|| lost(end.as_ref())));
+        let unawaited = end.is_none();
+        let [first, second] = answers.map(|a| {
+            a.ok_or_else(|| match unawaited {
+                true => ClientError::NotAwaited,
+                false => lost(end.as_ref()),
+            })
+        });
         Overlap {
             first,
             second,
