@@ -724,18 +724,79 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
     let raw = syn::Ident::new("__hardened_args", Span::mixed_site());
     let faults = syn::Ident::new("__hardened_faults", Span::mixed_site());
 
-    let struct_form = args
+    let groups: Vec<&Type> = args
         .iter()
-        .find(|p| matches!(p.kind, Kind::Args))
-        .map(|p| &p.ty);
-    let takes: Vec<TokenStream> = (0..args.len())
-        .map(|i| take_tokens(&tys[i], &slots[i], &specs[i], &keys[i]))
+        .filter(|p| matches!(p.kind, Kind::Args))
+        .map(|p| &p.ty)
         .collect();
-    let arguments = match struct_form {
-        Some(st) => quote!(<#st as #hm::HardenedArgs>::KEYS),
-        None => quote!(&[#(#keys,)*]),
+    // One `#[args]` struct alone is the whole argument object.
+    let struct_form = match groups.as_slice() {
+        [st] if args.len() == 1 => Some(*st),
+        _ => None,
     };
-    let parse = if let Some(st) = struct_form {
+    let takes: Vec<TokenStream> = (0..args.len())
+        .map(|i| match args[i].kind {
+            Kind::Args => {
+                let ty = &tys[i];
+                quote!(<#ty as #hm::HardenedArgs>::parse_part(#obj))
+            }
+            _ => take_tokens(&tys[i], &slots[i], &specs[i], &keys[i]),
+        })
+        .collect();
+    // Groups beside other arguments: the tool's keys are theirs and its
+    // own, each declared once (a constant, so a shared key fails the build).
+    let all_keys = syn::Ident::new("__HARDENED_KEYS", Span::mixed_site());
+    let own_keys: Vec<&String> = args
+        .iter()
+        .zip(&keys)
+        .filter(|(p, _)| !matches!(p.kind, Kind::Args))
+        .map(|(_, k)| k)
+        .collect();
+    let keys_decl = match (groups.is_empty(), struct_form) {
+        (false, None) => {
+            let at = args
+                .iter()
+                .find(|p| matches!(p.kind, Kind::Args))
+                .map_or_else(Span::call_site, |p| syn::spanned::Spanned::span(&p.ty));
+            let n_own = own_keys.len();
+            quote::quote_spanned! {at=>
+                static #all_keys: [&'static str; #(<#groups as #hm::HardenedArgs>::KEYS.len() +)* #n_own] =
+                    #hm::concat_keys(&[#(<#groups as #hm::HardenedArgs>::KEYS,)* &[#(#own_keys,)*]]);
+                const _: () = ::hardened_mcp::__private::v1::assert_distinct_keys(&#all_keys);
+            }
+        }
+        _ => quote!(),
+    };
+    let arguments = match (struct_form, groups.is_empty()) {
+        (Some(st), _) => quote!(<#st as #hm::HardenedArgs>::KEYS),
+        (None, false) => quote!(&#all_keys),
+        (None, true) => quote!(&[#(#keys,)*]),
+    };
+    let slot_keys: Vec<&String> = own_keys.clone();
+    let slot_vars: Vec<&syn::Ident> = args
+        .iter()
+        .zip(&slots)
+        .filter(|(p, _)| !matches!(p.kind, Kind::Args))
+        .map(|(_, s)| s)
+        .collect();
+    let other = syn::Ident::new("__hardened_other", Span::mixed_site());
+    let parse = if !groups.is_empty() && struct_form.is_none() {
+        quote! {
+            #[allow(clippy::type_complexity)]
+            fn #parse_fn(#obj: &#hm::JsonObject) -> #hm::Result<(#(#tys,)*), #hm::ArgError> {
+                #(let mut #slot_vars: #hm::Option<&#hm::Value> = #hm::Option::None;)*
+                for (#k, #v) in #obj {
+                    match #k.as_str() {
+                        #(#slot_keys => #slot_vars = #hm::Option::Some(#v),)*
+                        #other if #all_keys.contains(&#other) => {}
+                        _ => return #hm::Result::Err(#hm::ArgError::unknown_argument_of(&#all_keys)),
+                    }
+                }
+                #(let #vars: #tys = #takes?;)*
+                #hm::Result::Ok((#(#vars,)*))
+            }
+        }
+    } else if let Some(st) = struct_form {
         quote! {
             fn #parse_fn(#obj: &#hm::JsonObject) -> #hm::Result<(#st,), #hm::ArgError> {
                 #hm::Result::Ok((<#st as #hm::HardenedArgs>::parse(#obj)?,))
@@ -914,6 +975,7 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
     });
 
     quote! {{
+        #keys_decl
         static #meta: #hm::ToolMeta = #hm::ToolMeta {
             name: #name,
             max_cost: #max,
@@ -968,7 +1030,9 @@ pub(crate) fn args_impl(
     let v = syn::Ident::new("__hardened_v", Span::mixed_site());
     let b = syn::Ident::new("__hardened_b", Span::mixed_site());
     let faults = syn::Ident::new("__hardened_faults", Span::mixed_site());
-    let takes = (0..models.len()).map(|i| take_tokens(tys[i], &slots[i], &specs[i], &keys[i]));
+    let takes: Vec<TokenStream> = (0..models.len())
+        .map(|i| take_tokens(tys[i], &slots[i], &specs[i], &keys[i]))
+        .collect();
     let checks = tys.iter().map(|t| arg_fn(t, "check"));
     let shapes: Vec<TokenStream> = models
         .iter()
@@ -1010,6 +1074,18 @@ pub(crate) fn args_impl(
                     match #k.as_str() {
                         #(#keys => #slots = #hm::Option::Some(#v),)*
                         _ => return #hm::Result::Err(#hm::ArgError::unknown_argument_of(&[#(#keys,)*])),
+                    }
+                }
+                #hm::Result::Ok(Self {
+                    #(#idents: #takes?,)*
+                })
+            }
+            fn parse_part(#obj: &#hm::JsonObject) -> #hm::Result<Self, #hm::ArgError> {
+                #(let mut #slots: #hm::Option<&#hm::Value> = #hm::Option::None;)*
+                for (#k, #v) in #obj {
+                    match #k.as_str() {
+                        #(#keys => #slots = #hm::Option::Some(#v),)*
+                        _ => {}
                     }
                 }
                 #hm::Result::Ok(Self {

@@ -74,8 +74,6 @@ rules! {
     BadReturnType => "bad-return-type",
     /// Two `ToolContext` parameters.
     SeveralToolContexts => "several-tool-contexts",
-    /// An `#[args]` struct beside other arguments.
-    ArgsStructMixed => "args-struct-mixed",
     /// A `scopes` token that is not an OAuth scope.
     ScopesNotAScopeToken => "scopes-not-a-scope-token",
     /// A scope listed twice.
@@ -201,6 +199,7 @@ mod tests {
         "not-an-argument-kind",
         "cost-not-f64",
         "record-default-or-header",
+        "args-key-shared",
     ];
 
     /// Fixtures that show several rules at once.

@@ -382,28 +382,6 @@ pub fn tool(t: &ToolFn, body: &syn::Block, errors: &mut Errors) -> Option<ToolMo
         );
     }
 
-    let n_args = t
-        .params
-        .iter()
-        .filter(|p| matches!(p.kind, Kind::Args))
-        .count();
-    let others = t
-        .params
-        .iter()
-        .any(|p| !matches!(p.kind, Kind::Args | Kind::Context));
-    if n_args > 0
-        && (n_args > 1 || others)
-        && let Some(p) = t.params.iter().find(|p| matches!(p.kind, Kind::Args))
-    {
-        errors.rule(
-            Rule::ArgsStructMixed,
-            at(&p.ty),
-            format!("tool `{}` mixes an `#[args]` struct with other arguments", t.ident),
-            "one argument struct describes the whole argument object; other arguments beside it \
-             would be refused as unknown keys by the struct's strict parser",
-            "move the parameters into the `#[derive(HardenedArgs)]` struct (a `ToolContext` may stay)",
-        );
-    }
     let names: Vec<String> = t
         .params
         .iter()

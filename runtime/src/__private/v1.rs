@@ -66,6 +66,58 @@ pub fn cold<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// The keys of a tool that takes argument groups beside other arguments:
+/// `parts` one after the other, `N` their total (a constant of the tool).
+pub const fn concat_keys<const N: usize>(parts: &[&'static [&'static str]]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut i, mut at) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[at] = parts[i][j];
+            at += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(at == N, "the tool's key count is not the sum of its parts");
+    out
+}
+
+/// Fails the build where two of a tool's arguments share a key: two
+/// `#[args]` groups, or a group and a parameter (evaluated in a constant).
+pub const fn assert_distinct_keys(keys: &[&str]) {
+    let mut i = 0;
+    while i < keys.len() {
+        let mut j = i + 1;
+        while j < keys.len() {
+            assert!(
+                !same_key(keys[i], keys[j]),
+                "two arguments of this tool share a key: an `#[args]` group declares a name that \
+                 another group or a parameter of the tool declares too; rename one of them, or keep \
+                 the field in one group only"
+            );
+            j += 1;
+        }
+        i += 1;
+    }
+}
+
+const fn same_key(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// A `check(<condition>, "<reason>")` rule.
 #[inline(always)]
 pub fn rule(holds: bool, reason: &'static str) -> Result<(), ArgError> {

@@ -45,15 +45,30 @@ pub(crate) const RUN_HANDLE_PATTERN: &str = "^[a-z][a-z0-9]{0,15}_[A-Za-z0-9_-]{
 
 use serde_json::Value;
 
-/// An argument struct: the whole argument object of a tool, declared as one
-/// struct with `#[derive(HardenedArgs)]` and taken as `#[args] a: T`. The
-/// derive of the same name implements it; its methods are for the
-/// generated route.
+/// An argument struct: a group of a tool's arguments, declared as one
+/// struct with `#[derive(HardenedArgs)]` and taken as `#[args] a: T`,
+/// alone (the whole argument object) or beside other parameters and
+/// groups (its keys among theirs, each key declared once). The derive of
+/// the same name implements it; its methods are for the generated route.
 pub trait HardenedArgs: Sized {
     /// The argument names, as declared.
     const KEYS: &'static [&'static str];
     /// Strictly parses the argument object (unknown keys refused).
     fn parse(object: &serde_json::Map<String, Value>) -> Result<Self, ArgError>;
+    /// Parses this struct's keys of a larger argument object, leaving the
+    /// others to the tool that takes it beside other arguments (which
+    /// refuses the keys no argument declares).
+    /// The derive reads its keys in place; this default parses a copy of
+    /// them.
+    #[doc(hidden)]
+    fn parse_part(object: &serde_json::Map<String, Value>) -> Result<Self, ArgError> {
+        let own: serde_json::Map<String, Value> = object
+            .iter()
+            .filter(|(k, _)| Self::KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Self::parse(&own)
+    }
     /// Revalidates every field against its declared bounds.
     fn validate(&self) -> Result<(), ArgError>;
     /// Adds every field to an input schema.
