@@ -760,7 +760,7 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
                 .map_or_else(Span::call_site, |p| syn::spanned::Spanned::span(&p.ty));
             let n_own = own_keys.len();
             quote::quote_spanned! {at=>
-                static #all_keys: [&'static str; #(<#groups as #hm::HardenedArgs>::KEYS.len() +)* #n_own] =
+                static #all_keys: [&str; #(<#groups as #hm::HardenedArgs>::KEYS.len() +)* #n_own] =
                     #hm::concat_keys(&[#(<#groups as #hm::HardenedArgs>::KEYS,)* &[#(#own_keys,)*]]);
                 const _: () = ::hardened_mcp::__private::v1::assert_distinct_keys(&#all_keys);
             }

@@ -4,7 +4,7 @@
 //! of the caller ever reaches a netlist.
 
 use hardened_mcp::deck::{Deck, DeckError, DeckValue, Spice};
-use hardened_mcp::prelude::ToolEnum;
+use hardened_mcp::prelude::{HardenedArgs, ToolEnum};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -32,6 +32,41 @@ pub enum Template {
     /// R from `in` to `out`, a silicon diode from `out` to ground: clips the
     /// positive swing near 0.7 V.
     DiodeClipper,
+}
+
+/// A template and its components: the argument group every analysis
+/// takes (the source's amplitude is each analysis's own).
+#[derive(Debug, Clone, Copy, PartialEq, HardenedArgs)]
+pub struct Components {
+    /// The circuit.
+    pub template: Template,
+    /// R
+    #[bounded(min = 1e-3, max = 1e9, units = "ohm")]
+    pub resistance: f64,
+    /// C (unused by the clipper)
+    #[bounded(min = 1e-15, max = 1.0, units = "F", default = 1e-6)]
+    pub capacitance: f64,
+    /// L (series RLC only)
+    #[bounded(min = 1e-12, max = 1e3, units = "H", default = 1e-3)]
+    pub inductance: f64,
+}
+
+impl Components {
+    /// The circuit of these components, the source at `amplitude` volts,
+    /// under `analysis`.
+    pub fn circuit(self, amplitude: f64, analysis: Analysis) -> Circuit {
+        let parts = Parts {
+            resistance: self.resistance,
+            capacitance: self.capacitance,
+            inductance: self.inductance,
+            amplitude,
+        };
+        Circuit {
+            template: self.template,
+            parts,
+            analysis,
+        }
+    }
 }
 
 /// Component values, validated by the tool's bounds.

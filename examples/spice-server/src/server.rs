@@ -21,7 +21,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::circuit::{
-    self, AcFigures, AcPoint, Analysis, Circuit, Parts, Template, TranFigures, TranPoint,
+    self, AcFigures, AcPoint, Analysis, Circuit, Components, Template, TranFigures, TranPoint,
 };
 use crate::raw::{self, Plot};
 
@@ -296,24 +296,7 @@ impl SpiceServer {
     pub async fn spice_ac(
         &self,
         ctx: ToolContext,
-        template: Template,
-        #[bounded(min = 1e-3, max = 1e9, units = "ohm", description = "R")] resistance: f64,
-        #[bounded(
-            min = 1e-15,
-            max = 1.0,
-            units = "F",
-            default = 1e-6,
-            description = "C (unused by the clipper)"
-        )]
-        capacitance: f64,
-        #[bounded(
-            min = 1e-12,
-            max = 1e3,
-            units = "H",
-            default = 1e-3,
-            description = "L (series RLC only)"
-        )]
-        inductance: f64,
+        #[args] components: Components,
         #[bounded(
             min = 1e-6,
             max = 1e3,
@@ -336,26 +319,20 @@ impl SpiceServer {
         )]
         max_points: u32,
     ) -> Result<Output<AcResult>, ToolError> {
-        let circuit = Circuit {
-            template,
-            parts: Parts {
-                resistance,
-                capacitance,
-                inductance,
-                amplitude,
-            },
-            analysis: Analysis::Ac {
+        let circuit = components.circuit(
+            amplitude,
+            Analysis::Ac {
                 f_start,
                 f_stop,
                 points_per_decade,
             },
-        };
+        );
         let (run, plot, log) = self.simulate(&ctx, &circuit).await?;
         let (points, figures) = circuit::ac(&plot).map_err(figures_error)?;
         let d = paging::decimate(&points, max_points, |p| p.gain_db);
         Ok(Output::new(AcResult {
             run_handle: run.handle().to_string(),
-            template,
+            template: components.template,
             figures,
             total_points: d.total,
             decimated: d.truncated,
@@ -378,28 +355,10 @@ impl SpiceServer {
         timeout_s = 40,
         task(detached)
     )]
-    #[allow(clippy::too_many_arguments)]
     pub async fn spice_tran(
         &self,
         ctx: ToolContext,
-        template: Template,
-        #[bounded(min = 1e-3, max = 1e9, units = "ohm", description = "R")] resistance: f64,
-        #[bounded(
-            min = 1e-15,
-            max = 1.0,
-            units = "F",
-            default = 1e-6,
-            description = "C (unused by the clipper)"
-        )]
-        capacitance: f64,
-        #[bounded(
-            min = 1e-12,
-            max = 1e3,
-            units = "H",
-            default = 1e-3,
-            description = "L (series RLC only)"
-        )]
-        inductance: f64,
+        #[args] components: Components,
         #[bounded(
             min = 1e-6,
             max = 1e3,
@@ -419,22 +378,13 @@ impl SpiceServer {
         )]
         max_points: u32,
     ) -> Result<Output<TranResult>, ToolError> {
-        let circuit = Circuit {
-            template,
-            parts: Parts {
-                resistance,
-                capacitance,
-                inductance,
-                amplitude,
-            },
-            analysis: Analysis::Tran { t_step, t_stop },
-        };
+        let circuit = components.circuit(amplitude, Analysis::Tran { t_step, t_stop });
         let (run, plot, log) = self.simulate(&ctx, &circuit).await?;
         let (points, figures) = circuit::tran(&plot).map_err(figures_error)?;
         let d = paging::decimate(&points, max_points, |p| p.v_out);
         Ok(Output::new(TranResult {
             run_handle: run.handle().to_string(),
-            template,
+            template: components.template,
             figures,
             total_points: d.total,
             decimated: d.truncated,
@@ -450,42 +400,16 @@ impl SpiceServer {
     pub async fn spice_op(
         &self,
         ctx: ToolContext,
-        template: Template,
-        #[bounded(min = 1e-3, max = 1e9, units = "ohm", description = "R")] resistance: f64,
-        #[bounded(
-            min = 1e-15,
-            max = 1.0,
-            units = "F",
-            default = 1e-6,
-            description = "C (unused by the clipper)"
-        )]
-        capacitance: f64,
-        #[bounded(
-            min = 1e-12,
-            max = 1e3,
-            units = "H",
-            default = 1e-3,
-            description = "L (series RLC only)"
-        )]
-        inductance: f64,
+        #[args] components: Components,
         #[bounded(min = -1e3, max = 1e3, units = "V", default = 1.0, description = "Source voltage")]
         amplitude: f64,
     ) -> Result<Output<OpResult>, ToolError> {
-        let circuit = Circuit {
-            template,
-            parts: Parts {
-                resistance,
-                capacitance,
-                inductance,
-                amplitude,
-            },
-            analysis: Analysis::Op,
-        };
+        let circuit = components.circuit(amplitude, Analysis::Op);
         let (run, plot, log) = self.simulate(&ctx, &circuit).await?;
         let (v_in, v_out, source_current) = circuit::op(&plot).map_err(figures_error)?;
         Ok(Output::new(OpResult {
             run_handle: run.handle().to_string(),
-            template,
+            template: components.template,
             v_in,
             v_out,
             source_current,
