@@ -23,15 +23,6 @@ pub enum Sent {
     },
 }
 
-impl Sent {
-    /// The destination.
-    pub fn to(&self) -> SocketAddr {
-        match self {
-            Sent::Connect(to) | Sent::Datagram { to, .. } => *to,
-        }
-    }
-}
-
 impl fmt::Display for Sent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
