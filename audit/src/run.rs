@@ -1090,6 +1090,12 @@ async fn traversal_probes(
             if client.exited() {
                 return;
             }
+            if p.rule == "path-prefix-escape-read"
+                && let Some(sibling) = aim.sibling()
+                && sibling.replant().is_err()
+            {
+                continue;
+            }
             let reply = probe_call(client, report, name, p.arguments).await;
             let shown = crate::text::escape(&Value::String(p.value).to_string());
             let key = crate::text::escape(&p.key);

@@ -62,6 +62,15 @@ pub enum Aim<'a> {
     },
 }
 
+impl Aim<'_> {
+    /// The directory planted beside `--scope`, where there is one.
+    pub fn sibling(&self) -> Option<&Sibling> {
+        match self {
+            Aim::Read { sibling, .. } | Aim::Write { sibling, .. } => *sibling,
+        }
+    }
+}
+
 /// One probe: the rule it shows, the parameter and the arguments.
 pub struct Probe {
     /// `path-traversal-read`, `url-file-read`, `symlink-escape-read` or
@@ -199,6 +208,8 @@ pub struct Sibling {
     path: PathBuf,
     /// `../` and its file name: the way to it from the served directory.
     relative: PathBuf,
+    /// The root entry its `passwd` holds.
+    entry: String,
 }
 
 impl Sibling {
@@ -219,10 +230,16 @@ impl Sibling {
         let planted = Self {
             relative: Path::new("..").join(&sibling),
             path,
+            entry: format!("root:x:0:0:{fresh}:/root:/bin/sh\n"),
         };
-        let entry = format!("root:x:0:0:{fresh}:/root:/bin/sh\n");
-        std::fs::write(planted.path.join("passwd"), entry)?;
+        planted.replant()?;
         Ok(planted)
+    }
+
+    /// Writes its `passwd` again: a tool that may write, given its path,
+    /// may have changed or moved it.
+    pub fn replant(&self) -> std::io::Result<()> {
+        std::fs::write(self.path.join("passwd"), &self.entry)
     }
 
     /// The directory's path.
@@ -279,14 +296,20 @@ fn path_values(aim: &Aim<'_>, next: &mut usize) -> Vec<Aimed> {
                 traversal.display().to_string().trim_start_matches('/')
             );
             let absolute = fresh("absolute");
-            let mut out = vec![
+            // The sibling's file is the audit's own: a tool that may
+            // write may be asked to read it (its answer is the effect).
+            let beside = sibling.iter().flat_map(|s| s.values("passwd"));
+            let mut out: Vec<Aimed> = beside
+                .map(|v| ("path-prefix-escape-read", v, None))
+                .collect();
+            out.extend([
                 ("path-traversal-write", relative, Some(traversal)),
                 (
                     "path-traversal-write",
                     absolute.display().to_string(),
                     Some(absolute),
                 ),
-            ];
+            ]);
             if let Some(link) = link {
                 for value in [0, 1] {
                     let file = fresh("link");
@@ -797,6 +820,8 @@ mod tests {
         assert_eq!(
             shown,
             [
+                ("path-prefix-escape-read", "path", format!("{s}/passwd")),
+                ("path-prefix-escape-read", "path", format!("{b}/passwd")),
                 ("path-traversal-write", "path", format!("{up}/1-traversal")),
                 ("path-traversal-write", "path", format!("{d}/2-absolute")),
                 (
@@ -824,7 +849,7 @@ mod tests {
         );
         // Each names a file of its own, in the tool's directory or the
         // sibling, and the value (from the served directory) leads there.
-        for p in &got {
+        for p in got.iter().filter(|p| p.made.is_some()) {
             let made = p.made.as_deref().unwrap();
             let home = match p.rule {
                 "path-prefix-escape-write" => sibling.path(),

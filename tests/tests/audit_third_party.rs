@@ -243,10 +243,11 @@ async fn server_filesystem_probed_confined_escapes_nothing() {
 /// (CVE-2025-53110, fixed in 2025.7.1), probed the same way: it resolves
 /// links, then checks that the path's text begins with its directory's,
 /// so in the directory the audit plants beside its `--scope` (the scope's
-/// name and a suffix) `write_file` writes and `create_directory` makes
-/// directories, and nowhere else: the traversals and the planted links are
-/// refused, as by the version after it. (Its tools carry no annotations, so
-/// each is probed as one that may write.)
+/// name and a suffix) `read_file` reads the audit's file, `write_file`
+/// writes and `create_directory` makes directories, and nowhere else: the
+/// traversals and the planted links are refused, as by the version after
+/// it. (Its tools carry no annotations, so each is probed as one that may
+/// write, which is also asked to read the audit's own file there.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_filesystem_before_its_prefix_fix_is_left_beside_its_directory() {
     if !has_node() {
@@ -290,6 +291,7 @@ async fn server_filesystem_before_its_prefix_fix_is_left_beside_its_directory() 
     assert_eq!(
         escapes,
         [
+            ("path-prefix-escape-read", "read_file"),
             ("path-prefix-escape-write", "create_directory"),
             ("path-prefix-escape-write", "write_file"),
         ],
