@@ -767,56 +767,50 @@ fn decl(self_ty: &Type, t: usize, m: &ToolModel) -> TokenStream {
         }
         _ => quote!(),
     };
-    let arguments = match (struct_form, groups.is_empty()) {
-        (Some(st), _) => quote!(<#st as #hm::HardenedArgs>::KEYS),
-        (None, false) => quote!(&#all_keys),
-        (None, true) => quote!(&[#(#keys,)*]),
+    // The keys a call may hold, and (with groups) the arm that leaves a
+    // group's keys to the group.
+    let (declared, group_keys) = match groups.is_empty() {
+        true => (quote!(&[#(#keys,)*]), quote!()),
+        false => {
+            let other = syn::Ident::new("__hardened_other", Span::mixed_site());
+            (
+                quote!(&#all_keys),
+                quote!(#other if #all_keys.contains(&#other) => {}),
+            )
+        }
     };
-    let slot_keys: Vec<&String> = own_keys.clone();
     let slot_vars: Vec<&syn::Ident> = args
         .iter()
         .zip(&slots)
         .filter(|(p, _)| !matches!(p.kind, Kind::Args))
         .map(|(_, s)| s)
         .collect();
-    let other = syn::Ident::new("__hardened_other", Span::mixed_site());
-    let parse = if !groups.is_empty() && struct_form.is_none() {
-        quote! {
+    let (arguments, parse) = if let Some(st) = struct_form {
+        (
+            quote!(<#st as #hm::HardenedArgs>::KEYS),
+            quote! {
+                fn #parse_fn(#obj: &#hm::JsonObject) -> #hm::Result<(#st,), #hm::ArgError> {
+                    #hm::Result::Ok((<#st as #hm::HardenedArgs>::parse(#obj)?,))
+                }
+            },
+        )
+    } else {
+        let parse = quote! {
             #[allow(clippy::type_complexity)]
             fn #parse_fn(#obj: &#hm::JsonObject) -> #hm::Result<(#(#tys,)*), #hm::ArgError> {
                 #(let mut #slot_vars: #hm::Option<&#hm::Value> = #hm::Option::None;)*
                 for (#k, #v) in #obj {
                     match #k.as_str() {
-                        #(#slot_keys => #slot_vars = #hm::Option::Some(#v),)*
-                        #other if #all_keys.contains(&#other) => {}
-                        _ => return #hm::Result::Err(#hm::ArgError::unknown_argument_of(&#all_keys)),
+                        #(#own_keys => #slot_vars = #hm::Option::Some(#v),)*
+                        #group_keys
+                        _ => return #hm::Result::Err(#hm::ArgError::unknown_argument_of(#declared)),
                     }
                 }
                 #(let #vars: #tys = #takes?;)*
                 #hm::Result::Ok((#(#vars,)*))
             }
-        }
-    } else if let Some(st) = struct_form {
-        quote! {
-            fn #parse_fn(#obj: &#hm::JsonObject) -> #hm::Result<(#st,), #hm::ArgError> {
-                #hm::Result::Ok((<#st as #hm::HardenedArgs>::parse(#obj)?,))
-            }
-        }
-    } else {
-        quote! {
-            #[allow(clippy::type_complexity)]
-            fn #parse_fn(#obj: &#hm::JsonObject) -> #hm::Result<(#(#tys,)*), #hm::ArgError> {
-                #(let mut #slots: #hm::Option<&#hm::Value> = #hm::Option::None;)*
-                for (#k, #v) in #obj {
-                    match #k.as_str() {
-                        #(#keys => #slots = #hm::Option::Some(#v),)*
-                        _ => return #hm::Result::Err(#hm::ArgError::unknown_argument_of(&[#(#keys,)*])),
-                    }
-                }
-                #(let #vars: #tys = #takes?;)*
-                #hm::Result::Ok((#(#vars,)*))
-            }
-        }
+        };
+        (declared, parse)
     };
 
     let validated: Vec<&syn::Ident> = args
@@ -1042,6 +1036,26 @@ pub(crate) fn args_impl(
     let schemas = (0..models.len()).map(|i| schema_tokens(tys[i], &keys[i], &specs[i]));
     let self_tests =
         (0..models.len()).map(|i| self_test_tokens(tys[i], quote!(#faults), &keys[i], &specs[i]));
+    // Its fields read from an object: every other key refused (the whole
+    // object), or left to the tool that takes it among other arguments.
+    let by_slots = |others: TokenStream| {
+        quote! {
+            #(let mut #slots: #hm::Option<&#hm::Value> = #hm::Option::None;)*
+            for (#k, #v) in #obj {
+                match #k.as_str() {
+                    #(#keys => #slots = #hm::Option::Some(#v),)*
+                    _ => #others,
+                }
+            }
+            #hm::Result::Ok(Self {
+                #(#idents: #takes?,)*
+            })
+        }
+    };
+    let strict = by_slots(
+        quote!(return #hm::Result::Err(#hm::ArgError::unknown_argument_of(&[#(#keys,)*]))),
+    );
+    let part = by_slots(quote!({}));
     // The struct's own rules, over its fields (scalars by value, as in a
     // tool's checks) once every field holds its bounds.
     let struct_rules = if rules.is_empty() {
@@ -1069,28 +1083,10 @@ pub(crate) fn args_impl(
         impl #hm::HardenedArgs for #ident {
             const KEYS: &'static [&'static str] = &[#(#keys,)*];
             fn parse(#obj: &#hm::JsonObject) -> #hm::Result<Self, #hm::ArgError> {
-                #(let mut #slots: #hm::Option<&#hm::Value> = #hm::Option::None;)*
-                for (#k, #v) in #obj {
-                    match #k.as_str() {
-                        #(#keys => #slots = #hm::Option::Some(#v),)*
-                        _ => return #hm::Result::Err(#hm::ArgError::unknown_argument_of(&[#(#keys,)*])),
-                    }
-                }
-                #hm::Result::Ok(Self {
-                    #(#idents: #takes?,)*
-                })
+                #strict
             }
             fn parse_part(#obj: &#hm::JsonObject) -> #hm::Result<Self, #hm::ArgError> {
-                #(let mut #slots: #hm::Option<&#hm::Value> = #hm::Option::None;)*
-                for (#k, #v) in #obj {
-                    match #k.as_str() {
-                        #(#keys => #slots = #hm::Option::Some(#v),)*
-                        _ => {}
-                    }
-                }
-                #hm::Result::Ok(Self {
-                    #(#idents: #takes?,)*
-                })
+                #part
             }
             fn validate(&self) -> #hm::Result<(), #hm::ArgError> {
                 #(#checks(&self.#idents, #spec_refs, #keys)?;)*
