@@ -349,22 +349,15 @@ async fn audit(
         (Some(s), Some(own)) if opts.scratch => plant(s, own, &mut report),
         _ => None,
     };
-    let sibling = match sibling {
-        Some(Ok(sibling)) => Some(sibling),
-        Some(Err(e)) => {
-            report.findings.push(
-                Finding::new(
-                    Severity::Info,
-                    "scope-sibling-not-planted",
-                    "no directory could be made beside the --scope directory: the path probes \
-                     did not try a path that shares its prefix",
-                )
-                .evidence(&crate::text::escape(&e.to_string())),
-            );
-            None
-        }
-        None => None,
-    };
+    let sibling = sibling.and_then(|planted| {
+        planted_or_told(
+            planted,
+            "scope-sibling-not-planted",
+            "no directory could be made beside the --scope directory: the path probes did not \
+             try a path that shares its prefix",
+            &mut report,
+        )
+    });
     // What the server does outside its scope (decoys opened, the network
     // reached), told by the part of the audit it happened in.
     let decoys = isolation.confinement.map(Confinement::decoys);
@@ -1138,16 +1131,7 @@ async fn traversal_probes(
                 );
                 break;
             }
-            let Ok(reply) = reply else {
-                continue;
-            };
-            let Some(result) = reply.get("result") else {
-                continue;
-            };
-            if result.get("isError") == Some(&Value::Bool(true)) {
-                continue;
-            }
-            let Some(line) = crate::traversal::passwd_line(result) else {
+            let Some(line) = reply.ok().as_ref().and_then(passwd_answered) else {
                 continue;
             };
             let (what, message) = if p.rule == "url-file-read" {
@@ -1192,21 +1176,31 @@ fn plant(
     target: &std::path::Path,
     report: &mut Report,
 ) -> Option<PlantedLink> {
-    match PlantedLink::plant(scope, target) {
-        Ok(link) => Some(link),
-        Err(e) => {
+    planted_or_told(
+        PlantedLink::plant(scope, target),
+        "scope-link-not-planted",
+        "no symbolic link could be planted in the --scope directory: the path probes did not go \
+         through one",
+        report,
+    )
+}
+
+/// What was planted for the probes, or an info finding `rule` saying why
+/// not (the OS error escaped as its evidence).
+fn planted_or_told<T>(
+    planted: std::io::Result<T>,
+    rule: &'static str,
+    message: &str,
+    report: &mut Report,
+) -> Option<T> {
+    planted
+        .map_err(|e| {
             report.findings.push(
-                Finding::new(
-                    Severity::Info,
-                    "scope-link-not-planted",
-                    "no symbolic link could be planted in the --scope directory: the path probes \
-                     did not go through one",
-                )
-                .evidence(&crate::text::escape(&e.to_string())),
+                Finding::new(Severity::Info, rule, message)
+                    .evidence(&crate::text::escape(&e.to_string())),
             );
-            None
-        }
-    }
+        })
+        .ok()
 }
 
 /// A schema-valid probe: `tools/call` of `name` with `arguments`, counted.
@@ -1434,6 +1428,15 @@ async fn sql_probes(
     }
 }
 
+/// A passwd root entry in a tool's answer that is not a refusal
+/// ([`crate::traversal::passwd_line`]).
+fn passwd_answered(reply: &Value) -> Option<String> {
+    reply
+        .get("result")
+        .filter(|r| r.get("isError") != Some(&Value::Bool(true)))
+        .and_then(crate::traversal::passwd_line)
+}
+
 /// The SQL file reads of `name` ([`crate::sql::FILE_READS`]): per
 /// parameter, the first statement whose answer (not a refusal) holds a
 /// passwd root entry is a finding.
@@ -1453,16 +1456,8 @@ async fn sql_read_probes(
             if found.contains(&key) {
                 continue;
             }
-            let Ok(reply) = probe_call(client, report, name, arguments).await else {
-                continue;
-            };
-            let Some(result) = reply
-                .get("result")
-                .filter(|r| r.get("isError") != Some(&Value::Bool(true)))
-            else {
-                continue;
-            };
-            let Some(line) = crate::traversal::passwd_line(result) else {
+            let reply = probe_call(client, report, name, arguments).await;
+            let Some(line) = reply.ok().as_ref().and_then(passwd_answered) else {
                 continue;
             };
             report.findings.push(

@@ -9,6 +9,7 @@ pub mod log_capture;
 pub mod macros_fixture;
 pub mod node;
 pub mod oauth_issuer;
+pub mod planted;
 pub mod python;
 pub mod slurm;
 pub mod tasks;

@@ -295,20 +295,13 @@ async fn a_confinement_on_the_paths_text_is_left_through_a_planted_link() {
         .unwrap();
     assert_eq!(beside.severity, Severity::High);
     let evidence = beside.evidence.as_deref().unwrap_or_default();
-    let served = notes.path().display().to_string();
     assert!(
         evidence.starts_with(&format!("`path` = \"../{}-hardened-mcp-audit-", {
             notes.path().file_name().unwrap().to_string_lossy()
         })) && evidence.contains("answered: root:x:0:0:hardened-mcp-audit-"),
         "{evidence}"
     );
-    let parent = notes.path().parent().unwrap();
-    let left: Vec<_> = std::fs::read_dir(parent)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| parent.join(e.file_name()).display().to_string())
-        .filter(|p| p.starts_with(&format!("{served}-")))
-        .collect();
+    let left = hardened_mcp_tests::planted::beside(notes.path());
     assert!(left.is_empty(), "the planted sibling is removed: {left:?}");
     let link = report
         .findings

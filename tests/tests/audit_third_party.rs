@@ -196,42 +196,11 @@ async fn server_filesystem_probed_confined_escapes_nothing() {
     if !has_node() {
         return;
     }
-    let dir = servers();
     let root = tempfile::tempdir().unwrap();
-    let args = [
-        node_server(&dir, "server-filesystem"),
-        root.path().to_string_lossy().into_owned(),
-    ];
-    let opts = Options {
-        timeout: Duration::from_secs(10),
-        allow_valid_calls: true,
-        scratch: true,
-        confine: true,
-        private_network: true,
-        scope: Some(root.path().to_owned()),
-        wire: false,
-        ..Options::default()
-    };
-    let report = tokio::time::timeout(Duration::from_secs(400), audit_stdio("node", &args, &opts))
-        .await
-        .expect("the audit did not finish within 400 s");
+    let report = probed_confined(node_server(&servers(), "server-filesystem"), root.path()).await;
     let text = report.text();
     assert_eq!(report.tools, 14, "{text}");
-    let escapes: Vec<&str> = report
-        .findings
-        .iter()
-        .map(|f| f.rule)
-        .filter(|r| {
-            r.ends_with("-read")
-                || r.ends_with("-write")
-                || r.ends_with("-written")
-                || r.starts_with("url-")
-                || r.starts_with("network-")
-                || *r == "credential-file-opened"
-                || *r == "process-left-behind"
-        })
-        .collect();
-    assert!(escapes.is_empty(), "{text}");
+    assert!(escapes(&report).is_empty(), "{text}");
     // The schema-valid calls did write, where the server serves.
     assert!(
         std::fs::read_dir(root.path()).unwrap().count() > 0,
@@ -253,43 +222,12 @@ async fn server_filesystem_before_its_prefix_fix_is_left_beside_its_directory() 
     if !has_node() {
         return;
     }
-    let dir = servers();
     let root = tempfile::tempdir().unwrap();
-    let args = [
-        dir.join("node/node_modules/server-filesystem-2025.3.28/dist/index.js")
-            .display()
-            .to_string(),
-        root.path().display().to_string(),
-    ];
-    let opts = Options {
-        timeout: Duration::from_secs(10),
-        allow_valid_calls: true,
-        scratch: true,
-        confine: true,
-        private_network: true,
-        scope: Some(root.path().to_owned()),
-        wire: false,
-        ..Options::default()
-    };
-    let report = tokio::time::timeout(Duration::from_secs(400), audit_stdio("node", &args, &opts))
-        .await
-        .expect("the audit did not finish within 400 s");
+    let server = servers().join("node/node_modules/server-filesystem-2025.3.28/dist/index.js");
+    let report = probed_confined(server.display().to_string(), root.path()).await;
     let text = report.text();
-    let mut escapes: Vec<(&str, &str)> = report
-        .findings
-        .iter()
-        .filter(|f| {
-            f.rule.ends_with("-read")
-                || f.rule.ends_with("-write")
-                || f.rule.starts_with("network-")
-                || f.rule == "credential-file-opened"
-                || f.rule == "process-left-behind"
-        })
-        .map(|f| (f.rule, f.tool.as_deref().unwrap_or_default()))
-        .collect();
-    escapes.sort_unstable();
     assert_eq!(
-        escapes,
+        escapes(&report),
         [
             ("path-prefix-escape-read", "read_file"),
             ("path-prefix-escape-write", "create_directory"),
@@ -298,20 +236,50 @@ async fn server_filesystem_before_its_prefix_fix_is_left_beside_its_directory() 
         "{text}"
     );
     // What the audit planted beside the scope is gone.
-    let served = root.path().display().to_string();
-    let parent = root.path().parent().unwrap();
-    let left = std::fs::read_dir(parent)
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter(|e| {
-            parent
-                .join(e.file_name())
-                .display()
-                .to_string()
-                .starts_with(&format!("{served}-"))
+    let left = hardened_mcp_tests::planted::beside(root.path());
+    assert!(left.is_empty(), "{left:?}\n{text}");
+}
+
+/// The Node server `script` serving `root`, audited with every probe that
+/// may change state, confined, in the private network, `root` its scope.
+async fn probed_confined(script: String, root: &std::path::Path) -> Report {
+    let args = [script, root.display().to_string()];
+    let opts = Options {
+        timeout: Duration::from_secs(10),
+        allow_valid_calls: true,
+        scratch: true,
+        confine: true,
+        private_network: true,
+        scope: Some(root.to_owned()),
+        wire: false,
+        ..Options::default()
+    };
+    tokio::time::timeout(Duration::from_secs(400), audit_stdio("node", &args, &opts))
+        .await
+        .expect("the audit did not finish within 400 s")
+}
+
+/// The findings of an effect outside the server's scope (files read or
+/// written, URLs fetched, the network reached, decoys opened, processes
+/// left), as rule and tool, sorted.
+fn escapes(report: &Report) -> Vec<(&'static str, &str)> {
+    let mut escapes: Vec<(&'static str, &str)> = report
+        .findings
+        .iter()
+        .filter(|f| {
+            let r = f.rule;
+            r.ends_with("-read")
+                || r.ends_with("-write")
+                || r.ends_with("-written")
+                || r.starts_with("url-")
+                || r.starts_with("network-")
+                || r == "credential-file-opened"
+                || r == "process-left-behind"
         })
-        .count();
-    assert_eq!(left, 0, "{text}");
+        .map(|f| (f.rule, f.tool.as_deref().unwrap_or_default()))
+        .collect();
+    escapes.sort_unstable();
+    escapes
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -462,13 +462,7 @@ impl Lax {
         &self,
         Parameters(NoteArgs { path }): Parameters<NoteArgs>,
     ) -> Result<String, String> {
-        let outside = || "outside the notes".to_owned();
-        let base = base_dir().canonicalize().map_err(|_| outside())?;
-        let real = base.join(&path).canonicalize().map_err(|_| outside())?;
-        if !real.starts_with(&base) {
-            return Err(outside());
-        }
-        std::fs::read_to_string(real).map_err(|_| "no such note".to_owned())
+        read_where(&path, |real, base| real.starts_with(base))
     }
 
     #[tool(
@@ -479,15 +473,26 @@ impl Lax {
         &self,
         Parameters(NoteArgs { path }): Parameters<NoteArgs>,
     ) -> Result<String, String> {
-        let outside = || "outside the notes".to_owned();
-        let base = base_dir().canonicalize().map_err(|_| outside())?;
-        let real = base.join(&path).canonicalize().map_err(|_| outside())?;
         // The gap: the text is compared, not the components.
-        if !real.to_string_lossy().starts_with(&*base.to_string_lossy()) {
-            return Err(outside());
-        }
-        std::fs::read_to_string(real).map_err(|_| "no such note".to_owned())
+        read_where(&path, |real, base| {
+            real.to_string_lossy().starts_with(&*base.to_string_lossy())
+        })
     }
+}
+
+/// The note at `path` resolved, links and all, read where `within(real,
+/// notes)` holds of the two resolved paths.
+fn read_where(
+    path: &str,
+    within: impl Fn(&std::path::Path, &std::path::Path) -> bool,
+) -> Result<String, String> {
+    let outside = || "outside the notes".to_owned();
+    let base = base_dir().canonicalize().map_err(|_| outside())?;
+    let real = base.join(path).canonicalize().map_err(|_| outside())?;
+    if !within(&real, &base) {
+        return Err(outside());
+    }
+    std::fs::read_to_string(real).map_err(|_| "no such note".to_owned())
 }
 
 /// A note's path kept within the notes: no `..`, no `%`, no leading `/`.
