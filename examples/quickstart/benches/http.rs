@@ -8,7 +8,9 @@
 //! 2026-07-28 requests. Every answer is checked. Prints a table of
 //! calls/s and the server CPU time per call of each side (the CPU time of
 //! the threads of the runtime serving it, from `/proc/self/task/*/schedstat`),
-//! and their ratios hardened / plain.
+//! their ratios hardened / plain, and each side's `write` system calls per
+//! call (socket writes and wake-ups of parked workers, from
+//! `/proc/self/task/*/io`).
 //!
 //! Client and servers share this process and the machine's cores: the
 //! client's own work is the same for both sides, so it narrows the ratio
@@ -16,8 +18,10 @@
 //! steadier on a busy machine.
 //!
 //! `cargo bench --profile release -p beam-server --bench http`
-//! (`-- 2` for a window of 2 s per measurement; default 1 s). Each line
-//! is the median of five paired rounds, alternately first.
+//! (`-- 2` for a window of 2 s per measurement; default 1 s; words
+//! choose the lines: `-- stateless json` measures only 2026-07-28 calls
+//! answered as JSON). Each line is the median of five paired rounds,
+//! alternately first.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
@@ -264,10 +268,13 @@ struct Measured {
     calls_per_second: f64,
     /// CPU time of the serving runtime's threads per call.
     server_cpu_per_call: Duration,
+    /// `write` system calls of the serving runtime's threads per call:
+    /// its socket writes and its wake-ups of parked workers (`eventfd`).
+    writes_per_call: f64,
 }
 
 async fn measure(side: &Side, era: Era, connections: usize, window: Duration) -> Measured {
-    let cpu_before = side.cpu();
+    let before = side.usage();
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..connections {
@@ -278,10 +285,13 @@ async fn measure(side: &Side, era: Era, connections: usize, window: Duration) ->
         total += n.unwrap();
     }
     let elapsed = started.elapsed();
-    let cpu = side.cpu().saturating_sub(cpu_before);
+    let after = side.usage();
+    let calls = total.max(1);
     Measured {
         calls_per_second: total as f64 / elapsed.as_secs_f64(),
-        server_cpu_per_call: cpu / u32::try_from(total.max(1)).unwrap_or(u32::MAX),
+        server_cpu_per_call: after.cpu.saturating_sub(before.cpu)
+            / u32::try_from(calls).unwrap_or(u32::MAX),
+        writes_per_call: (after.writes - before.writes) as f64 / calls as f64,
     }
 }
 
@@ -315,23 +325,39 @@ impl Side {
     }
 
     /// The CPU time the threads of this side's runtime have had so far
-    /// (the first field of each thread's `schedstat`, in nanoseconds).
-    fn cpu(&self) -> Duration {
-        let mut total = 0u64;
+    /// (the first field of each thread's `schedstat`, in nanoseconds) and
+    /// the `write` system calls they made (`syscw` of their `io`; reads
+    /// from sockets are not counted there).
+    fn usage(&self) -> Usage {
+        let mut total = Usage::default();
         for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
             let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
             if comm.trim_end() != self.threads {
                 continue;
             }
             let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
-            total += stat
-                .split_whitespace()
-                .next()
-                .and_then(|n| n.parse::<u64>().ok())
+            total.cpu += Duration::from_nanos(
+                stat.split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0),
+            );
+            let io = std::fs::read_to_string(task.path().join("io")).unwrap_or_default();
+            total.writes += io
+                .lines()
+                .find_map(|l| l.strip_prefix("syscw:"))
+                .and_then(|n| n.trim().parse::<u64>().ok())
                 .unwrap_or(0);
         }
-        Duration::from_nanos(total)
+        total
     }
+}
+
+/// What a side's threads have used so far.
+#[derive(Default)]
+struct Usage {
+    cpu: Duration,
+    writes: u64,
 }
 
 fn main() {
@@ -351,11 +377,23 @@ fn main() {
         .unwrap();
     println!(
         "era | answers | connections | hardened calls/s | plain rmcp calls/s | ratio | \
-         hardened server CPU/call | plain server CPU/call | ratio"
+         hardened server CPU/call | plain server CPU/call | ratio | \
+         hardened writes/call | plain writes/call"
     );
-    println!("---|---|---|---|---|---|---|---|---");
+    println!("---|---|---|---|---|---|---|---|---|---|---");
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-') && a.parse::<u64>().is_err())
+        .collect();
     for era in [Era::Session, Era::Stateless] {
         for mode in [Mode::Stream, Mode::Json] {
+            let names = [format!("{era:?}"), format!("{mode:?}")];
+            if !only
+                .iter()
+                .all(|o| names.iter().any(|n| n.eq_ignore_ascii_case(o)))
+            {
+                continue;
+            }
             let ct = CancellationToken::new();
             let ours = Side::start("bench-hardened", hardened(mode, &ct));
             let theirs = Side::start("bench-plain", plain(mode, &ct));
@@ -384,13 +422,15 @@ fn main() {
                     };
                     let cpu = |m: &Measured| m.server_cpu_per_call.as_secs_f64() * 1e6;
                     println!(
-                        "{era:?} | {mode:?} | {connections} | {:.0} | {:.0} | {:.2} | {:.1} µs | {:.1} µs | {:.2}",
+                        "{era:?} | {mode:?} | {connections} | {:.0} | {:.0} | {:.2} | {:.1} µs | {:.1} µs | {:.2} | {:.2} | {:.2}",
                         median(&|(h, _)| h.calls_per_second),
                         median(&|(_, p)| p.calls_per_second),
                         median(&|(h, p)| h.calls_per_second / p.calls_per_second),
                         median(&|(h, _)| cpu(h)),
                         median(&|(_, p)| cpu(p)),
                         median(&|(h, p)| cpu(h) / cpu(p)),
+                        median(&|(h, _)| h.writes_per_call),
+                        median(&|(_, p)| p.writes_per_call),
                     );
                 }
             });

@@ -1119,17 +1119,41 @@ enum Classified {
     Other,
 }
 
+/// What a POST body is, for the screen: read without rmcp's whole parse
+/// where that is safe.
+///
+/// rmcp's message type is untagged: its parse buffers the whole message
+/// and tries each request type in turn, the call of a tool the fourteenth,
+/// whose own parse buffers its members again (flattened fields). The
+/// screen needs of a call only the name of the tool (for the scope check),
+/// so a body that names its method and, for a `tools/call`, its tool, each
+/// member once, is read for those alone. The name is then the one rmcp
+/// calls, if it calls any: its parse reads the same single members. A body
+/// read this way as a call that rmcp types otherwise (parameters of the
+/// wrong shape) reaches the handler's custom-request hook as a
+/// `-32601`, the method name it could quote being `tools/call` (the
+/// framework's `Server` answers with the fixed text of
+/// [`Classified::UnknownMethod`], and every error's text is fixed on the
+/// way out). Anything else (a member twice, a parameter of another type,
+/// not an object) is classified by the whole parse.
 fn classify_request(body: &[u8]) -> Classified {
-    use rmcp::model::{CallToolRequest, JsonRpcRequest};
-    // rmcp's message type is untagged: its parse buffers the whole message
-    // and tries each request type in turn, the call of a tool the
-    // fourteenth. A `tools/call` that parses as that type alone is typed
-    // the same by the whole parse (each type before it needs another
-    // method), so the most frequent request skips the search.
-    if method_of(body).as_deref() == Some("tools/call")
-        && let Ok(call) = serde_json::from_slice::<JsonRpcRequest<CallToolRequest>>(body)
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        method: std::borrow::Cow<'a, str>,
+        #[serde(borrow)]
+        params: Option<Params<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        name: Option<std::borrow::Cow<'a, str>>,
+    }
+    if let Ok(envelope) = serde_json::from_slice::<Envelope<'_>>(body)
+        && envelope.method == "tools/call"
+        && let Some(name) = envelope.params.and_then(|p| p.name)
     {
-        return Classified::ToolCall(call.request.params.name.to_string());
+        return Classified::ToolCall(name.into_owned());
     }
     classify_typed(body)
 }
@@ -1161,16 +1185,6 @@ fn stateless_era(headers: &http::HeaderMap) -> bool {
                 && v.bytes().all(|c| c.is_ascii_digit() || c == b'-')
                 && v >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str()
         })
-}
-
-/// The `method` of a JSON-RPC message, read without building the rest.
-fn method_of(body: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
-    #[derive(serde::Deserialize)]
-    struct Method<'a> {
-        #[serde(borrow)]
-        method: Option<std::borrow::Cow<'a, str>>,
-    }
-    serde_json::from_slice::<Method<'_>>(body).ok()?.method
 }
 
 /// `204 No Content`, empty.
@@ -1273,6 +1287,22 @@ mod tests {
         HttpServer::new(|| Ok(Nothing), config)
     }
 
+    /// The property the scope check rests on: a body rmcp's whole parse
+    /// types as a call of a tool is classified as the call of that tool;
+    /// one classified otherwise is classified as the whole parse does.
+    fn classified_as_the_whole_parse(body: &[u8]) -> Result<(), String> {
+        let (short, whole) = (classify_request(body), classify_typed(body));
+        match (&short, &whole) {
+            (_, Classified::ToolCall(_))
+            | (Classified::Other | Classified::Initialize | Classified::UnknownMethod(_), _)
+                if short != whole =>
+            {
+                Err(format!("{short:?} but the whole parse: {whole:?}"))
+            }
+            _ => Ok(()),
+        }
+    }
+
     #[test]
     fn a_tool_call_is_classified_as_the_whole_parse_classifies_it() {
         let bodies = [
@@ -1284,26 +1314,118 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}}"#,
             r#"{"jsonrpc":"1.0","id":5,"method":"tools/call","params":{"name":"echo"}}"#,
             r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo"},"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","name":"rm"}}"#,
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"a"},"params":{"name":"b"}}"#,
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools\/call","params":{"name":"ot\u0068er"}}"#,
             r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":8,"method":"initialize","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":9,"method":"no/such","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"prompts/get","params":{"name":"p"}}"#,
             r#"{"jsonrpc":"2.0","id":10,"method":7}"#,
             r#"[{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo"}}]"#,
             "not json",
         ];
         for body in bodies {
             assert_eq!(
+                classified_as_the_whole_parse(body.as_bytes()),
+                Ok(()),
+                "{body}"
+            );
+        }
+        // The short way, escapes decoded as rmcp decodes them.
+        for (body, name) in [(bodies[1], "echo"), (bodies[10], "other")] {
+            assert_eq!(
+                classify_request(body.as_bytes()),
+                Classified::ToolCall(name.into()),
+                "{body}"
+            );
+        }
+        // A member twice: the whole parse decides.
+        for body in [bodies[7], bodies[8], bodies[9]] {
+            assert_eq!(
                 classify_request(body.as_bytes()),
                 classify_typed(body.as_bytes()),
                 "{body}"
             );
         }
-        // The first two took the short way.
-        assert_eq!(
-            classify_request(bodies[1].as_bytes()),
-            Classified::ToolCall("echo".into())
-        );
     }
+
+    /// A request body: mostly a well-formed call, its members in any
+    /// order, some missing, some twice, escaped, or of another type.
+    fn body() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        use proptest::sample::select;
+        let member =
+            |choices: &'static [&'static str]| proptest::option::weighted(0.9, select(choices));
+        let params = (
+            member(&[
+                r#""name":"echo""#,
+                r#""name":"other""#,
+                r#""n\u0061me":"other""#,
+                r#""name":5"#,
+            ]),
+            proptest::collection::vec(select(PARAMS), 0..3),
+        )
+            .prop_flat_map(|(name, extra)| {
+                let mut all: Vec<&str> = extra;
+                all.extend(name);
+                Just(all).prop_shuffle()
+            })
+            .prop_map(|m| format!(r#""params":{{{}}}"#, m.join(",")));
+        (
+            member(&[r#""jsonrpc":"2.0""#, r#""jsonrpc":"1.0""#]),
+            member(&[r#""id":1"#, r#""id":"a""#, r#""id":null"#]),
+            member(&[
+                r#""method":"tools/call""#,
+                r#""method":"tools\/call""#,
+                r#""\u006dethod":"tools/call""#,
+                r#""method":"tools/list""#,
+                r#""method":"initialize""#,
+                r#""method":"x/y""#,
+            ]),
+            proptest::option::weighted(0.9, prop_oneof![8 => params, 1 => Just(r#""params":null"#.to_owned()), 1 => Just(r#""params":[1]"#.to_owned())]),
+            proptest::collection::vec(select(TOP), 0..2),
+        )
+            .prop_flat_map(|(jsonrpc, id, method, params, extra)| {
+                let mut all: Vec<String> = extra.into_iter().map(str::to_owned).collect();
+                all.extend([jsonrpc, id, method].into_iter().flatten().map(str::to_owned));
+                all.extend(params);
+                Just(all).prop_shuffle()
+            })
+            .prop_map(|m| format!("{{{}}}", m.join(",")))
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
+        /// The same property over bodies drawn at random.
+        #[test]
+        fn any_body_is_classified_as_the_whole_parse_classifies_it(body in body()) {
+            if let Err(e) = classified_as_the_whole_parse(body.as_bytes()) {
+                proptest::prop_assert!(false, "{}: {}", body, e);
+            }
+        }
+    }
+
+    /// Members a request may hold twice.
+    const TOP: &[&str] = &[
+        r#""jsonrpc":"2.0""#,
+        r#""id":2"#,
+        r#""method":"tools/call""#,
+        r#""method":"x/y""#,
+        r#""params":{"name":"other"}"#,
+        r#""params":{}"#,
+    ];
+
+    /// Further members of the parameters of a call.
+    const PARAMS: &[&str] = &[
+        r#""name":"echo""#,
+        r#""name":"other""#,
+        r#""arguments":{"a":1}"#,
+        r#""arguments":[1]"#,
+        r#""_meta":{"progressToken":1}"#,
+        r#""_meta":3"#,
+    ];
 
     #[test]
     fn public_bind_needs_auth() {
