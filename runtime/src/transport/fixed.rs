@@ -160,6 +160,11 @@ pub(crate) fn fix_outgoing(item: TxJsonRpcMessage<RoleServer>) -> TxJsonRpcMessa
     }
 }
 
+/// The searcher for [`fix_error_json`]'s cheap test, built once.
+#[cfg(feature = "http")]
+static ERROR_MEMBER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"error\""));
+
 /// `json` with the fixed text when it is a JSON-RPC error response (a
 /// top-level object with an `error` member), encoded as [`fix_outgoing`]
 /// would send it; `None` for anything else (left as it is). A JSON-RPC
@@ -170,7 +175,7 @@ pub(crate) fn fix_error_json(json: &[u8]) -> Option<Vec<u8>> {
     // The messages checked here are serde_json's encoding of rmcp's types,
     // which writes the member name `error` as it is, never escaped: a text
     // without it holds no error, and is not scanned further.
-    memchr::memmem::find(json, b"\"error\"")?;
+    ERROR_MEMBER.find(json)?;
     if !serde_json::from_slice::<ErrorProbe>(json).ok()?.0 {
         return None;
     }

@@ -194,6 +194,13 @@ pub(crate) struct Legacy {
     pending: HashSet<String>,
 }
 
+/// What a request that may concern tasks holds ([`Legacy::inbound`]'s
+/// cheap test), each searcher built once.
+static INTERESTING: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 3]> =
+    std::sync::LazyLock::new(|| {
+        [&b"\"task"[..], b"\"initialize\"", b"\"tools/list\""].map(memchr::memmem::Finder::new)
+    });
+
 impl Legacy {
     /// The adapter of one request of a session whose era is known
     /// (`era_2025`: it initialized with 2025-11-25 without declaring the
@@ -215,9 +222,7 @@ impl Legacy {
     /// The line to parse instead of `line`, when it must change.
     pub(crate) fn inbound(&mut self, line: &[u8]) -> Option<Vec<u8>> {
         // Cheap test first: only requests that can concern tasks are parsed.
-        let interesting = [&b"\"task"[..], b"\"initialize\"", b"\"tools/list\""]
-            .iter()
-            .any(|needle| memchr::memmem::find(line, needle).is_some());
+        let interesting = INTERESTING.iter().any(|f| f.find(line).is_some());
         if !interesting {
             return None;
         }
