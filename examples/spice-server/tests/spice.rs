@@ -32,6 +32,13 @@ struct Session {
 }
 
 async fn session() -> Session {
+    // The server's warnings (why a raw file was refused, why a run failed)
+    // go to the test's captured output: shown when a test fails.
+    let _ = tracing_subscriber::fmt()
+        .with_test_writer()
+        .with_ansi(false)
+        .with_max_level(tracing_subscriber::filter::LevelFilter::WARN)
+        .try_init();
     let tmp = tempfile::tempdir().unwrap();
     let server = app::build_at(&tmp.path().join("runs")).unwrap();
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
