@@ -1,8 +1,9 @@
 //! A bounded reader of ngspice's ASCII raw files (`-r FILE` with
 //! `filetype=ascii`). The file is written by the solver, so it is untrusted:
 //! every size is bounded before anything is allocated for it, every number
-//! must be finite, and any deviation from the format is one of a few fixed
-//! errors, never a panic.
+//! read must be finite (the scale's imaginary part, which ngspice never
+//! sets, is not read), and any deviation from the format is one of a few
+//! fixed errors, never a panic.
 //!
 //! ```text
 //! Title: …
@@ -158,9 +159,13 @@ pub fn parse(bytes: &[u8]) -> Result<Plot, RawError> {
         if index != p.to_string() {
             return Err(RawError::Malformed);
         }
-        for column in values.iter_mut() {
+        for (i, column) in values.iter_mut().enumerate() {
             let token = tokens.next().ok_or(RawError::Truncated)?;
-            column.push(value(token, complex)?);
+            column.push(if i == 0 {
+                scale_value(token, complex)?
+            } else {
+                value(token, complex)?
+            });
         }
     }
     Ok(Plot {
@@ -195,6 +200,20 @@ fn number(s: &str) -> Result<f64, RawError> {
     }
 }
 
+/// A point of the scale (variable 0: `frequency`, `time`), which is real.
+/// In a complex plot ngspice writes it as complex too, with an imaginary
+/// part it never sets: whatever its memory held, now and then a NaN. That
+/// part must still be a number; it is read as 0.
+fn scale_value(token: &str, complex: bool) -> Result<(f64, f64), RawError> {
+    if complex {
+        let (re, im) = token.split_once(',').ok_or(RawError::Malformed)?;
+        im.parse::<f64>().map_err(|_| RawError::Malformed)?;
+        Ok((number(re)?, 0.0))
+    } else {
+        value(token, complex)
+    }
+}
+
 fn value(token: &str, complex: bool) -> Result<(f64, f64), RawError> {
     if complex {
         let (re, im) = token.split_once(',').ok_or(RawError::Malformed)?;
@@ -222,6 +241,32 @@ No. Variables: 2\nNo. Points: 2       \nVariables:\n\t0\tfrequency\tfrequency\tg
         assert_eq!(p.scale(), [10.0, 100.0]);
         assert_eq!(p.vector("v(out)").unwrap(), [(1.0, 0.0), (0.5, -0.5)]);
         assert_eq!(p.points(), 2);
+        assert_eq!(p.vector("frequency").unwrap(), [(10.0, 0.0), (100.0, 0.0)]);
+    }
+
+    #[test]
+    fn the_scales_imaginary_part_is_not_read() {
+        // As ngspice-39 writes it now and then: the frequency's unset
+        // imaginary part is a NaN.
+        for garbage in ["nan", "-nan", "NaN", "inf", "1e999"] {
+            let text = AC.replace("1.0e+01,-2.9e+07", &format!("1.0e+01,{garbage}"));
+            let p = parse(text.as_bytes()).unwrap();
+            assert_eq!(p.scale(), [10.0, 100.0], "{garbage}");
+            assert_eq!(p.vector("frequency").unwrap()[0], (10.0, 0.0));
+        }
+        // Still a number, and the real part still finite.
+        let cases = [
+            ("1.0e+01,-2.9e+07", "1.0e+01,x", RawError::Malformed),
+            ("1.0e+01,-2.9e+07", "1.0e+01", RawError::Malformed),
+            ("1.0e+01,-2.9e+07", "nan,0", RawError::NonFinite),
+        ];
+        for (from, to, want) in cases {
+            let text = AC.replace(from, to);
+            assert_eq!(parse(text.as_bytes()), Err(want), "{to}");
+        }
+        // A vector's NaN is still refused.
+        let text = AC.replace("1.0e+00,0.0e+00", "1.0e+00,nan");
+        assert_eq!(parse(text.as_bytes()), Err(RawError::NonFinite));
     }
 
     #[test]
