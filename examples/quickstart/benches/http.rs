@@ -291,7 +291,7 @@ async fn measure(side: &Side, era: Era, connections: usize, window: Duration) ->
         calls_per_second: total as f64 / elapsed.as_secs_f64(),
         server_cpu_per_call: after.cpu.saturating_sub(before.cpu)
             / u32::try_from(calls).unwrap_or(u32::MAX),
-        writes_per_call: (after.writes - before.writes) as f64 / calls as f64,
+        writes_per_call: after.writes.saturating_sub(before.writes) as f64 / calls as f64,
     }
 }
 
